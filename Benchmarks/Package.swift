@@ -1,0 +1,23 @@
+// swift-tools-version: 6.1
+// The benchmark harness, in its own package so benchmark-only dependencies stay out of the
+// main build. It uses the main package by path.
+import PackageDescription
+
+let package = Package(
+    name: "VirtualTouristBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: "..")
+    ],
+    targets: [
+        // Append and replay throughput of the event log under each durability policy.
+        .executableTarget(
+            name: "log-throughput",
+            dependencies: [
+                .product(name: "EventLog", package: "main"),
+                .product(name: "LogWorkload", package: "main"),
+            ],
+            path: "Sources/LogThroughput"
+        )
+    ]
+)

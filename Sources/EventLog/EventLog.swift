@@ -1,0 +1,207 @@
+import FileIO
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An append-only log of events on disk: zstd-compressed batches, CRC32C-checked,
+/// SHA-256-chained, in segment files (the layout is in `docs/FORMAT.md`).
+///
+/// ```swift
+/// let log = try EventLog.open(at: "/tmp/store/log")
+/// let sequence = try log.append(Array("hello".utf8))           // 1, durable on return
+/// let range = try await log.append(contentsOf: [a, b, c])     // 2..<5, one atomic batch
+/// for event in try log.reader().events(from: 1) { … }
+/// try log.close()
+/// ```
+///
+/// Rules (each is tested; see `docs/LOG.md`):
+/// 1. Sequence numbers are dense and increasing from 1; timestamps never decrease.
+/// 2. An append returns once the configured ``LogConfiguration/Durability`` is reached; under
+///    `.always` it survives kill -9 and power loss.
+/// 3. One append is one batch or part of one: after a crash all of its events are there or none.
+/// 4. Only one writer per log, across processes; the second gets ``LogError/Code/locked``
+///    naming the holder. Readers (``LogReader``) take no lock and see a prefix.
+/// 5. A refused append (too large, clock went backwards, log closed) changes nothing on disk.
+///
+/// `EventLog` is `Sendable`: any number of threads and tasks may append at once. Appends that
+/// arrive while one is being written wait and are written together as the next batch (group
+/// commit), so concurrent appenders share one `fsync` (see ``GroupCommit``). Async appends never
+/// block a thread of the cooperative pool: the log's own writer thread does their I/O.
+public final class EventLog: @unchecked Sendable {
+    /// The log's directory.
+    public let directory: String
+    public let configuration: LogConfiguration
+    /// What opening found and did: a torn tail cut, indexes rebuilt.
+    public let recovery: RecoveryReport
+    let fileSystem: any FileSystem
+
+    private let core: GroupCommit
+    private let lock: FileLock
+
+    /// Opens the log in `directory` for writing, creating it when missing (unless the
+    /// configuration says not to), and recovers from a crash (see ``recovery``).
+    ///
+    /// - Throws: ``LogError`` — `.locked` when another writer has it open, `.notALog` when the
+    ///   path holds something else, `.corrupt` when damage is found that is not a torn tail
+    ///   (nothing is changed then), `.io` when the file system fails.
+    public static func open(
+        at directory: String, configuration: LogConfiguration = LogConfiguration(),
+        fileSystem: any FileSystem = PosixFileSystem()
+    ) throws -> EventLog {
+        try configuration.validate()
+        switch try io("look at \(directory)", { try fileSystem.status(directory) }) {
+        case nil:
+            guard configuration.createIfMissing else {
+                throw LogError(.notALog, "there is no event log at \(directory)", file: directory)
+            }
+            try io("create the log directory \(directory)") { try fileSystem.createDirectory(directory) }
+        case let status? where status.kind != .directory:
+            throw LogError(.notALog, "\(directory) is a file, not an event log directory", file: directory)
+        default:
+            break
+        }
+        let lock: FileLock
+        do {
+            lock = try FileLock.acquire(at: Path.join(directory, LogFormat.lockFileName), holder: holderLine(configuration))
+        } catch let held as LockHeldError {
+            throw LogError(
+                .locked,
+                "the log at \(directory) is already open for writing by another program (\(held.holder)); close"
+                    + " it first, or open the log read-only with LogReader",
+                file: held.path, cause: held)
+        } catch let error as IOError {
+            throw LogError.io(error, "lock the log at \(directory)")
+        }
+        let (writer, report) = try LogRecovery.openWriter(
+            directory: directory, configuration: configuration, fileSystem: fileSystem)
+        return EventLog(
+            directory: directory, configuration: configuration, fileSystem: fileSystem, lock: lock, writer: writer,
+            recovery: report)
+    }
+
+    private init(
+        directory: String, configuration: LogConfiguration, fileSystem: any FileSystem, lock: FileLock,
+        writer: LogWriter, recovery: RecoveryReport
+    ) {
+        self.directory = directory
+        self.configuration = configuration
+        self.fileSystem = fileSystem
+        self.lock = lock
+        self.recovery = recovery
+        self.core = GroupCommit(writer: writer, configuration: configuration)
+    }
+
+    deinit {
+        try? core.close()
+        lock.release()
+    }
+
+    /// The sequence number of the last event appended (0 for an empty log).
+    public var lastSequence: UInt64 { core.lastSequence }
+
+    // MARK: Appending
+
+    /// Appends one event and returns its sequence number once it is as durable as configured.
+    @discardableResult
+    public func append(_ payload: [UInt8]) throws -> UInt64 {
+        try core.submit(try request([payload], timestamps: nil)).lowerBound
+    }
+
+    /// Appends events as one atomic batch; returns their sequence numbers (empty for none).
+    @discardableResult
+    public func append(contentsOf payloads: [[UInt8]]) throws -> Range<UInt64> {
+        guard !payloads.isEmpty else { return emptyRange() }
+        return try core.submit(try request(payloads, timestamps: nil))
+    }
+
+    /// Appends events with the timestamps they already have (for import): one per payload, not
+    /// decreasing, and not before the log's last event.
+    @discardableResult
+    public func append(contentsOf payloads: [[UInt8]], timestamps: [LogTimestamp]) throws -> Range<UInt64> {
+        guard !payloads.isEmpty else { return emptyRange() }
+        return try core.submit(try request(payloads, timestamps: timestamps))
+    }
+
+    @discardableResult
+    public func append(_ payload: [UInt8]) async throws -> UInt64 {
+        try await core.submit(try request([payload], timestamps: nil)).lowerBound
+    }
+
+    @discardableResult
+    public func append(contentsOf payloads: [[UInt8]]) async throws -> Range<UInt64> {
+        guard !payloads.isEmpty else { return emptyRange() }
+        return try await core.submit(try request(payloads, timestamps: nil))
+    }
+
+    @discardableResult
+    public func append(contentsOf payloads: [[UInt8]], timestamps: [LogTimestamp]) async throws -> Range<UInt64> {
+        guard !payloads.isEmpty else { return emptyRange() }
+        return try await core.submit(try request(payloads, timestamps: timestamps))
+    }
+
+    /// Makes every append so far durable, whatever the policy.
+    public func sync() throws {
+        _ = try core.submit(AppendRequest(payloads: [], timestamps: nil, isSync: true))
+    }
+
+    public func sync() async throws {
+        _ = try await core.submit(AppendRequest(payloads: [], timestamps: nil, isSync: true))
+    }
+
+    /// Waits for appends in flight, syncs, trims the preallocated tail and releases the lock.
+    /// Later calls on this instance throw ``LogError/Code/closed``. Calling it twice is harmless.
+    public func close() throws {
+        defer { lock.release() }
+        try core.close()
+    }
+
+    /// A reader over this log's directory.
+    public func reader() throws -> LogReader {
+        try LogReader(directory: directory, fileSystem: fileSystem)
+    }
+
+    // MARK: Checks
+
+    /// Checks an append before it queues: a refused append never reaches the disk.
+    private func request(_ payloads: [[UInt8]], timestamps: [LogTimestamp]?) throws -> AppendRequest {
+        for (position, payload) in payloads.enumerated() where payload.count > configuration.maxEventSize {
+            throw LogError(
+                .eventTooLarge,
+                "event \(position) of the append is \(payload.count) bytes; the limit is \(configuration.maxEventSize)")
+        }
+        if let timestamps {
+            guard timestamps.count == payloads.count else {
+                throw LogError(
+                    .invalidArgument, "\(payloads.count) events were given \(timestamps.count) timestamps")
+            }
+            guard zip(timestamps, timestamps.dropFirst()).allSatisfy({ $0 <= $1 }) else {
+                throw LogError(.invalidArgument, "the events' timestamps decrease; the log's time never goes back")
+            }
+        }
+        let request = AppendRequest(payloads: payloads, timestamps: timestamps)
+        guard request.rawSize <= configuration.maxBatchSize else {
+            throw LogError(
+                .batchTooLarge,
+                "the append holds about \(request.rawSize) bytes; one batch may hold \(configuration.maxBatchSize)."
+                    + " Split it into several appends")
+        }
+        return request
+    }
+
+    private func emptyRange() -> Range<UInt64> {
+        let next = lastSequence + 1
+        return next..<next
+    }
+
+    private static func holderLine(_ configuration: LogConfiguration) -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+        return "pid=\(getpid()) host=\(host) since=\(SystemClock().now())"
+    }
+}

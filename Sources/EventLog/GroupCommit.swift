@@ -1,0 +1,152 @@
+import Foundation
+
+/// The serialized core behind ``EventLog``: the queue of appends, group commit, and the log's
+/// writer thread.
+///
+/// Group commit: appends queue up; one *leader* takes everything queued (up to a batch's
+/// worth), writes it as one batch, syncs once, and hands the results back. A blocking caller
+/// that finds no leader at work leads itself, on its own thread, so a lone appender pays no
+/// thread hop. Async callers never lead: they suspend, and the writer thread leads for them, so
+/// an `fsync` never blocks a thread of Swift's cooperative pool and their sharing of syncs does
+/// not depend on the pool being free. The writer thread also runs the `.interval` syncs.
+///
+/// Invariants (under `monitor`): at most one leader (`leaderActive`); only the leader touches
+/// `writer`; a request's `result` is set exactly once, before its waiter is released.
+final class GroupCommit: @unchecked Sendable {
+    private let writer: LogWriter
+    private let maxBatchSize: Int
+    private let syncInterval: Duration?
+    private let monitor = Monitor()
+    private var queue: [AppendRequest] = []
+    private var leaderActive = false
+    private var stopping = false
+    private var appendedThrough: UInt64
+    private var unsynced = false
+    private var thread: Thread?
+    private let threadExited = DispatchSemaphore(value: 0)
+
+    init(writer: LogWriter, configuration: LogConfiguration) {
+        self.writer = writer
+        self.maxBatchSize = configuration.maxBatchSize
+        if case .interval(let interval) = configuration.durability { syncInterval = interval } else { syncInterval = nil }
+        self.appendedThrough = writer.nextSequence - 1
+        let thread = Thread { [self] in run() }
+        thread.name = "EventLog writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    var lastSequence: UInt64 { monitor.withLock { appendedThrough } }
+
+    /// Queues a request and blocks the calling thread until it is written; leads the group
+    /// itself when no leader is at work and it is first in line.
+    func submit(_ request: AppendRequest) throws -> Range<UInt64> {
+        monitor.lock()
+        guard !stopping else {
+            monitor.unlock()
+            throw LogError(.closed, "the log at \(writer.directory) is closed")
+        }
+        request.hasBlockedCaller = true
+        queue.append(request)
+        while request.result == nil {
+            if !leaderActive, queue.first === request {
+                lead()
+            } else {
+                monitor.wait()
+            }
+        }
+        monitor.unlock()
+        return try request.result!.get()
+    }
+
+    /// Queues a request and suspends until the writer thread (or a blocking leader) wrote it.
+    func submit(_ request: AppendRequest) async throws -> Range<UInt64> {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            monitor.lock()
+            if stopping {
+                request.result = .failure(LogError(.closed, "the log at \(writer.directory) is closed"))
+                monitor.unlock()
+                continuation.resume()
+                return
+            }
+            request.continuation = continuation
+            queue.append(request)
+            monitor.broadcast()
+            monitor.unlock()
+        }
+        return try request.result!.get()
+    }
+
+    /// Waits for queued appends to be written, stops the writer thread, and closes the writer.
+    func close() throws {
+        monitor.lock()
+        if stopping {
+            monitor.unlock()
+            return
+        }
+        stopping = true
+        monitor.broadcast()
+        monitor.unlock()
+        threadExited.wait()
+        try writer.close()
+    }
+
+    /// Writes the front of the queue as one batch. Called with the monitor locked and no leader
+    /// at work; returns with the monitor locked. The I/O runs unlocked, so appends keep queueing
+    /// meanwhile; results are published under the lock before any waiter is released.
+    private func lead() {
+        leaderActive = true
+        var group: [AppendRequest] = []
+        var size = 0
+        while let next = queue.first, group.isEmpty || size + next.rawSize <= maxBatchSize {
+            group.append(queue.removeFirst())
+            size += next.rawSize
+        }
+        monitor.unlock()
+        let results = writer.commit(group)
+        monitor.lock()
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        for (request, result) in zip(group, results) {
+            request.result = result
+            if let continuation = request.continuation {
+                waiting.append(continuation)
+                request.continuation = nil
+            }
+        }
+        appendedThrough = writer.nextSequence - 1
+        unsynced = writer.hasUnsyncedWrites
+        leaderActive = false
+        monitor.broadcast()
+        monitor.unlock()
+        for continuation in waiting { continuation.resume() }
+        monitor.lock()
+    }
+
+    /// The writer thread: leads for async appenders and background syncs, syncs on a deadline
+    /// every interval (a steady stream of appends cannot postpone it), and drains on close.
+    private func run() {
+        let clock = ContinuousClock()
+        var nextSync = syncInterval.map { clock.now + $0 }
+        monitor.lock()
+        while true {
+            if let deadline = nextSync, let syncInterval, clock.now >= deadline {
+                if unsynced, !queue.contains(where: { $0.isSync && !$0.hasBlockedCaller }) {
+                    queue.append(AppendRequest(payloads: [], timestamps: nil, isSync: true))
+                }
+                nextSync = clock.now + syncInterval
+            }
+            if !leaderActive, !queue.isEmpty, stopping || queue.contains(where: { !$0.hasBlockedCaller }) {
+                lead()
+                continue
+            }
+            if stopping, queue.isEmpty, !leaderActive { break }
+            if let deadline = nextSync {
+                monitor.wait(timeout: max(.zero, deadline - clock.now))
+            } else {
+                monitor.wait()
+            }
+        }
+        monitor.unlock()
+        threadExited.signal()
+    }
+}

@@ -1,0 +1,71 @@
+/// How a log is written. Readers need none of it.
+///
+/// ```swift
+/// var configuration = LogConfiguration()
+/// configuration.durability = .interval(.milliseconds(50))
+/// configuration.clock = FixedClock(...)      // tests: exact, repeatable logs
+/// let log = try EventLog.open(at: path, configuration: configuration)
+/// ```
+public struct LogConfiguration: Sendable {
+    /// When an append counts as done.
+    public enum Durability: Sendable, Hashable {
+        /// The append returns once its batch is on stable storage (`fdatasync`; `F_FULLFSYNC`
+        /// on Apple systems). Appends that arrive while a sync runs share the next one (group
+        /// commit). Survives kill -9 and power loss.
+        case always
+        /// The append returns once its batch is written to the operating system; a background
+        /// task syncs every interval. Survives kill -9; a power cut can lose up to one interval.
+        case interval(Duration)
+        /// The append returns once written to the operating system, which syncs when it
+        /// chooses. Survives kill -9, not a power cut. Sealing a segment and closing still sync.
+        case none
+    }
+
+    public var durability: Durability = .always
+    /// zstd level for batch payloads (see `ZSTD_minCLevel()...ZSTD_maxCLevel()`).
+    public var compressionLevel: Int32 = 3
+    /// A new segment starts once the current one reaches this many bytes.
+    public var segmentSize: Int = 64 << 20
+    /// Bytes of segment between two sparse-index entries.
+    public var indexInterval: Int = 16 << 10
+    /// The largest event accepted, in bytes.
+    public var maxEventSize: Int = 4 << 20
+    /// The largest batch (events plus their framing, before compression), in bytes; at most
+    /// 64 MiB (FORMAT.md). One append larger than this is refused.
+    public var maxBatchSize: Int = 32 << 20
+    /// Zeros written ahead of the data under `.always`, so each sync overwrites allocated
+    /// blocks instead of growing the file (measured here: 113 µs instead of 165 µs per sync).
+    /// 0 turns it off.
+    public var preallocationSize: Int = 1 << 20
+    /// Where event timestamps come from.
+    public var clock: any LogClock = SystemClock()
+    /// Create the directory and a new log when there is none.
+    public var createIfMissing = true
+    /// The 16-byte id given to a log this configuration creates; random when nil. Inject it
+    /// (with the clock) to make a new log's bytes exactly repeatable.
+    public var newLogID: [UInt8]? = nil
+
+    public init() {}
+
+    func validate() throws {
+        func fail(_ message: String) -> LogError { LogError(.invalidArgument, "invalid log configuration: \(message)") }
+        if case .interval(let interval) = durability, interval <= .zero { throw fail("the sync interval must be positive") }
+        guard ZstdCompressor.levels.contains(compressionLevel) else {
+            throw fail("zstd level \(compressionLevel) is outside \(ZstdCompressor.levels)")
+        }
+        guard segmentSize >= 4096 else { throw fail("segmentSize must be at least 4096 bytes") }
+        guard indexInterval >= 1 else { throw fail("indexInterval must be at least 1 byte") }
+        guard (1...LogFormat.maxRawLength).contains(maxBatchSize) else {
+            throw fail("maxBatchSize must be between 1 byte and 64 MiB")
+        }
+        guard maxEventSize >= 0, maxEventSize + 20 <= maxBatchSize else {
+            throw fail("maxEventSize must leave room for its framing inside maxBatchSize")
+        }
+        if let newLogID, newLogID.count != LogFormat.segmentLogIDSize {
+            throw fail("newLogID must be \(LogFormat.segmentLogIDSize) bytes")
+        }
+        guard preallocationSize >= 0 else { throw fail("preallocationSize must not be negative") }
+    }
+
+    var preallocates: Bool { durability == .always && preallocationSize > 0 }
+}

@@ -1,0 +1,23 @@
+/// One event read back from the log.
+///
+/// ```swift
+/// for event in try reader.events(from: 1) { print(event.sequence, event.timestamp, event.payload.count) }
+/// ```
+///
+/// `payload` is a slice of the decoded batch it came from: reading it costs no copy, and
+/// keeping it keeps that batch's buffer alive. Copy it (`Array(event.payload)`) to keep a few
+/// events from a large replay.
+public struct LogEvent: Hashable, Sendable {
+    /// The event's position in the log: 1 for the first, dense and increasing.
+    public let sequence: UInt64
+    /// When the log appended it.
+    public let timestamp: LogTimestamp
+    /// The bytes given to `append`, unchanged.
+    public let payload: ArraySlice<UInt8>
+
+    public init(sequence: UInt64, timestamp: LogTimestamp, payload: ArraySlice<UInt8>) {
+        self.sequence = sequence
+        self.timestamp = timestamp
+        self.payload = payload
+    }
+}

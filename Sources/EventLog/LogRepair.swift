@@ -1,0 +1,153 @@
+import FileIO
+
+/// What ``LogRepair`` would cut, decided before anything is touched.
+public struct RepairPlan: Sendable, Hashable, CustomStringConvertible {
+    /// The first damage, as verification names it; nil when the log needs no repair.
+    public var damage: VerificationReport.Problem?
+    /// The segment cut at ``offset`` (everything from there on goes).
+    public var segment: String?
+    public var offset: Int64 = 0
+    /// Later segments that go whole.
+    public var laterSegments: [String] = []
+    /// Bytes that leave the log (copied to `quarantine/` first).
+    public var bytes: Int64 = 0
+    /// The first sequence number that leaves the log.
+    public var firstDroppedSequence: UInt64 = 0
+    /// The last sequence number that intact batch headers after the cut still name, if any:
+    /// the events dropped are at least `firstDroppedSequence...lastDroppedSequence`.
+    public var lastDroppedSequence: UInt64?
+
+    public var isNeeded: Bool { damage != nil }
+
+    public var description: String {
+        guard let damage, let segment else { return "the log needs no repair" }
+        var text = "damage: \(damage)\nrepair would cut \(bytes) bytes from offset \(offset) of \(segment)"
+        if !laterSegments.isEmpty { text += " and remove \(laterSegments.count) later segment(s)" }
+        if let last = lastDroppedSequence, last >= firstDroppedSequence {
+            text += ", dropping events \(firstDroppedSequence)…\(last) (\(last - firstDroppedSequence + 1) as far as intact headers show)"
+        } else {
+            text += ", dropping events from \(firstDroppedSequence) on"
+        }
+        return text + "; every byte cut is kept in quarantine/"
+    }
+}
+
+/// The explicit, separate repair of a damaged log (FORMAT.md, "Recovery and damage"): cut the
+/// log back to the last good batch before the first damage, after saying what that drops.
+///
+/// ```swift
+/// let plan = try LogRepair.plan(directory: path)
+/// print(plan)                       // what would go, and why
+/// if userAgrees { try LogRepair.execute(plan) }
+/// ```
+public enum LogRepair {
+    /// Finds the first damage and what cutting there drops. Changes nothing.
+    public static func plan(directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws -> RepairPlan {
+        var plan = RepairPlan()
+        let reader: LogReader
+        do {
+            reader = try LogReader(directory: directory, fileSystem: fileSystem)
+        } catch let error as LogError where error.code == .corrupt {
+            // The first segment is missing: nothing before the damage can be kept.
+            let listing = try SegmentFiles.list(directory, fileSystem)
+            plan.damage = .init(kind: .corruption, file: directory, sequence: 1, message: error.message)
+            plan.laterSegments = listing.segments.map { SegmentFiles.segmentPath(directory, $0) }
+            plan.segment = plan.laterSegments.first
+            plan.laterSegments = Array(plan.laterSegments.dropFirst())
+            plan.firstDroppedSequence = 1
+            plan.bytes = try sizes(of: listing.segments.map { SegmentFiles.segmentPath(directory, $0) }, fileSystem)
+            return plan
+        }
+        var report = VerificationReport()
+        try LogVerifier.walk(reader, report: &report, progress: nil, stopAtFirstDamage: true)
+        guard let damage = report.problems.first(where: { $0.kind != .index }) else { return plan }
+        plan.damage = damage
+        let segmentPath = damage.file.hasSuffix(LogFormat.segmentExtension) ? damage.file : nil
+        let all = reader.segments.map { SegmentFiles.segmentPath(directory, $0) }
+        let cutAt = segmentPath.flatMap { all.firstIndex(of: $0) } ?? 0
+        plan.segment = all[cutAt]
+        plan.offset = damage.offset ?? 0
+        plan.laterSegments = Array(all[(cutAt + 1)...])
+        plan.firstDroppedSequence = damage.sequence ?? report.lastSequence + 1
+        let cutSize = (try fileSystem.status(all[cutAt]))?.size ?? 0
+        plan.bytes = max(0, cutSize - plan.offset) + (try sizes(of: plan.laterSegments, fileSystem))
+        plan.lastDroppedSequence = try lastIntactSequence(reader, plan: plan, from: cutAt)
+        return plan
+    }
+
+    /// Carries out a plan: takes the writer's lock (so no writer is running), checks that the
+    /// log still needs exactly this repair, copies what goes to `quarantine/`, then cuts.
+    ///
+    /// - Throws: ``LogError`` `.locked` when a writer has the log open; `.invalidArgument` when
+    ///   the log changed since the plan was made (plan again).
+    public static func execute(_ plan: RepairPlan, fileSystem: any FileSystem = PosixFileSystem()) throws {
+        guard plan.isNeeded, let segment = plan.segment else { return }
+        let directory = Path.directory(of: segment)
+        let lock: FileLock
+        do {
+            lock = try FileLock.acquire(at: Path.join(directory, LogFormat.lockFileName), holder: "repair")
+        } catch let held as LockHeldError {
+            throw LogError(
+                .locked, "the log at \(directory) is open for writing by \(held.holder); close it before repairing",
+                file: held.path, cause: held)
+        }
+        defer { lock.release() }
+        guard try self.plan(directory: directory, fileSystem: fileSystem) == plan else {
+            throw LogError(.invalidArgument, "the log changed since the repair was planned; plan it again")
+        }
+        for later in plan.laterSegments.reversed() {
+            let bytes = try io("read \(later)") { try fileSystem.openFile(later, .readOnly).readAll() }
+            _ = try Quarantine.keep(bytes, named: Path.name(of: later) + ".repair", in: directory, fileSystem: fileSystem)
+            try io("remove \(later)") { try fileSystem.removeFile(later) }
+            try? fileSystem.removeFile(indexPath(of: later))
+        }
+        let file = try io("open \(segment)") { try fileSystem.openFile(segment, .readWrite) }
+        defer { try? file.close() }
+        if plan.offset < Int64(LogFormat.segmentHeaderSize) {
+            // The segment's own header is damaged: the whole segment goes.
+            let bytes = try io("read \(segment)") { try file.readAll() }
+            _ = try Quarantine.keep(bytes, named: Path.name(of: segment) + ".repair", in: directory, fileSystem: fileSystem)
+            try io("remove \(segment)") { try fileSystem.removeFile(segment) }
+        } else {
+            let size = try io("read the size of \(segment)") { try file.size() }
+            let bytes = try io("read \(segment)") { try file.read(count: Int(size - plan.offset), at: plan.offset) }
+            _ = try Quarantine.keep(
+                bytes, named: "\(Path.name(of: segment))-\(plan.offset).repair", in: directory, fileSystem: fileSystem)
+            try io("cut \(segment)") {
+                try file.truncate(to: plan.offset)
+                try file.sync()
+            }
+        }
+        // Indexes of what was cut are stale; the next open for writing rebuilds them.
+        try? fileSystem.removeFile(indexPath(of: segment))
+        try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }
+    }
+
+    private static func indexPath(of segment: String) -> String {
+        String(segment.dropLast(LogFormat.segmentExtension.count)) + LogFormat.indexExtension
+    }
+
+    private static func sizes(of paths: [String], _ fileSystem: any FileSystem) throws -> Int64 {
+        try paths.reduce(0) { $0 + ((try fileSystem.status($1))?.size ?? 0) }
+    }
+
+    /// The highest last sequence named by an intact batch header after the cut.
+    private static func lastIntactSequence(_ reader: LogReader, plan: RepairPlan, from position: Int) throws -> UInt64? {
+        var best: UInt64? = nil
+        for first in reader.segments[position...] {
+            guard let segment = try? reader.openSegment(first) else { continue }
+            defer { segment.close() }
+            var offset = first == reader.segments[position] ? plan.offset : Int64(LogFormat.segmentHeaderSize) - 1
+            let scanner = segment.scannerFromStart(previousHash: nil)
+            while let found = try scanner.validHeaderOffset(after: offset) {
+                if let head = try segment.window.bytes(at: found, count: LogFormat.batchHeaderSize),
+                    case .success(let header) = BatchHeader.decode(head)
+                {
+                    best = max(best ?? 0, header.lastSequence)
+                }
+                offset = found
+            }
+        }
+        return best
+    }
+}

@@ -1,0 +1,59 @@
+import FileIO
+
+/// A buffered view of a file read at explicit offsets, so that scanning many small batches
+/// costs one `pread` per chunk instead of two per batch.
+///
+/// The bytes returned are valid until the next call. The window never assumes the file is
+/// final: bytes it has not seen are read again, and ``invalidate()`` drops everything (a writer
+/// may since have overwritten a zero tail, or recovery may have cut it).
+final class ReadWindow {
+    let file: any RandomAccessFile
+    private let chunkSize: Int
+    private var storage: UnsafeMutableRawBufferPointer
+    private var start: Int64 = 0
+    private var count = 0
+
+    init(file: any RandomAccessFile, chunkSize: Int = 1 << 20) {
+        self.file = file
+        self.chunkSize = chunkSize
+        self.storage = .allocate(byteCount: chunkSize, alignment: 16)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// `length` bytes at `offset`, or nil when the file ends before `offset + length`.
+    func bytes(at offset: Int64, count length: Int) throws -> UnsafeRawBufferPointer? {
+        if offset >= start, offset + Int64(length) <= start + Int64(count) {
+            let from = Int(offset - start)
+            return UnsafeRawBufferPointer(rebasing: storage[from..<from + length])
+        }
+        if length > storage.count {
+            storage.deallocate()
+            storage = .allocate(byteCount: max(length, chunkSize), alignment: 16)
+        }
+        start = offset
+        count = 0
+        count = try io("read \(file.path)") { try file.read(into: storage, at: offset) }
+        guard count >= length else { return nil }
+        return UnsafeRawBufferPointer(rebasing: storage[0..<length])
+    }
+
+    /// Up to `length` bytes at `offset`: fewer at the end of the file.
+    func available(at offset: Int64, upTo length: Int) throws -> UnsafeRawBufferPointer {
+        if let whole = try bytes(at: offset, count: length) { return whole }
+        return cached(at: offset, upTo: length)
+    }
+
+    /// What the last read brought in at `offset`, up to `length` bytes, without reading again:
+    /// after ``bytes(at:count:)`` came up short, this is the same view of the file, not a newer
+    /// one (a writer may be growing it).
+    func cached(at offset: Int64, upTo length: Int) -> UnsafeRawBufferPointer {
+        guard offset >= start, offset <= start + Int64(count) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        let from = Int(offset - start)
+        return UnsafeRawBufferPointer(rebasing: storage[from..<min(count, from + length)])
+    }
+
+    func invalidate() { count = 0 }
+
+    func close() { try? file.close() }
+}

@@ -1,0 +1,76 @@
+import CZstd
+
+/// A reusable zstd compression context at a fixed level.
+///
+/// One per writer: contexts are expensive to create and not safe to share between threads.
+final class ZstdCompressor {
+    private let context: OpaquePointer
+    let level: Int32
+
+    /// The levels the linked libzstd accepts, such as -131072...22.
+    static var levels: ClosedRange<Int32> { ZSTD_minCLevel()...ZSTD_maxCLevel() }
+
+    init(level: Int32) throws {
+        guard ZstdCompressor.levels.contains(level) else {
+            throw LogError(.invalidArgument, "zstd level \(level) is outside \(ZstdCompressor.levels)")
+        }
+        guard let context = ZSTD_createCCtx() else {
+            throw LogError(.invalidArgument, "zstd could not allocate a compression context")
+        }
+        self.context = context
+        self.level = level
+        ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level)
+        // The batch CRC already covers the bytes; zstd's own frame checksum would repeat it.
+        ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 0)
+        ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 1)
+    }
+
+    deinit { ZSTD_freeCCtx(context) }
+
+    /// Compresses `source` into one standard frame appended to `output`. Returns the frame's
+    /// length, or nil when zstd reports an error.
+    func compress(_ source: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) -> Int? {
+        let bound = ZSTD_compressBound(source.count)
+        let start = output.count
+        output.reserveCapacity(start + bound)
+        var written = 0
+        output.append(contentsOf: repeatElement(0, count: bound))
+        output.withUnsafeMutableBytes { destination in
+            written = ZSTD_compress2(context, destination.baseAddress! + start, bound, source.baseAddress, source.count)
+        }
+        guard ZSTD_isError(written) == 0 else {
+            output.removeLast(bound)
+            return nil
+        }
+        output.removeLast(bound - written)
+        return written
+    }
+}
+
+/// A reusable zstd decompression context.
+final class ZstdDecompressor {
+    private let context: OpaquePointer
+
+    init() {
+        guard let context = ZSTD_createDCtx() else { fatalError("zstd could not allocate a decompression context") }
+        self.context = context
+    }
+
+    deinit { ZSTD_freeDCtx(context) }
+
+    /// Decompresses one frame whose content must be exactly `rawLength` bytes. Returns nil when
+    /// the frame is invalid or its content has another length.
+    func decompress(_ frame: UnsafeRawBufferPointer, rawLength: Int) -> [UInt8]? {
+        var failed = false
+        let output = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, count in
+            let produced = ZSTD_decompressDCtx(context, buffer.baseAddress, rawLength, frame.baseAddress, frame.count)
+            if ZSTD_isError(produced) != 0 || produced != rawLength {
+                failed = true
+                count = 0
+            } else {
+                count = rawLength
+            }
+        }
+        return failed ? nil : output
+    }
+}

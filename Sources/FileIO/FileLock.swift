@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An exclusive advisory lock on a file, held across processes, with the holder named in it.
+///
+/// ```swift
+/// let lock = try FileLock.acquire(at: "/store/LOCK", holder: "pid=\(getpid())")
+/// defer { lock.release() }
+/// ```
+///
+/// It is `flock(LOCK_EX | LOCK_NB)`: tied to the open file description, so a second
+/// `acquire` fails even inside the same process, and the kernel drops the lock when the
+/// holder exits or is killed. Only cooperating programs are held back (it is advisory).
+public final class FileLock: @unchecked Sendable {
+    /// The lock file's path.
+    public let path: String
+    private var descriptor: Int32
+
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit { release() }
+
+    /// Takes the lock or fails at once; on success writes `holder` (one line) into the file.
+    ///
+    /// - Throws: ``LockHeldError`` naming the current holder when another open file holds
+    ///   the lock; ``IOError`` when the file cannot be opened or written.
+    public static func acquire(at path: String, holder: String) throws -> FileLock {
+        let descriptor = try retryingOnInterrupt("open", path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            let current = readHolder(descriptor)
+            _ = systemClose(descriptor)
+            if code == EWOULDBLOCK { throw LockHeldError(path: path, holder: current) }
+            throw IOError(operation: "flock", path: path, code: code)
+        }
+        let lock = FileLock(path: path, descriptor: descriptor)
+        let line = Array((holder + "\n").utf8)
+        guard ftruncate(descriptor, 0) == 0 else { throw IOError.current("ftruncate", path) }
+        let written = line.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        guard written == line.count else { throw IOError.current("pwrite", path) }
+        return lock
+    }
+
+    /// Releases the lock. The holder line stays in the file; it is only meaningful while locked.
+    public func release() {
+        guard descriptor >= 0 else { return }
+        _ = flock(descriptor, LOCK_UN)
+        _ = systemClose(descriptor)
+        descriptor = -1
+    }
+
+    private static func readHolder(_ descriptor: Int32) -> String {
+        var bytes = [UInt8](repeating: 0, count: 512)
+        let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard got > 0 else { return "unknown (the lock file names no holder yet)" }
+        let text = String(decoding: bytes[..<got], as: UTF8.self)
+        return text.split(separator: "\n").first.map(String.init) ?? text
+    }
+}
+
+/// Another process (or another open handle) holds the lock.
+public struct LockHeldError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The lock file.
+    public var path: String
+    /// The holder's line from the lock file, such as `pid=1234 host=box since=…`.
+    public var holder: String
+
+    public var description: String { "\(path) is locked by \(holder)" }
+}

@@ -1,0 +1,141 @@
+/// The small file-system interface that every durable write of the storage modules goes through.
+///
+/// Keeping it this narrow is what lets tests swap in an implementation that injects faults
+/// (a failed `fsync`, a full disk, a torn write, writes lost at power cut) without the log or
+/// the blob store knowing. ``PosixFileSystem`` is the real one.
+///
+/// ```swift
+/// let fs: any FileSystem = PosixFileSystem()
+/// let file = try fs.openFile("/tmp/x", .createNew)
+/// try file.write([1, 2, 3], at: 0)
+/// try file.sync()
+/// ```
+public protocol FileSystem: Sendable {
+    /// Opens a regular file. Throws ``IOError`` (`ENOENT`, `EEXIST`, `EISDIR`, …).
+    func openFile(_ path: String, _ mode: OpenMode) throws -> any RandomAccessFile
+    /// Creates a directory and any missing parents; an existing directory is not an error.
+    func createDirectory(_ path: String) throws
+    /// The names in a directory, without `.` and `..`, in no particular order.
+    func listDirectory(_ path: String) throws -> [String]
+    /// What is at a path, or `nil` when nothing is.
+    func status(_ path: String) throws -> FileStatus?
+    /// Atomically replaces `destination` with `source` (POSIX `rename`).
+    func rename(_ source: String, to destination: String) throws
+    /// Removes a file (not a directory).
+    func removeFile(_ path: String) throws
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    func syncDirectory(_ path: String) throws
+}
+
+/// How ``FileSystem/openFile(_:_:)`` opens a file.
+public enum OpenMode: Sendable, Hashable {
+    /// Reading only; the file must exist.
+    case readOnly
+    /// Reading and writing; the file must exist.
+    case readWrite
+    /// Reading and writing a new file; fails with `EEXIST` when the path is taken.
+    case createNew
+    /// Reading and writing, creating the file when missing and emptying it when present.
+    case createOrTruncate
+}
+
+/// The kind, size and modification time of a path.
+public struct FileStatus: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable { case file, directory, other }
+    public var kind: Kind
+    public var size: Int64
+    /// Seconds and nanoseconds since 1970, as the file system keeps them.
+    public var modificationTime: Duration
+
+    public init(kind: Kind, size: Int64, modificationTime: Duration) {
+        self.kind = kind
+        self.size = size
+        self.modificationTime = modificationTime
+    }
+}
+
+/// An open file read and written at explicit offsets (`pread`/`pwrite`), never at a cursor, so
+/// one handle can serve a writer and a reader without seeking.
+///
+/// An instance belongs to one owner at a time; it is not safe for concurrent mutation.
+public protocol RandomAccessFile: AnyObject {
+    /// The path it was opened at, for error messages.
+    var path: String { get }
+    /// Reads up to `buffer.count` bytes at `offset`; returns fewer only at the end of the file.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int
+    /// Writes all of `bytes` at `offset`, or throws; a partial write is reported as an error.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws
+    /// The file's current size in bytes.
+    func size() throws -> Int64
+    /// Cuts (or extends with zeros) the file to `size` bytes.
+    func truncate(to size: Int64) throws
+    /// Makes the file's data durable: `fdatasync` on Linux, `F_FULLFSYNC` on Apple systems.
+    func sync() throws
+    /// Releases the descriptor. Further calls throw `EBADF`.
+    func close() throws
+}
+
+extension RandomAccessFile {
+    /// Writes an array's bytes at `offset`.
+    public func write(_ bytes: [UInt8], at offset: Int64) throws {
+        try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    /// Reads up to `count` bytes at `offset`; the result is shorter only at the end of the file.
+    public func read(count: Int, at offset: Int64) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = try bytes.withUnsafeMutableBytes { try read(into: $0, at: offset) }
+        bytes.removeLast(count - got)
+        return bytes
+    }
+
+    /// Reads the whole file.
+    public func readAll() throws -> [UInt8] {
+        try read(count: Int(try size()), at: 0)
+    }
+}
+
+extension FileSystem {
+    /// True when something exists at `path`.
+    public func exists(_ path: String) throws -> Bool { try status(path) != nil }
+
+    /// Replaces the file at `path` with `bytes` so that a crash leaves either the old content
+    /// or the new, never a mix: write `path.tmp`, sync it, rename it over `path`, sync the
+    /// directory.
+    public func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+        let temporary = path + ".tmp"
+        let file = try openFile(temporary, .createOrTruncate)
+        do {
+            try file.write(bytes, at: 0)
+            try file.sync()
+            try file.close()
+        } catch {
+            try? file.close()
+            try? removeFile(temporary)
+            throw error
+        }
+        try rename(temporary, to: path)
+        try syncDirectory(Path.directory(of: path))
+    }
+}
+
+/// String path helpers; the storage core avoids Foundation's URL on its hot paths.
+public enum Path {
+    /// `a/b` + `c` → `a/b/c`.
+    public static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
+    /// The directory part of a path: `a/b/c` → `a/b`, `c` → `.`, `/c` → `/`.
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// The last component: `a/b/c` → `c`.
+    public static func name(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+}

@@ -1,0 +1,166 @@
+import EventLog
+import Foundation
+import LogWorkload
+import Synchronization
+import Testing
+
+@Suite struct ConcurrencyTests {
+    /// A reader beside a writer sees every event, in order, across segment rolls, and never a
+    /// half-written batch.
+    @Test func aReaderFollowingAWriterSeesEveryEventInOrder() throws {
+        let directory = TemporaryDirectory("follow")
+        let total: UInt64 = 20_000
+        let log = try EventLog.open(at: directory.path, configuration: configuration(durability: .none, segmentSize: 64 << 10))
+        let finished = DispatchSemaphore(value: 0)
+        defer { finished.wait() }  // never leave while the writer runs (the directory goes with us)
+        let writer = Thread {
+            defer { finished.signal() }
+            var next: UInt64 = 1
+            while next <= total {
+                let count = min(UInt64(next % 5 + 1), total - next + 1)
+                guard (try? log.append(contentsOf: (next..<next + count).map(syntheticPayload))) != nil else { return }
+                next += count
+            }
+        }
+        writer.start()
+        let cursor = try LogReader(directory: directory.path).events()
+        var seen: UInt64 = 0
+        let deadline = Date().addingTimeInterval(60)
+        while seen < total, Date() < deadline {
+            guard let event = try cursor.next() else { continue }
+            #expect(event.sequence == seen + 1)
+            #expect(SyntheticEvents.isPayload(event.payload, of: event.sequence))
+            seen = event.sequence
+        }
+        #expect(seen == total)
+        #expect(try segmentFiles(directory.path).count > 10)
+    }
+
+    /// `follow` waits for appends, including before the log exists.
+    @Test func followingWaitsForNewAppends() async throws {
+        let directory = TemporaryDirectory("follow-async")
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let reader = try LogReader(directory: directory.path)
+        let follower = Task {
+            var sequences: [UInt64] = []
+            for try await event in reader.follow(from: 1, pollInterval: .milliseconds(2)) {
+                #expect(SyntheticEvents.isPayload(event.payload, of: event.sequence))
+                sequences.append(event.sequence)
+                if sequences.count == 500 { break }
+            }
+            return sequences
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        let log = try EventLog.open(at: directory.path, configuration: configuration(durability: .none, segmentSize: 8192))
+        for sequence in 1...500 as ClosedRange<UInt64> {
+            try await log.append(syntheticPayload(sequence))
+            if sequence % 100 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(try await follower.value == Array(1...500))
+        try log.close()
+    }
+
+    /// Many threads appending under `.always` get dense, distinct sequence numbers, each event
+    /// lands at the number its append returned, and appends that waited shared syncs.
+    @Test func concurrentBlockingAppendersShareSyncs() throws {
+        let directory = TemporaryDirectory("group-threads")
+        let fileSystem = InstrumentedFileSystem()
+        let log = try EventLog.open(at: directory.path, configuration: configuration(), fileSystem: fileSystem)
+        let threads = 8
+        let perThread = 150
+        let results = Mutex<[UInt64: [UInt8]]>([:])
+        let done = DispatchGroup()
+        for thread in 0..<threads {
+            done.enter()
+            Thread {
+                for index in 0..<perThread {
+                    let payload = Array("thread \(thread) append \(index)".utf8)
+                    let sequence = try! log.append(payload)
+                    results.withLock { $0[sequence] = payload }
+                }
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        try log.close()
+        let assigned = results.withLock { $0 }
+        let total = threads * perThread
+        #expect(assigned.count == total)
+        #expect(Set(assigned.keys) == Set(1...UInt64(total)))
+        let events = try readAll(directory.path)
+        #expect(events.allSatisfy { assigned[$0.sequence] == Array($0.payload) })
+        let syncs = fileSystem.count("sync", "seg")
+        let batches = try LogVerifier.verify(directory: directory.path).batches
+        #expect(batches < total, "group commit put several appends in one batch")
+        #expect(syncs <= batches + 2, "one sync per batch (plus closing)")
+    }
+
+    /// The same with async appenders: they wait suspended, so far more appenders than threads
+    /// make progress together without blocking the pool.
+    @Test func concurrentAsyncAppendersShareSyncs() async throws {
+        let directory = TemporaryDirectory("group-tasks")
+        let log = try EventLog.open(at: directory.path, configuration: configuration())
+        let tasks = 64
+        let perTask = 20
+        let assigned = try await withThrowingTaskGroup(of: [(UInt64, [UInt8])].self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    var mine: [(UInt64, [UInt8])] = []
+                    for index in 0..<perTask {
+                        let payload = Array("task \(task) append \(index)".utf8)
+                        mine.append((try await log.append(payload), payload))
+                    }
+                    return mine
+                }
+            }
+            var all: [UInt64: [UInt8]] = [:]
+            for try await part in group { for (sequence, payload) in part { all[sequence] = payload } }
+            return all
+        }
+        try log.close()
+        #expect(Set(assigned.keys) == Set(1...UInt64(tasks * perTask)))
+        #expect(try readAll(directory.path).allSatisfy { assigned[$0.sequence] == Array($0.payload) })
+        #expect(try LogVerifier.verify(directory: directory.path).batches < tasks * perTask / 4)
+    }
+
+    /// Under `.none` nothing syncs until the log is closed; under `.interval` a background
+    /// task syncs on its own; under `.always` every batch is synced before its append returns.
+    @Test func eachPolicySyncsWhenItSays() async throws {
+        func run(_ durability: LogConfiguration.Durability, wait: Duration) async throws -> (Int, Int) {
+            let directory = TemporaryDirectory("policy")
+            let fileSystem = InstrumentedFileSystem()
+            let log = try EventLog.open(at: directory.path, configuration: configuration(durability: durability), fileSystem: fileSystem)
+            for sequence in 1...20 as ClosedRange<UInt64> { try await log.append(syntheticPayload(sequence)) }
+            try await Task.sleep(for: wait)
+            let beforeClose = fileSystem.count("sync", "seg")
+            try log.close()
+            return (beforeClose, fileSystem.count("sync", "seg"))
+        }
+        let always = try await run(.always, wait: .zero)
+        #expect(always.0 == 20)
+        let none = try await run(.none, wait: .milliseconds(50))
+        #expect(none == (0, 1))
+        let interval = try await run(.interval(.milliseconds(10)), wait: .milliseconds(100))
+        #expect(interval.0 >= 1 && interval.0 <= 3, "the flusher synced the 20 appends (once, or a few times)")
+    }
+
+    /// A steady stream of appends must not postpone the interval sync: it runs on a deadline.
+    @Test func intervalSyncsKeepHappeningUnderASteadyStreamOfAppends() throws {
+        let directory = TemporaryDirectory("steady")
+        let fileSystem = InstrumentedFileSystem()
+        let log = try EventLog.open(
+            at: directory.path, configuration: configuration(durability: .interval(.milliseconds(10))),
+            fileSystem: fileSystem)
+        let start = Date()
+        var sequence: UInt64 = 1
+        while Date().timeIntervalSince(start) < 0.2 {
+            try log.append(syntheticPayload(sequence))
+            sequence += 1
+            usleep(500)
+        }
+        let syncs = fileSystem.count("sync", "seg")
+        try log.close()
+        #expect(syncs >= 5, "about one sync per 10 ms over 200 ms of appends, not \(syncs)")
+        #expect(syncs < Int(sequence) / 2, "far fewer syncs than appends")
+    }
+}

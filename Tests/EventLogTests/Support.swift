@@ -1,0 +1,278 @@
+import EventLog
+import FileIO
+import Foundation
+import LogWorkload
+import Testing
+
+/// A clock the test moves by hand: exact, repeatable timestamps.
+final class ManualClock: LogClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Int64
+
+    init(_ start: Int64 = 1_700_000_000_000_000) { current = start }
+
+    func now() -> LogTimestamp { lock.withLock { LogTimestamp(microsecondsSinceEpoch: current) } }
+
+    func advance(microseconds: Int64) { lock.withLock { current += microseconds } }
+
+    func set(_ value: Int64) { lock.withLock { current = value } }
+}
+
+/// A fresh directory under the system's temporary folder, removed when the test is done.
+final class TemporaryDirectory {
+    let path: String
+
+    init(_ label: String = "log") {
+        let base = NSTemporaryDirectory() + "vt-tests-\(label)-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        path = base
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func sub(_ name: String) -> String { path + "/" + name }
+}
+
+/// The synthetic payload of event `sequence` (see LogWorkload).
+func syntheticPayload(_ sequence: UInt64) -> [UInt8] { SyntheticEvents.payload(for: sequence) }
+
+func configuration(
+    clock: ManualClock = ManualClock(), durability: LogConfiguration.Durability = .always,
+    segmentSize: Int = 64 << 20, indexInterval: Int = 16 << 10
+) -> LogConfiguration {
+    var configuration = LogConfiguration()
+    configuration.clock = clock
+    configuration.durability = durability
+    configuration.segmentSize = segmentSize
+    configuration.indexInterval = indexInterval
+    return configuration
+}
+
+/// Every event of the log at `path`, read by a fresh reader.
+func readAll(_ path: String, from sequence: UInt64 = 1) throws -> [LogEvent] {
+    let cursor = try LogReader(directory: path).events(from: sequence)
+    var events: [LogEvent] = []
+    while let event = try cursor.next() { events.append(event) }
+    return events
+}
+
+/// The segment files of a log, sorted.
+func segmentFiles(_ path: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".seg") }.sorted()
+        .map { path + "/" + $0 }
+}
+
+/// Every file under a directory, by relative path, with its bytes: to prove that a refused
+/// operation changed nothing on disk. `LOCK` is left out: taking the writer's lock writes the
+/// holder's name into it, which is what it is for, and it holds no data.
+func snapshot(_ path: String) throws -> [String: [UInt8]] {
+    var files: [String: [UInt8]] = [:]
+    guard let walker = FileManager.default.enumerator(atPath: path) else { return files }
+    while let name = walker.nextObject() as? String {
+        if name == "LOCK" { continue }
+        var isDirectory: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: path + "/" + name, isDirectory: &isDirectory)
+        if !isDirectory.boolValue {
+            files[name] = Array(try Data(contentsOf: URL(fileURLWithPath: path + "/" + name)))
+        }
+    }
+    return files
+}
+
+func copyDirectory(_ source: String, to destination: String) throws {
+    try? FileManager.default.removeItem(atPath: destination)
+    try FileManager.default.copyItem(atPath: source, toPath: destination)
+}
+
+func readBytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+
+func writeBytes(_ bytes: [UInt8], to path: String) throws {
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+/// The EventLogHelper executable, built beside the test bundle.
+func helperExecutable() throws -> URL {
+    #if os(Linux)
+    let directory = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        .deletingLastPathComponent()
+    #else
+    let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") } ?? Bundle.main
+    let directory = bundle.bundleURL.deletingLastPathComponent()
+    #endif
+    let helper = directory.appendingPathComponent("EventLogHelper")
+    guard FileManager.default.isExecutableFile(atPath: helper.path) else {
+        throw HelperMissing(path: helper.path)
+    }
+    return helper
+}
+
+struct HelperMissing: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "the helper \(path) is missing: build it with `swift build --build-tests`" }
+}
+
+/// A helper process with its stdout read line by line.
+final class HelperProcess {
+    let process = Process()
+    private let output = Pipe()
+    private let input = Pipe()
+    private var buffer = Data()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = try helperExecutable()
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// The next line of output, or nil when the process closed its output.
+    func readLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty {
+                if buffer.isEmpty { return nil }
+                defer { buffer.removeAll() }
+                return String(decoding: buffer, as: UTF8.self)
+            }
+            buffer.append(chunk)
+        }
+    }
+
+    func closeInput() { try? input.fileHandleForWriting.close() }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// The real file system with a count of every operation and a rule that can fail any of them,
+/// as a full disk or a failing drive would.
+final class InstrumentedFileSystem: FileSystem, @unchecked Sendable {
+    private let real = PosixFileSystem()
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+    /// Given (operation, path, how many times this operation has run on files with this
+    /// path's extension, this one included), an errno to fail with, or nil to proceed.
+    var failure: (@Sendable (String, String, Int) -> Int32?)? {
+        get { lock.withLock { _failure } }
+        set { lock.withLock { _failure = newValue } }
+    }
+    private var _failure: (@Sendable (String, String, Int) -> Int32?)?
+
+    func count(_ operation: String, _ fileExtension: String) -> Int {
+        lock.withLock { counts["\(operation) \(fileExtension)"] ?? 0 }
+    }
+
+    func check(_ operation: String, _ path: String) throws {
+        let ext = path.split(separator: ".").last.map(String.init) ?? ""
+        let (rule, n): ((@Sendable (String, String, Int) -> Int32?)?, Int) = lock.withLock {
+            counts["\(operation) \(ext)", default: 0] += 1
+            return (_failure, counts["\(operation) \(ext)"]!)
+        }
+        if let code = rule?(operation, path, n) { throw IOError(operation: operation, path: path, code: code) }
+    }
+
+    func openFile(_ path: String, _ mode: OpenMode) throws -> any RandomAccessFile {
+        try check("open", path)
+        return InstrumentedFile(try real.openFile(path, mode), owner: self)
+    }
+    func createDirectory(_ path: String) throws { try check("mkdir", path); try real.createDirectory(path) }
+    func listDirectory(_ path: String) throws -> [String] { try real.listDirectory(path) }
+    func status(_ path: String) throws -> FileStatus? { try real.status(path) }
+    func rename(_ source: String, to destination: String) throws {
+        try check("rename", destination)
+        try real.rename(source, to: destination)
+    }
+    func removeFile(_ path: String) throws { try check("unlink", path); try real.removeFile(path) }
+    func syncDirectory(_ path: String) throws { try check("syncdir", path); try real.syncDirectory(path) }
+}
+
+final class InstrumentedFile: RandomAccessFile {
+    let inner: any RandomAccessFile
+    unowned let owner: InstrumentedFileSystem
+    init(_ inner: any RandomAccessFile, owner: InstrumentedFileSystem) {
+        self.inner = inner
+        self.owner = owner
+    }
+    var path: String { inner.path }
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        try inner.read(into: buffer, at: offset)
+    }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        try owner.check("write", path)
+        try inner.write(bytes, at: offset)
+    }
+    func size() throws -> Int64 { try inner.size() }
+    func truncate(to size: Int64) throws { try owner.check("truncate", path); try inner.truncate(to: size) }
+    func sync() throws { try owner.check("sync", path); try inner.sync() }
+    func close() throws { try inner.close() }
+}
+
+/// Expects `body` to throw a ``LogError`` with `code`, and returns it for further checks.
+@discardableResult
+func expectLogError<T>(
+    _ code: LogError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
+) -> LogError? {
+    do {
+        _ = try body()
+        Issue.record("expected a \(code) error, but nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as LogError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected a LogError \(code), got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+/// A batch as found by walking a segment's bytes with FORMAT.md's layout (test-side parser).
+struct BatchLocation: Equatable {
+    var offset: Int
+    var size: Int
+    var firstSequence: UInt64
+    var count: Int
+}
+
+func batchLocations(_ segment: [UInt8]) -> [BatchLocation] {
+    var result: [BatchLocation] = []
+    var offset = 64
+    while offset + 84 <= segment.count, segment[offset] == 0x56 {
+        let stored = Int(IndependentDump.u32(segment, offset + 20))
+        result.append(BatchLocation(
+            offset: offset, size: 84 + stored, firstSequence: IndependentDump.u64(segment, offset + 8),
+            count: Int(IndependentDump.u32(segment, offset + 16))))
+        offset += 84 + stored
+    }
+    return result
+}
+
+/// Writes a log of `events` single-event appends in segments of `segmentSize` bytes.
+func makeSegmentedLog(_ path: String, events: UInt64, segmentSize: Int = 4096, clock: ManualClock = ManualClock()) throws {
+    let log = try EventLog.open(
+        at: path, configuration: configuration(clock: clock, durability: .none, segmentSize: segmentSize, indexInterval: 512))
+    for sequence in 1...events {
+        try log.append(syntheticPayload(sequence))
+        clock.advance(microseconds: 10)
+    }
+    try log.close()
+}
+
+func flipByte(at offset: Int, in path: String, mask: UInt8 = 0x01) throws {
+    var bytes = try readBytes(path)
+    bytes[offset] ^= mask
+    try writeBytes(bytes, to: path)
+}

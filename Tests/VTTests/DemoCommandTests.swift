@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// `vt` as people run it: the built binary, its output and its exit codes.
+@Suite struct DemoCommandTests {
+    struct Run {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    func vt(_ arguments: [String]) throws -> Run {
+        #if os(Linux)
+        let directory = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            .deletingLastPathComponent()
+        #else
+        let directory = (Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") } ?? Bundle.main).bundleURL
+            .deletingLastPathComponent()
+        #endif
+        let process = Process()
+        process.executableURL = directory.appendingPathComponent("vt")
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            errors: String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func theDemoAppendsReplaysAndVerifies() throws {
+        let store = NSTemporaryDirectory() + "vt-demo-test-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let run = try vt(["demo", "--events", "2500", "--store", store])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("appended 2500 events"))
+        #expect(run.output.contains("replayed 2500 events"))
+        #expect(run.output.contains("every sequence number and payload matches"))
+        #expect(run.output.contains("checksums, sequence and hash chain all hold"))
+        #expect(run.output.contains("done; the log is kept in \(store)"))
+        #expect(FileManager.default.fileExists(atPath: store + "/00000000000000000001.seg"))
+
+        // The store it kept is a real log with those events.
+        let again = try vt(["demo", "--store", store])
+        #expect(again.status != 0)
+        #expect(again.errors.contains("already exists"))
+    }
+
+    @Test func theDemoIsTheDefaultAndRemovesItsTemporaryLog() throws {
+        let run = try vt(["--events", "150", "--durability", "none"])
+        #expect(run.status == 0, "\(run.errors)")
+        let directory = try #require(run.output.split(separator: "\n").first?.split(separator: " ")[4...4].first)
+        #expect(!FileManager.default.fileExists(atPath: String(directory)))
+        #expect(run.output.contains("the temporary log was removed"))
+    }
+
+    @Test func badArgumentsAreUsageErrors() throws {
+        for arguments in [["demo", "--events", "0"], ["demo", "--events", "many"], ["demo", "--durability", "sometimes"], ["frobnicate"]] {
+            let run = try vt(arguments)
+            #expect(run.status == 64, "\(arguments): exit \(run.status)")
+            #expect(run.errors.contains("Error:"), "\(arguments)")
+        }
+        let help = try vt(["demo", "--help"])
+        #expect(help.status == 0)
+        #expect(help.output.contains("Append, replay and verify synthetic events"))
+        #expect(help.output.contains("--durability"))
+    }
+}
