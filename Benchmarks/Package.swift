@@ -7,15 +7,15 @@ let package = Package(
     name: "VirtualTouristBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: "..")
+        .package(name: "VirtualTourist", path: "..")
     ],
     targets: [
         // Append and replay throughput of the event log under each durability policy.
         .executableTarget(
             name: "log-throughput",
             dependencies: [
-                .product(name: "EventLog", package: "main"),
-                .product(name: "LogWorkload", package: "main"),
+                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "LogWorkload", package: "VirtualTourist"),
             ],
             path: "Sources/LogThroughput"
         )
