@@ -6,9 +6,13 @@ import FileIO
 /// The bytes returned are valid until the next call. The window never assumes the file is
 /// final: bytes it has not seen are read again, and ``invalidate()`` drops everything (a writer
 /// may since have overwritten a zero tail, or recovery may have cut it).
+///
+/// Reads start small (64 KiB) and double while the reads run on sequentially, up to
+/// `chunkSize`: a random access costs one small read, a replay soon reads 1 MiB at a time.
 final class ReadWindow {
     let file: any RandomAccessFile
     private let chunkSize: Int
+    private var nextRead: Int
     private var storage: UnsafeMutableRawBufferPointer
     private var start: Int64 = 0
     private var count = 0
@@ -16,7 +20,8 @@ final class ReadWindow {
     init(file: any RandomAccessFile, chunkSize: Int = 1 << 20) {
         self.file = file
         self.chunkSize = chunkSize
-        self.storage = .allocate(byteCount: chunkSize, alignment: 16)
+        self.nextRead = min(chunkSize, 64 << 10)
+        self.storage = .allocate(byteCount: nextRead, alignment: 16)
     }
 
     deinit { storage.deallocate() }
@@ -27,13 +32,18 @@ final class ReadWindow {
             let from = Int(offset - start)
             return UnsafeRawBufferPointer(rebasing: storage[from..<from + length])
         }
-        if length > storage.count {
+        let sequential = count > 0 && offset >= start && offset <= start + Int64(count)
+        nextRead = sequential ? min(chunkSize, nextRead * 2) : min(chunkSize, 64 << 10)
+        let wanted = max(length, nextRead)
+        if wanted > storage.count {
             storage.deallocate()
-            storage = .allocate(byteCount: max(length, chunkSize), alignment: 16)
+            storage = .allocate(byteCount: wanted, alignment: 16)
         }
         start = offset
         count = 0
-        count = try io("read \(file.path)") { try file.read(into: storage, at: offset) }
+        count = try io("read \(file.path)") {
+            try file.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[0..<wanted]), at: offset)
+        }
         guard count >= length else { return nil }
         return UnsafeRawBufferPointer(rebasing: storage[0..<length])
     }
