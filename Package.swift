@@ -10,11 +10,13 @@ let package = Package(
         .library(name: "FileIO", targets: ["FileIO"]),
         .library(name: "EventLog", targets: ["EventLog"]),
         .library(name: "LogWorkload", targets: ["LogWorkload"]),
+        .library(name: "VirtualTourist", targets: ["VirtualTourist"]),
         .executable(name: "vt", targets: ["vt"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // The system's zstd (libzstd), found through pkg-config; no copy of zstd lives here.
@@ -34,6 +36,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The app's domain: event schemas (generated from schemas/), projections, rules,
+        // snapshots, time travel, and the store facade an app opens by folder path.
+        .target(
+            name: "VirtualTourist",
+            dependencies: [
+                "EventLog",
+                "FileIO",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
         // Deterministic synthetic events for the demo, the benchmarks and the tests.
         .target(name: "LogWorkload", dependencies: ["EventLog"]),
         .executableTarget(
@@ -49,6 +61,11 @@ let package = Package(
             name: "EventLogHelper",
             dependencies: ["EventLog", "LogWorkload"],
             path: "Tests/EventLogHelper"
+        ),
+        .testTarget(
+            name: "VirtualTouristTests",
+            dependencies: ["VirtualTourist", "EventLog", "FileIO", "LogWorkload"],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "VTTests",

@@ -8,15 +8,15 @@
 /// Slicing-by-8 in plain Swift: O(n), eight bytes per step, no allocation. It runs at memory-ish
 /// speed for the sizes the log checks (headers and compressed batches), so no assembly is worth
 /// its weight here; measure before replacing it.
-struct CRC32C {
+public struct CRC32C: Sendable {
     private var state: UInt32 = 0xFFFF_FFFF
 
-    init() {}
+    public init() {}
 
     /// The checksum of everything given to ``update(_:)-(UnsafeRawBufferPointer)`` so far.
-    var value: UInt32 { state ^ 0xFFFF_FFFF }
+    public var value: UInt32 { state ^ 0xFFFF_FFFF }
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var crc = state
         var index = 0
         let count = bytes.count
@@ -38,25 +38,25 @@ struct CRC32C {
         state = crc
     }
 
-    mutating func update(_ bytes: [UInt8]) {
+    public mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
-    mutating func update(_ bytes: ArraySlice<UInt8>) {
+    public mutating func update(_ bytes: ArraySlice<UInt8>) {
         bytes.withUnsafeBytes { update($0) }
     }
 
-    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc = CRC32C()
         crc.update(bytes)
         return crc.value
     }
 
-    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 
-    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+    public static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 

@@ -15,6 +15,12 @@ public struct ChainHash: Hashable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
+    /// A hash read back from elsewhere (a snapshot, a receipt); nil unless it is 32 bytes.
+    public init?(validating bytes: [UInt8]) {
+        guard bytes.count == 32 else { return nil }
+        self.bytes = bytes
+    }
+
     /// The hash of one run of bytes.
     static func of(_ bytes: UnsafeRawBufferPointer) -> ChainHash {
         ChainHash(bytes: Array(SHA256.hash(data: bytes)))

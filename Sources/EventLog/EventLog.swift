@@ -104,6 +104,11 @@ public final class EventLog: @unchecked Sendable {
     /// The sequence number of the last event appended (0 for an empty log).
     public var lastSequence: UInt64 { core.lastSequence }
 
+    /// The last sequence number and the hash of the batch that ends there: the head of the
+    /// chain, which commits to every byte before it. For an empty log, sequence 0 and the
+    /// chain's anchor (FORMAT.md, "The hash chain").
+    public var head: LogHead { core.head }
+
     // MARK: Appending
 
     /// Appends one event and returns its sequence number once it is as durable as configured.

@@ -21,6 +21,7 @@ final class GroupCommit: @unchecked Sendable {
     private var leaderActive = false
     private var stopping = false
     private var appendedThrough: UInt64
+    private var headHash: ChainHash
     private var unsynced = false
     private var thread: Thread?
     private let threadExited = DispatchSemaphore(value: 0)
@@ -30,6 +31,7 @@ final class GroupCommit: @unchecked Sendable {
         self.maxBatchSize = configuration.maxBatchSize
         if case .interval(let interval) = configuration.durability { syncInterval = interval } else { syncInterval = nil }
         self.appendedThrough = writer.nextSequence - 1
+        self.headHash = writer.previousHash
         let thread = Thread { [self] in run() }
         thread.name = "EventLog writer"
         self.thread = thread
@@ -37,6 +39,8 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     var lastSequence: UInt64 { monitor.withLock { appendedThrough } }
+
+    var head: LogHead { monitor.withLock { LogHead(sequence: appendedThrough, hash: headHash) } }
 
     /// Queues a request and blocks the calling thread until it is written; leads the group
     /// itself when no leader is at work and it is first in line.
@@ -114,6 +118,7 @@ final class GroupCommit: @unchecked Sendable {
             }
         }
         appendedThrough = writer.nextSequence - 1
+        headHash = writer.previousHash
         unsynced = writer.hasUnsyncedWrites
         leaderActive = false
         monitor.broadcast()

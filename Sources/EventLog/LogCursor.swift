@@ -97,6 +97,34 @@ public final class LogCursor {
         return nil
     }
 
+    /// Positions on the batch holding `sequence` without decoding it, and returns its last
+    /// sequence and hash. For ``LogReader/head(at:)``.
+    func batchHolding(_ sequence: UInt64) throws -> (lastSequence: UInt64, hash: ChainHash)? {
+        if !positioned {
+            guard try position() else { return nil }
+        }
+        while let scanner {
+            switch try scanner.next() {
+            case .batch(let found):
+                if found.header.lastSequence >= sequence {
+                    return found.header.firstSequence <= sequence ? (found.header.lastSequence, found.hash) : nil
+                }
+            case .end(let offset):
+                guard try moveToNextSegment(endingAt: offset) else { return nil }
+            case .damaged(let damage):
+                let isLast = segmentPosition + 1 >= reader.segments.count
+                switch try scanner.classify(damage, isLastSegment: isLast) {
+                case .inProgress: continue
+                case .tornTail: return nil
+                case .corruption:
+                    throw LogError.corrupt(
+                        damage.reason, file: scanner.path, offset: damage.offset, sequence: scanner.expectedSequence)
+                }
+            }
+        }
+        return nil
+    }
+
     private func finish() -> LogEvent? {
         isFinished = true
         batch = nil

@@ -21,3 +21,16 @@ public struct LogEvent: Hashable, Sendable {
         self.payload = payload
     }
 }
+
+/// A position in the log's hash chain: a sequence number that ends a batch, and that batch's
+/// SHA-256. Records made beside the log (snapshots, receipts) keep one to prove which history
+/// they belong to.
+public struct LogHead: Hashable, Sendable {
+    public let sequence: UInt64
+    public let hash: ChainHash
+
+    public init(sequence: UInt64, hash: ChainHash) {
+        self.sequence = sequence
+        self.hash = hash
+    }
+}

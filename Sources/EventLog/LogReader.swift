@@ -85,6 +85,18 @@ public final class LogReader {
         return try cursor.next()
     }
 
+    /// The head at `sequence`: the hash of the batch whose last event is `sequence` (for 0, the
+    /// chain's anchor). Nil when no batch ends exactly there, or the log does not reach it.
+    /// Checks the batch as every read does.
+    public func head(at sequence: UInt64) throws -> LogHead? {
+        if segments.isEmpty { try refresh() }
+        guard let genesis else { return nil }
+        if sequence == 0 { return LogHead(sequence: 0, hash: genesis) }
+        let cursor = try events(from: sequence, through: sequence)
+        guard let batch = try cursor.batchHolding(sequence), batch.lastSequence == sequence else { return nil }
+        return LogHead(sequence: sequence, hash: batch.hash)
+    }
+
     /// The sequence number of the last complete event (0 for an empty log).
     public func lastSequence() throws -> UInt64 {
         try refresh()

@@ -23,9 +23,12 @@ public struct LogTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
         a.microsecondsSinceEpoch < b.microsecondsSinceEpoch
     }
 
-    /// This time moved by a number of microseconds.
+    /// This time moved by a number of microseconds, saturating at the ends of `Int64`
+    /// (the earliest and latest times stay themselves instead of trapping).
     public func adding(microseconds: Int64) -> LogTimestamp {
-        LogTimestamp(microsecondsSinceEpoch: microsecondsSinceEpoch + microseconds)
+        let (sum, overflow) = microsecondsSinceEpoch.addingReportingOverflow(microseconds)
+        guard overflow else { return LogTimestamp(microsecondsSinceEpoch: sum) }
+        return LogTimestamp(microsecondsSinceEpoch: microseconds > 0 ? .max : .min)
     }
 
     /// ISO 8601 in UTC with microseconds.

@@ -3,14 +3,14 @@ import CZstd
 /// A reusable zstd compression context at a fixed level.
 ///
 /// One per writer: contexts are expensive to create and not safe to share between threads.
-final class ZstdCompressor {
+public final class ZstdCompressor {
     private let context: OpaquePointer
-    let level: Int32
+    public let level: Int32
 
     /// The levels the linked libzstd accepts, such as -131072...22.
-    static var levels: ClosedRange<Int32> { ZSTD_minCLevel()...ZSTD_maxCLevel() }
+    public static var levels: ClosedRange<Int32> { ZSTD_minCLevel()...ZSTD_maxCLevel() }
 
-    init(level: Int32) throws {
+    public init(level: Int32) throws {
         guard ZstdCompressor.levels.contains(level) else {
             throw LogError(.invalidArgument, "zstd level \(level) is outside \(ZstdCompressor.levels)")
         }
@@ -29,7 +29,7 @@ final class ZstdCompressor {
 
     /// Compresses `source` into one standard frame appended to `output`. Returns the frame's
     /// length, or nil when zstd reports an error.
-    func compress(_ source: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) -> Int? {
+    public func compress(_ source: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) -> Int? {
         let bound = ZSTD_compressBound(source.count)
         let start = output.count
         output.reserveCapacity(start + bound)
@@ -48,10 +48,10 @@ final class ZstdCompressor {
 }
 
 /// A reusable zstd decompression context.
-final class ZstdDecompressor {
+public final class ZstdDecompressor {
     private let context: OpaquePointer
 
-    init() {
+    public init() {
         guard let context = ZSTD_createDCtx() else { fatalError("zstd could not allocate a decompression context") }
         self.context = context
     }
@@ -60,7 +60,7 @@ final class ZstdDecompressor {
 
     /// Decompresses one frame whose content must be exactly `rawLength` bytes. Returns nil when
     /// the frame is invalid or its content has another length.
-    func decompress(_ frame: UnsafeRawBufferPointer, rawLength: Int) -> [UInt8]? {
+    public func decompress(_ frame: UnsafeRawBufferPointer, rawLength: Int) -> [UInt8]? {
         var failed = false
         let output = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, count in
             let produced = ZSTD_decompressDCtx(context, buffer.baseAddress, rawLength, frame.baseAddress, frame.count)

@@ -1,4 +1,5 @@
 @testable import EventLog
+import LogWorkload
 import Testing
 
 @Suite struct CodecTests {
@@ -153,6 +154,12 @@ import Testing
         #expect(decode(count: 1, first: 0, last: 0, raw: [0x80]) != nil)  // broken varint
     }
 
+    @Test func movingATimestampSaturatesInsteadOfTrapping() {
+        #expect(LogTimestamp(microsecondsSinceEpoch: .max).adding(microseconds: 1).microsecondsSinceEpoch == .max)
+        #expect(LogTimestamp(microsecondsSinceEpoch: .min).adding(microseconds: -1).microsecondsSinceEpoch == .min)
+        #expect(LogTimestamp(microsecondsSinceEpoch: 5).adding(microseconds: -7).microsecondsSinceEpoch == -2)
+    }
+
     @Test func timestampsPrintAsISO8601() {
         #expect(LogTimestamp(microsecondsSinceEpoch: 1_700_000_000_000_000).description == "2023-11-14T22:13:20.000000Z")
         #expect(LogTimestamp(microsecondsSinceEpoch: 1_500).description == "1970-01-01T00:00:00.001500Z")
@@ -160,15 +167,3 @@ import Testing
     }
 }
 
-/// A small seeded generator, so randomised tests repeat exactly.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

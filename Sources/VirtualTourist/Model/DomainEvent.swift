@@ -1,0 +1,143 @@
+/// One fact of the app's history, as the domain sees it (the schema is
+/// `schemas/virtual_tourist/v1/events.proto`; ``EventCodec`` maps between the two).
+public enum DomainEvent: Hashable, Sendable {
+    case regionChanged(MapRegion)
+    case pinDropped(PinID, Coordinate)
+    case pinDragged(PinID, Coordinate)
+    case pinRemoved(PinID)
+    case albumRequested(AlbumRequest)
+    case photosListed(PhotoListing)
+    case photoDownloaded(DownloadedPhoto)
+    case photoDownloadFailed(pin: PinID, collection: UInt32, slot: UInt32, reason: String)
+    case albumRequestFailed(pin: PinID, collection: UInt32, reason: String)
+    case photoRemoved(pin: PinID, collection: UInt32, slot: UInt32)
+    case collectionReplaced(pin: PinID, oldCollection: UInt32, newCollection: UInt32)
+
+    /// The pin the event is about, if any.
+    public var pin: PinID? {
+        switch self {
+        case .regionChanged: nil
+        case .pinDropped(let pin, _), .pinDragged(let pin, _), .pinRemoved(let pin): pin
+        case .albumRequested(let request): request.pin
+        case .photosListed(let listing): listing.pin
+        case .photoDownloaded(let photo): photo.pin
+        case .photoDownloadFailed(let pin, _, _, _), .albumRequestFailed(let pin, _, _),
+            .photoRemoved(let pin, _, _), .collectionReplaced(let pin, _, _):
+            pin
+        }
+    }
+
+    /// The event type's name, as in the schema (`PinDropped`).
+    public var typeName: String {
+        switch self {
+        case .regionChanged: "RegionChanged"
+        case .pinDropped: "PinDropped"
+        case .pinDragged: "PinDragged"
+        case .pinRemoved: "PinRemoved"
+        case .albumRequested: "AlbumRequested"
+        case .photosListed: "PhotosListed"
+        case .photoDownloaded: "PhotoDownloaded"
+        case .photoDownloadFailed: "PhotoDownloadFailed"
+        case .albumRequestFailed: "AlbumRequestFailed"
+        case .photoRemoved: "PhotoRemoved"
+        case .collectionReplaced: "CollectionReplaced"
+        }
+    }
+
+    /// Every type name, in schema order.
+    public static let typeNames = [
+        "RegionChanged", "PinDropped", "PinDragged", "PinRemoved", "AlbumRequested", "PhotosListed",
+        "PhotoDownloaded", "PhotoDownloadFailed", "AlbumRequestFailed", "PhotoRemoved", "CollectionReplaced",
+    ]
+}
+
+/// A request for a collection of photos near a pin.
+public struct AlbumRequest: Hashable, Sendable {
+    public var pin: PinID
+    public var collection: UInt32
+    public var page: UInt32
+    public var perPage: UInt32
+    /// Where the photos are searched for.
+    public var place: Coordinate
+
+    public init(pin: PinID, collection: UInt32, page: UInt32, perPage: UInt32, place: Coordinate) {
+        self.pin = pin
+        self.collection = collection
+        self.page = page
+        self.perPage = perPage
+        self.place = place
+    }
+}
+
+/// One photo of a listing: what the photo service said about it.
+public struct ListedPhoto: Hashable, Sendable {
+    public var remoteID: String
+    public var url: String
+    public var title: String
+    public var width: UInt32
+    public var height: UInt32
+
+    public init(remoteID: String, url: String, title: String, width: UInt32 = 0, height: UInt32 = 0) {
+        self.remoteID = remoteID
+        self.url = url
+        self.title = title
+        self.width = width
+        self.height = height
+    }
+}
+
+/// The photo service's answer to an ``AlbumRequest``.
+public struct PhotoListing: Hashable, Sendable {
+    public var pin: PinID
+    public var collection: UInt32
+    public var page: UInt32
+    public var pages: UInt32
+    public var total: UInt64
+    public var photos: [ListedPhoto]
+
+    public init(pin: PinID, collection: UInt32, page: UInt32, pages: UInt32, total: UInt64, photos: [ListedPhoto]) {
+        self.pin = pin
+        self.collection = collection
+        self.page = page
+        self.pages = pages
+        self.total = total
+        self.photos = photos
+    }
+}
+
+/// A listed photo whose image was downloaded and stored.
+public struct DownloadedPhoto: Hashable, Sendable {
+    public var pin: PinID
+    public var collection: UInt32
+    public var slot: UInt32
+    public var digest: PhotoDigest
+    public var byteCount: UInt64
+    public var mediaType: String
+
+    public init(pin: PinID, collection: UInt32, slot: UInt32, digest: PhotoDigest, byteCount: UInt64, mediaType: String) {
+        self.pin = pin
+        self.collection = collection
+        self.slot = slot
+        self.digest = digest
+        self.byteCount = byteCount
+        self.mediaType = mediaType
+    }
+}
+
+/// An event as the log holds it: where it is, when, and why.
+public struct RecordedEvent: Hashable, Sendable {
+    public var sequence: UInt64
+    public var timestamp: LogTimestamp
+    /// The sequence number of the event that caused this one, if any.
+    public var cause: UInt64?
+    public var event: DomainEvent
+
+    public init(sequence: UInt64, timestamp: LogTimestamp, cause: UInt64?, event: DomainEvent) {
+        self.sequence = sequence
+        self.timestamp = timestamp
+        self.cause = cause
+        self.event = event
+    }
+}
+
+import EventLog

@@ -1,0 +1,177 @@
+import EventLog
+import SwiftProtobuf
+
+/// Maps domain events to the log's payloads and back: each payload is one
+/// `virtual_tourist.v1.Envelope` in protobuf's binary format.
+///
+/// ```swift
+/// let bytes = EventCodec.encode(.pinRemoved(pin), cause: nil)
+/// let event = try EventCodec.decode(logEvent)       // RecordedEvent
+/// ```
+///
+/// Decoding is where old schema versions are upcast to today's events (docs/EVENTS.md); today
+/// there is only version 1. Cost: one protobuf decode per event, no copy of the payload.
+public enum EventCodec {
+    /// The schema version this code writes.
+    public static let schemaVersion: UInt32 = 1
+
+    public static func encode(_ event: DomainEvent, cause: UInt64?) -> [UInt8] {
+        var envelope = VirtualTourist_V1_Envelope()
+        envelope.schemaVersion = schemaVersion
+        envelope.cause = cause ?? 0
+        envelope.event = message(for: event)
+        // Encoding a message we built cannot fail: every field is set from valid Swift values.
+        return try! envelope.serializedBytes()
+    }
+
+    /// Decodes a log event. Throws ``DomainError/Code/undecodableEvent`` naming the sequence
+    /// when the payload is not an envelope, holds no known event, or is from a newer schema.
+    public static func decode(_ logEvent: LogEvent) throws -> RecordedEvent {
+        func fail(_ why: String, _ cause: (any Error)? = nil) -> DomainError {
+            DomainError(.undecodableEvent, "event \(logEvent.sequence) cannot be decoded: \(why)", cause: cause)
+        }
+        let envelope: VirtualTourist_V1_Envelope
+        do {
+            envelope = try VirtualTourist_V1_Envelope(serializedBytes: PayloadBytes(logEvent.payload))
+        } catch {
+            throw fail("it is not a Virtual Tourist event envelope", error)
+        }
+        guard envelope.schemaVersion >= 1 else { throw fail("it has no schema version") }
+        guard envelope.schemaVersion <= schemaVersion else {
+            throw fail("it was written with schema version \(envelope.schemaVersion); this program reads up to \(schemaVersion)")
+        }
+        guard let payload = envelope.event else { throw fail("it holds no event this program knows") }
+        return RecordedEvent(
+            sequence: logEvent.sequence, timestamp: logEvent.timestamp,
+            cause: envelope.cause == 0 ? nil : envelope.cause, event: try event(from: payload, fail))
+    }
+
+    private static func message(for event: DomainEvent) -> VirtualTourist_V1_Envelope.OneOf_Event {
+        switch event {
+        case .regionChanged(let region):
+            return .regionChanged(.with {
+                $0.centerLatitude = region.center.latitude
+                $0.centerLongitude = region.center.longitude
+                $0.spanLatitude = region.latitudeSpan
+                $0.spanLongitude = region.longitudeSpan
+            })
+        case .pinDropped(let pin, let place):
+            return .pinDropped(.with { $0.pin = pin.rawValue; $0.latitude = place.latitude; $0.longitude = place.longitude })
+        case .pinDragged(let pin, let place):
+            return .pinDragged(.with { $0.pin = pin.rawValue; $0.latitude = place.latitude; $0.longitude = place.longitude })
+        case .pinRemoved(let pin):
+            return .pinRemoved(.with { $0.pin = pin.rawValue })
+        case .albumRequested(let request):
+            return .albumRequested(.with {
+                $0.pin = request.pin.rawValue
+                $0.collection = request.collection
+                $0.page = request.page
+                $0.perPage = request.perPage
+                $0.latitude = request.place.latitude
+                $0.longitude = request.place.longitude
+            })
+        case .photosListed(let listing):
+            return .photosListed(.with {
+                $0.pin = listing.pin.rawValue
+                $0.collection = listing.collection
+                $0.page = listing.page
+                $0.pages = listing.pages
+                $0.total = listing.total
+                $0.photos = listing.photos.map(message(for:))
+            })
+        case .photoDownloaded(let photo):
+            return .photoDownloaded(.with {
+                $0.pin = photo.pin.rawValue
+                $0.collection = photo.collection
+                $0.slot = photo.slot
+                $0.sha256 = Data(photo.digest.bytes)
+                $0.byteCount = photo.byteCount
+                $0.mediaType = photo.mediaType
+            })
+        case .photoDownloadFailed(let pin, let collection, let slot, let reason):
+            return .photoDownloadFailed(.with {
+                $0.pin = pin.rawValue; $0.collection = collection; $0.slot = slot; $0.reason = reason
+            })
+        case .albumRequestFailed(let pin, let collection, let reason):
+            return .albumRequestFailed(.with { $0.pin = pin.rawValue; $0.collection = collection; $0.reason = reason })
+        case .photoRemoved(let pin, let collection, let slot):
+            return .photoRemoved(.with { $0.pin = pin.rawValue; $0.collection = collection; $0.slot = slot })
+        case .collectionReplaced(let pin, let old, let new):
+            return .collectionReplaced(.with { $0.pin = pin.rawValue; $0.oldCollection = old; $0.newCollection = new })
+        }
+    }
+
+    static func message(for photo: ListedPhoto) -> VirtualTourist_V1_ListedPhoto {
+        .with {
+            $0.remoteID = photo.remoteID
+            $0.url = photo.url
+            $0.title = photo.title
+            $0.width = photo.width
+            $0.height = photo.height
+        }
+    }
+
+    static func photo(from message: VirtualTourist_V1_ListedPhoto) -> ListedPhoto {
+        ListedPhoto(
+            remoteID: message.remoteID, url: message.url, title: message.title, width: message.width,
+            height: message.height)
+    }
+
+    private static func event(
+        from payload: VirtualTourist_V1_Envelope.OneOf_Event, _ fail: (String, (any Error)?) -> DomainError
+    ) throws -> DomainEvent {
+        switch payload {
+        case .regionChanged(let m):
+            return .regionChanged(MapRegion(
+                center: Coordinate(latitude: m.centerLatitude, longitude: m.centerLongitude),
+                latitudeSpan: m.spanLatitude, longitudeSpan: m.spanLongitude))
+        case .pinDropped(let m):
+            return .pinDropped(PinID(m.pin), Coordinate(latitude: m.latitude, longitude: m.longitude))
+        case .pinDragged(let m):
+            return .pinDragged(PinID(m.pin), Coordinate(latitude: m.latitude, longitude: m.longitude))
+        case .pinRemoved(let m):
+            return .pinRemoved(PinID(m.pin))
+        case .albumRequested(let m):
+            return .albumRequested(AlbumRequest(
+                pin: PinID(m.pin), collection: m.collection, page: m.page, perPage: m.perPage,
+                place: Coordinate(latitude: m.latitude, longitude: m.longitude)))
+        case .photosListed(let m):
+            return .photosListed(PhotoListing(
+                pin: PinID(m.pin), collection: m.collection, page: m.page, pages: m.pages, total: m.total,
+                photos: m.photos.map(photo(from:))))
+        case .photoDownloaded(let m):
+            guard let digest = PhotoDigest(bytes: Array(m.sha256)) else {
+                throw fail("its photo digest is \(m.sha256.count) bytes, not 32", nil)
+            }
+            return .photoDownloaded(DownloadedPhoto(
+                pin: PinID(m.pin), collection: m.collection, slot: m.slot, digest: digest, byteCount: m.byteCount,
+                mediaType: m.mediaType))
+        case .photoDownloadFailed(let m):
+            return .photoDownloadFailed(pin: PinID(m.pin), collection: m.collection, slot: m.slot, reason: m.reason)
+        case .albumRequestFailed(let m):
+            return .albumRequestFailed(pin: PinID(m.pin), collection: m.collection, reason: m.reason)
+        case .photoRemoved(let m):
+            return .photoRemoved(pin: PinID(m.pin), collection: m.collection, slot: m.slot)
+        case .collectionReplaced(let m):
+            return .collectionReplaced(pin: PinID(m.pin), oldCollection: m.oldCollection, newCollection: m.newCollection)
+        }
+    }
+}
+
+/// A log payload handed to swift-protobuf without copying it out of its batch.
+struct PayloadBytes: SwiftProtobufContiguousBytes {
+    var slice: ArraySlice<UInt8>
+
+    init(_ slice: ArraySlice<UInt8>) { self.slice = slice }
+    init(repeating: UInt8, count: Int) { slice = ArraySlice(repeating: repeating, count: count) }
+    init<S: Sequence>(_ sequence: S) where S.Element == UInt8 { slice = ArraySlice(sequence) }
+    var count: Int { slice.count }
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try slice.withUnsafeBytes(body)
+    }
+    mutating func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+        try slice.withUnsafeMutableBytes(body)
+    }
+}
+
+import Foundation

@@ -1,0 +1,115 @@
+import EventLog
+import Foundation
+import SwiftProtobuf
+
+/// The bytes of a `.snap` file (docs/FORMAT.md, "Snapshot file"): a 96-byte header, then a
+/// `StateSnapshot` message, zstd-compressed.
+enum SnapshotFile {
+    static let magic = Array("VTSNAPSH".utf8)
+    static let version: UInt16 = 1
+    static let headerSize = 96
+    static let maxRawLength: UInt64 = 1 << 30
+    static let fileExtension = ".snap"
+
+    /// A snapshot's header, read and checked.
+    struct Header: Equatable {
+        var sequence: UInt64
+        var batchHash: [UInt8]
+        var codec: UInt8
+        var rawLength: UInt64
+        var storedLength: UInt64
+        var payloadCRC: UInt32
+    }
+
+    static func encode(_ state: TouristState, head: LogHead, compressor: ZstdCompressor) throws -> [UInt8] {
+        precondition(head.sequence == state.sequence, "a snapshot's head must be at its state's sequence")
+        let raw: [UInt8] = try SnapshotCodec.message(for: state).serializedBytes()
+        var stored: [UInt8] = []
+        let compressed = raw.withUnsafeBytes { compressor.compress($0, appendingTo: &stored) }
+        let codec: UInt8 = compressed != nil && stored.count < raw.count ? 1 : 0
+        if codec == 0 { stored = raw }
+        var bytes = magic
+        append(version, to: &bytes)
+        bytes.append(codec)
+        bytes.append(contentsOf: repeatElement(0, count: 5))
+        append(state.sequence, to: &bytes)
+        bytes.append(contentsOf: head.hash.bytes)
+        append(UInt64(raw.count), to: &bytes)
+        append(UInt64(stored.count), to: &bytes)
+        bytes.append(contentsOf: repeatElement(0, count: 16))
+        append(CRC32C.checksum(stored), to: &bytes)
+        append(CRC32C.checksum(bytes), to: &bytes)
+        assert(bytes.count == headerSize)
+        return bytes + stored
+    }
+
+    static func decodeHeader(_ bytes: [UInt8]) throws(SnapshotProblem) -> Header {
+        guard bytes.count >= headerSize else { throw SnapshotProblem("it is shorter than a snapshot header") }
+        guard Array(bytes[0..<8]) == magic else { throw SnapshotProblem("it does not start with VTSNAPSH") }
+        guard integer(bytes, 92, as: UInt32.self) == CRC32C.checksum(bytes[0..<92]) else {
+            throw SnapshotProblem("its header fails its checksum")
+        }
+        let version = integer(bytes, 8, as: UInt16.self)
+        guard version == self.version else { throw SnapshotProblem("it has snapshot format version \(version)") }
+        guard bytes[11..<16].allSatisfy({ $0 == 0 }), bytes[72..<88].allSatisfy({ $0 == 0 }), bytes[10] <= 1 else {
+            throw SnapshotProblem("its header has reserved bytes set or an unknown codec")
+        }
+        let header = Header(
+            sequence: integer(bytes, 16, as: UInt64.self), batchHash: Array(bytes[24..<56]), codec: bytes[10],
+            rawLength: integer(bytes, 56, as: UInt64.self), storedLength: integer(bytes, 64, as: UInt64.self),
+            payloadCRC: integer(bytes, 88, as: UInt32.self))
+        guard header.rawLength <= maxRawLength, header.codec == 1 || header.storedLength == header.rawLength else {
+            throw SnapshotProblem("its lengths are impossible")
+        }
+        return header
+    }
+
+    /// Checks and decodes a whole file.
+    static func decode(_ bytes: [UInt8], decompressor: ZstdDecompressor) throws(SnapshotProblem) -> (Header, TouristState) {
+        let header = try decodeHeader(bytes)
+        guard UInt64(bytes.count - headerSize) == header.storedLength else {
+            throw SnapshotProblem("it holds \(bytes.count - headerSize) payload bytes, not \(header.storedLength)")
+        }
+        let stored = bytes[headerSize...]
+        guard CRC32C.checksum(stored) == header.payloadCRC else { throw SnapshotProblem("its payload fails its checksum") }
+        let raw: [UInt8]
+        if header.codec == 1 {
+            guard let output = stored.withUnsafeBytes({ decompressor.decompress($0, rawLength: Int(header.rawLength)) }) else {
+                throw SnapshotProblem("its payload does not decompress")
+            }
+            raw = output
+        } else {
+            raw = Array(stored)
+        }
+        let message: VirtualTourist_V1_StateSnapshot
+        do {
+            message = try VirtualTourist_V1_StateSnapshot(serializedBytes: raw)
+        } catch {
+            throw SnapshotProblem("its payload is not a state snapshot (\(error))")
+        }
+        guard message.sequence == header.sequence else {
+            throw SnapshotProblem("its payload is for sequence \(message.sequence), its header for \(header.sequence)")
+        }
+        return (header, try SnapshotCodec.state(from: message))
+    }
+
+    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    private static func integer<T: FixedWidthInteger>(_ bytes: [UInt8], _ offset: Int, as: T.Type) -> T {
+        bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+    }
+
+    static func name(for sequence: UInt64) -> String {
+        let digits = String(sequence)
+        return String(repeating: "0", count: 20 - digits.count) + digits + fileExtension
+    }
+
+    static func sequence(in name: String) -> UInt64? {
+        guard name.hasSuffix(fileExtension) else { return nil }
+        let digits = name.dropLast(fileExtension.count)
+        guard digits.count == 20, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return UInt64(digits)
+    }
+}

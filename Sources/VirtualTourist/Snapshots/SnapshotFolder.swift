@@ -1,0 +1,87 @@
+import EventLog
+import FileIO
+
+/// A snapshot that was found and not used, and why.
+public struct SkippedSnapshot: Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var reason: String
+    public var description: String { "\(file): \(reason)" }
+}
+
+/// The `snapshots/` folder of a store: writing, listing, loading and pruning `.snap` files.
+///
+/// Retention: the log is cut into buckets of `interval` events; the folder keeps the oldest
+/// snapshot of each bucket and the newest snapshot overall. So time travel to any sequence
+/// starts at most about `interval` events away from a snapshot, while snapshots taken on
+/// every close do not pile up.
+final class SnapshotFolder: Sendable {
+    let path: String
+    let fileSystem: any FileSystem
+    let interval: UInt64
+
+    init(path: String, fileSystem: any FileSystem, interval: UInt64) {
+        self.path = path
+        self.fileSystem = fileSystem
+        self.interval = interval
+    }
+
+    /// The sequences of the snapshots present, ascending.
+    func sequences() throws -> [UInt64] {
+        guard try fileSystem.exists(path) else { return [] }
+        return try fileSystem.listDirectory(path).compactMap(SnapshotFile.sequence(in:)).sorted()
+    }
+
+    /// Writes a snapshot durably and atomically, then prunes older ones.
+    func write(_ state: TouristState, head: LogHead) throws {
+        let bytes = try SnapshotFile.encode(state, head: head, compressor: try ZstdCompressor(level: 3))
+        try fileSystem.createDirectory(path)
+        try fileSystem.writeAtomically(bytes, to: Path.join(path, SnapshotFile.name(for: state.sequence)))
+        try prune()
+    }
+
+    /// Reads and checks one snapshot (not yet against the log).
+    func load(_ sequence: UInt64) throws(SnapshotProblem) -> (SnapshotFile.Header, TouristState) {
+        let file = Path.join(path, SnapshotFile.name(for: sequence))
+        let bytes: [UInt8]
+        do {
+            bytes = try fileSystem.openFile(file, .readOnly).readAll()
+        } catch {
+            throw SnapshotProblem("it cannot be read (\(error))")
+        }
+        return try SnapshotFile.decode(bytes, decompressor: ZstdDecompressor())
+    }
+
+    /// The newest snapshot at or before `limit` that is sound and belongs to the history the
+    /// reader sees, with the ones skipped on the way and why.
+    func newest(atOrBefore limit: UInt64, reader: LogReader) throws -> (TouristState?, [SkippedSnapshot]) {
+        var skipped: [SkippedSnapshot] = []
+        for sequence in try sequences().reversed() where sequence <= limit {
+            let name = SnapshotFile.name(for: sequence)
+            do {
+                let (header, state) = try load(sequence)
+                guard let head = try reader.head(at: sequence) else {
+                    throw SnapshotProblem("the log has no batch ending at sequence \(sequence)")
+                }
+                guard head.hash.bytes == header.batchHash else {
+                    throw SnapshotProblem("it was taken from another history of the log (its batch hash differs)")
+                }
+                return (state, skipped)
+            } catch let problem as SnapshotProblem {
+                skipped.append(SkippedSnapshot(file: Path.join(path, name), reason: problem.description))
+            }
+        }
+        return (nil, skipped)
+    }
+
+    /// Keeps the oldest snapshot of each bucket of `interval` events, and the newest.
+    func prune() throws {
+        let all = try sequences()
+        guard let newest = all.last else { return }
+        var seenBuckets = Set<UInt64>()
+        for sequence in all {
+            let bucket = sequence / interval
+            if seenBuckets.insert(bucket).inserted || sequence == newest { continue }
+            try? fileSystem.removeFile(Path.join(path, SnapshotFile.name(for: sequence)))
+        }
+    }
+}

@@ -1,0 +1,98 @@
+/// The fold: the only way state is computed. Pure (no I/O, no clock), so replaying the same
+/// events always gives the same state. Cost: O(1) per event, except PhotosListed (O(photos))
+/// and the events that empty an album (O(its photos)).
+extension TouristState {
+    /// Folds one event in. Events that break the rules (``problem(with:)``) change nothing but
+    /// ``ignoredEvents`` and ``sequence``.
+    public mutating func apply(_ recorded: RecordedEvent) {
+        defer { sequence = recorded.sequence }
+        guard problem(with: recorded.event) == nil else {
+            ignoredEvents += 1
+            return
+        }
+        let at = recorded.sequence
+        switch recorded.event {
+        case .regionChanged(let region):
+            self.region = region
+
+        case .pinDropped(let id, let place):
+            pins[id] = Pin(id: id, coordinate: place, droppedAt: at, album: Album())
+
+        case .pinDragged(let id, let place):
+            pins[id]!.coordinate = place
+            // The album moves with the pin: the old place's photos leave it, and results
+            // still on their way for the old collection become stale.
+            if pins[id]!.album.phase != .notRequested { startNewCollection(of: id, number: pins[id]!.album.collection + 1) }
+
+        case .pinRemoved(let id):
+            release(pins[id]!.album.slots)
+            pins[id] = nil
+
+        case .albumRequested(let request):
+            pins[request.pin]!.album.phase = .listing
+            pins[request.pin]!.album.request = request
+            pins[request.pin]!.album.requestedAt = at
+
+        case .photosListed(let listing):
+            modifyAlbum(listing.pin) { album in
+                album.phase = .listed
+                album.listedAt = at
+                album.pages = listing.pages
+                album.total = listing.total
+                album.listedPhotoCount = listing.photos.count
+                album.slots = listing.photos.enumerated().map { position, photo in
+                    PhotoSlot(number: UInt32(position), photo: photo, state: .placeholder, resolvedAt: nil)
+                }
+            }
+
+        case .photoDownloaded(let photo):
+            modifyAlbum(photo.pin) { album in
+                let position = album.position(of: photo.slot)!
+                album.slots[position].state = .downloaded(
+                    digest: photo.digest, byteCount: photo.byteCount, mediaType: photo.mediaType)
+                album.slots[position].resolvedAt = at
+            }
+            photoReferences[photo.digest, default: 0] += 1
+
+        case .photoDownloadFailed(let pin, _, let number, let reason):
+            modifyAlbum(pin) { album in
+                let position = album.position(of: number)!
+                album.slots[position].state = .failed(reason: reason)
+                album.slots[position].resolvedAt = at
+            }
+
+        case .albumRequestFailed(let pin, _, let reason):
+            pins[pin]!.album.phase = .failed(reason: reason)
+
+        case .photoRemoved(let pin, _, let number):
+            let position = pins[pin]!.album.position(of: number)!
+            let removed = pins[pin]!.album.slots.remove(at: position)
+            release([removed])
+
+        case .collectionReplaced(let pin, _, let new):
+            startNewCollection(of: pin, number: new)
+        }
+    }
+
+    /// Folds events in order.
+    public mutating func apply<S: Sequence>(contentsOf events: S) where S.Element == RecordedEvent {
+        for event in events { apply(event) }
+    }
+
+    private mutating func modifyAlbum(_ pin: PinID, _ change: (inout Album) -> Void) {
+        change(&pins[pin]!.album)
+    }
+
+    private mutating func startNewCollection(of pin: PinID, number: UInt32) {
+        release(pins[pin]!.album.slots)
+        pins[pin]!.album = Album(collection: number)
+    }
+
+    private mutating func release(_ slots: [PhotoSlot]) {
+        for slot in slots {
+            guard let digest = slot.digest else { continue }
+            let remaining = photoReferences[digest, default: 1] - 1
+            photoReferences[digest] = remaining > 0 ? remaining : nil
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import EventLog
+
+/// Everything the app shows, as the fold of the log's events 1 through ``sequence``.
+///
+/// ```swift
+/// var state = TouristState()
+/// for event in events { state.apply(event) }
+/// state.pins[pin]?.album.status          // .downloading(done: 3, of: 21)
+/// state.referencedDigests                // the roots for photo garbage collection
+/// ```
+///
+/// A value: copies are cheap until changed (the collections inside are copy-on-write), so a
+/// reader can keep the state of a moment while the store moves on.
+public struct TouristState: Hashable, Sendable {
+    /// The last event folded in (0 for the empty state).
+    public internal(set) var sequence: UInt64 = 0
+    /// Where the map was left; nil until it was first moved.
+    public internal(set) var region: MapRegion?
+    public internal(set) var pins: [PinID: Pin] = [:]
+    /// How many album slots hold each photo digest. Its keys are the blobs in use.
+    public internal(set) var photoReferences: [PhotoDigest: Int] = [:]
+    /// Events that did not apply when folded (always 0 for a log written through the store's
+    /// rules; counted, not fatal, so that an imported or foreign log still opens).
+    public internal(set) var ignoredEvents: UInt64 = 0
+
+    public init() {}
+
+    /// The pins, oldest first.
+    public var pinsInDropOrder: [Pin] { pins.values.sorted { $0.droppedAt < $1.droppedAt } }
+
+    /// The digests of every photo in an album: the roots for garbage collection.
+    public var referencedDigests: Set<PhotoDigest> { Set(photoReferences.keys) }
+}
+
+/// A pin on the map and its album.
+public struct Pin: Hashable, Sendable {
+    public let id: PinID
+    public internal(set) var coordinate: Coordinate
+    /// The sequence number of its PinDropped.
+    public let droppedAt: UInt64
+    public internal(set) var album: Album
+}
+
+/// A pin's photo album: one collection at a time.
+public struct Album: Hashable, Sendable {
+    /// Where the current collection is in its life.
+    public enum Phase: Hashable, Sendable {
+        /// Nothing asked for yet (a new pin, or just after New Collection or a move).
+        case notRequested
+        /// Asked for; the photo service has not answered yet.
+        case listing
+        /// The service listed the photos; each slot is a placeholder until downloaded or failed.
+        case listed
+        /// The service could not answer.
+        case failed(reason: String)
+    }
+
+    /// The collection (generation) shown: 1 for a pin's first album, one more after each New
+    /// Collection or move. Results for any other collection are stale.
+    public internal(set) var collection: UInt32 = 1
+    public internal(set) var phase: Phase = .notRequested
+    /// The current collection's request, once made.
+    public internal(set) var request: AlbumRequest?
+    /// The sequence numbers of its AlbumRequested and PhotosListed.
+    public internal(set) var requestedAt: UInt64?
+    public internal(set) var listedAt: UInt64?
+    /// From the listing: how many result pages and photos the search has in all.
+    public internal(set) var pages: UInt32 = 0
+    public internal(set) var total: UInt64 = 0
+    /// The photos, in album order; removed ones are gone and the rest moved up.
+    public internal(set) var slots: [PhotoSlot] = []
+
+    public init(collection: UInt32 = 1) { self.collection = collection }
+
+    /// What to show.
+    public var status: AlbumStatus {
+        switch phase {
+        case .notRequested: return .notRequested
+        case .listing: return .listing
+        case .failed(let reason): return .failed(reason: reason)
+        case .listed:
+            if listedPhotoCount == 0 { return .noImages }
+            let done = slots.count { $0.isResolved }
+            return done == slots.count ? .complete : .downloading(done: done, of: slots.count)
+        }
+    }
+
+    /// How many photos the listing had (before any were removed).
+    public internal(set) var listedPhotoCount = 0
+
+    /// New Collection is enabled once nothing is being listed or downloaded.
+    public var isNewCollectionEnabled: Bool {
+        switch status {
+        case .complete, .noImages, .failed: true
+        case .notRequested, .listing, .downloading: false
+        }
+    }
+
+    /// The slot with this number (its position in the listing), if still in the album.
+    public func slot(_ number: UInt32) -> PhotoSlot? {
+        position(of: number).map { slots[$0] }
+    }
+
+    /// Slots stay sorted by number (removal keeps order), so this is a binary search.
+    func position(of number: UInt32) -> Int? {
+        var low = 0
+        var high = slots.count
+        while low < high {
+            let middle = (low + high) / 2
+            if slots[middle].number < number { low = middle + 1 } else { high = middle }
+        }
+        return low < slots.count && slots[low].number == number ? low : nil
+    }
+}
+
+/// What an album shows, in the words of the spec.
+public enum AlbumStatus: Hashable, Sendable, CustomStringConvertible {
+    case notRequested
+    case listing
+    case downloading(done: Int, of: Int)
+    case complete
+    /// The search found no photos: the album says "No Images".
+    case noImages
+    case failed(reason: String)
+
+    public var description: String {
+        switch self {
+        case .notRequested: "not requested"
+        case .listing: "listing"
+        case .downloading(let done, let total): "downloading \(done) of \(total)"
+        case .complete: "complete"
+        case .noImages: "no images"
+        case .failed(let reason): "failed: \(reason)"
+        }
+    }
+}
+
+/// One photo of an album.
+public struct PhotoSlot: Hashable, Sendable {
+    public enum State: Hashable, Sendable {
+        case placeholder
+        case downloaded(digest: PhotoDigest, byteCount: UInt64, mediaType: String)
+        case failed(reason: String)
+    }
+
+    /// Its position in the listing (from 0): the photo's id within its collection.
+    public let number: UInt32
+    public let photo: ListedPhoto
+    public internal(set) var state: State
+    /// The sequence number of its PhotoDownloaded or PhotoDownloadFailed.
+    public internal(set) var resolvedAt: UInt64?
+
+    public var isResolved: Bool {
+        if case .placeholder = state { return false }
+        return true
+    }
+
+    public var digest: PhotoDigest? {
+        if case .downloaded(let digest, _, _) = state { return digest }
+        return nil
+    }
+}

@@ -1,0 +1,211 @@
+import EventLog
+import Synchronization
+
+/// The one place where the store's state changes. Actions queue up; a single task takes all
+/// that are waiting, checks each against the state as the ones before it leave it, appends the
+/// accepted events of the whole group as one batch (one `fsync` for all), then applies them
+/// and publishes the new state.
+///
+/// Invariants: only the processing task mutates `state`; an action's events are appended
+/// together or not at all; a refused action appends nothing; `published` always equals a
+/// state whose events are all in the log.
+final class ActionProcessor: @unchecked Sendable {
+    typealias Build = @Sendable (TouristState) throws -> [ProposedEvent]
+
+    private struct Pending {
+        var build: Build
+        var continuation: CheckedContinuation<[RecordedEvent], any Error>
+    }
+
+    private struct Shared {
+        var queue: [Pending] = []
+        var closed = false
+        var published: TouristState
+        var subscribers: [Int: AsyncStream<StoreChange>.Continuation] = [:]
+        var nextSubscriber = 0
+        // Snapshot bookkeeping: read by the processing task, written by the snapshot task.
+        var lastSnapshot: UInt64
+        var snapshotInFlight = false
+        var snapshotFailure: (any Error)?
+    }
+
+    private let log: EventLog
+    private let clock: any LogClock
+    private let snapshots: SnapshotFolder
+    private let shared: Mutex<Shared>
+    private let wakeups: AsyncStream<Void>.Continuation
+    private var task: Task<Void, Never>?
+
+    // Touched only by the processing task (and by `close` after it ended).
+    private var state: TouristState
+    private var lastTimestamp: LogTimestamp
+    private var snapshotTask: Task<Void, Never>?
+
+    init(log: EventLog, state: TouristState, lastTimestamp: LogTimestamp, lastSnapshot: UInt64, snapshots: SnapshotFolder) {
+        self.log = log
+        self.clock = log.configuration.clock
+        self.snapshots = snapshots
+        self.state = state
+        self.lastTimestamp = lastTimestamp
+        self.shared = Mutex(Shared(published: state, lastSnapshot: lastSnapshot))
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        self.wakeups = continuation
+        self.task = Task { [self] in
+            for await _ in stream {
+                while let group = takeQueue() { await process(group) }
+            }
+        }
+    }
+
+    var published: TouristState { shared.withLock { $0.published } }
+
+    /// Why the last snapshot could not be written, if it could not.
+    var snapshotFailure: (any Error)? { shared.withLock { $0.snapshotFailure } }
+
+    /// Runs an action: `build` proposes events from the current state; they are checked,
+    /// appended and applied, or the action fails and nothing is appended.
+    func submit(_ build: @escaping Build) async throws -> [RecordedEvent] {
+        try await withCheckedThrowingContinuation { continuation in
+            let accepted = shared.withLock { shared in
+                guard !shared.closed else { return false }
+                shared.queue.append(Pending(build: build, continuation: continuation))
+                return true
+            }
+            if accepted {
+                wakeups.yield()
+            } else {
+                continuation.resume(throwing: DomainError(.closed, "the store is closed"))
+            }
+        }
+    }
+
+    func changes() -> AsyncStream<StoreChange> {
+        let (stream, continuation) = AsyncStream<StoreChange>.makeStream(bufferingPolicy: .unbounded)
+        let id: Int? = shared.withLock { shared in
+            guard !shared.closed else { return nil }
+            let id = shared.nextSubscriber
+            shared.nextSubscriber += 1
+            shared.subscribers[id] = continuation
+            return id
+        }
+        if let id {
+            continuation.onTermination = { [weak self] _ in _ = self?.shared.withLock { $0.subscribers.removeValue(forKey: id) } }
+        } else {
+            continuation.finish()
+        }
+        return stream
+    }
+
+    /// Refuses new actions, finishes the queued ones, waits for a snapshot in flight and
+    /// writes the final one.
+    func close() async {
+        let alreadyClosed = shared.withLock { shared in
+            defer { shared.closed = true }
+            return shared.closed
+        }
+        guard !alreadyClosed else { return }
+        wakeups.finish()
+        await task?.value
+        await snapshotTask?.value
+        if state.sequence > shared.withLock({ $0.lastSnapshot }) {
+            writeSnapshot(state, log.head)
+        }
+        let subscribers = shared.withLock { shared in
+            defer { shared.subscribers = [:] }
+            return Array(shared.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+
+    /// For a store dropped without `close`: refuse new actions and let the processing task end
+    /// after the queued ones, so the log is released. No final snapshot is written.
+    func stopWithoutWaiting() {
+        shared.withLock { $0.closed = true }
+        wakeups.finish()
+    }
+
+    private func takeQueue() -> [Pending]? {
+        shared.withLock { shared in
+            guard !shared.queue.isEmpty else { return nil }
+            defer { shared.queue = [] }
+            return shared.queue
+        }
+    }
+
+    private func process(_ group: [Pending]) async {
+        var scratch = state
+        // The clock may step back (NTP); the log's time never does, so such events get the
+        // last time used until the clock catches up.
+        let now = max(clock.now(), lastTimestamp)
+        var accepted: [(Pending, [RecordedEvent])] = []
+        var payloads: [[UInt8]] = []
+        for pending in group {
+            do {
+                let proposed = try pending.build(scratch)
+                var target = scratch
+                var recorded: [RecordedEvent] = []
+                for (index, proposal) in proposed.enumerated() {
+                    let sequence = scratch.sequence + UInt64(index) + 1
+                    let cause: UInt64? = switch proposal.cause {
+                    case .none: nil
+                    case .sequence(let sequence): sequence
+                    case .earlierInAction(let position): recorded[position].sequence
+                    }
+                    if let problem = target.problem(with: proposal.event) { throw problem }
+                    let event = RecordedEvent(sequence: sequence, timestamp: now, cause: cause, event: proposal.event)
+                    target.apply(event)
+                    recorded.append(event)
+                }
+                scratch = target
+                payloads += recorded.map { EventCodec.encode($0.event, cause: $0.cause) }
+                accepted.append((pending, recorded))
+            } catch {
+                pending.continuation.resume(throwing: error)
+            }
+        }
+        guard !payloads.isEmpty else { return }
+        do {
+            let range = try await log.append(
+                contentsOf: payloads, timestamps: Array(repeating: now, count: payloads.count))
+            precondition(range.lowerBound == state.sequence + 1, "only the store's processor appends to its log")
+        } catch {
+            let failure = DomainError(.storage, "the log refused the events; nothing changed", cause: error)
+            for (pending, _) in accepted { pending.continuation.resume(throwing: failure) }
+            return
+        }
+        state = scratch
+        lastTimestamp = now
+        let events = accepted.flatMap(\.1)
+        let change = StoreChange(events: events, state: state)
+        let subscribers = shared.withLock { shared in
+            shared.published = state
+            return Array(shared.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(change) }
+        for (pending, recorded) in accepted { pending.continuation.resume(returning: recorded) }
+        let interval = snapshots.interval
+        let due = shared.withLock { shared in
+            guard !shared.snapshotInFlight, state.sequence / interval > shared.lastSnapshot / interval else { return false }
+            shared.snapshotInFlight = true
+            return true
+        }
+        if due {
+            // Encoding and writing a large state takes a while: off the action path.
+            let (snapshotState, head) = (state, log.head)
+            snapshotTask = Task.detached { [self] in writeSnapshot(snapshotState, head) }
+        }
+    }
+
+    /// Writes a snapshot; a failure is kept for the store's report, not thrown (snapshots only
+    /// save replay time). Runs off the processing task: it touches only `snapshots` (immutable)
+    /// and `shared` (locked).
+    private func writeSnapshot(_ state: TouristState, _ head: LogHead) {
+        var failure: (any Error)? = nil
+        do { try snapshots.write(state, head: head) } catch { failure = error }
+        shared.withLock { shared in
+            if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, state.sequence) }
+            shared.snapshotFailure = failure
+            shared.snapshotInFlight = false
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import EventLog
+
+/// How a ``TouristStore`` is opened.
+public struct StoreOptions: Sendable {
+    /// The log's settings: durability (`.always` by default), the clock, sizes.
+    public var log = LogConfiguration()
+    /// Where new pin ids come from.
+    public var pinIDs: any PinIDGenerator = RandomPinIDs()
+    /// A snapshot is written when the log passes each multiple of this many events, and on
+    /// close. Opening replays at most about this many events after the newest snapshot.
+    public var snapshotInterval: UInt64 = 10_000
+    /// Create the folder and a new store when there is none.
+    public var createIfMissing = true
+
+    public init() {}
+}
+
+/// What opening a store found and did.
+public struct OpenReport: Sendable {
+    /// The log's own recovery (a torn tail cut, indexes rebuilt).
+    public var logRecovery: RecoveryReport
+    /// The sequence of the snapshot the state started from (nil: replayed from the start).
+    public var snapshot: UInt64?
+    /// Snapshots found but not used, and why.
+    public var skippedSnapshots: [SkippedSnapshot]
+    /// How many events were replayed on top of the snapshot.
+    public var replayedEvents: UInt64
+    /// How long opening took.
+    public var duration: Duration
+}
+
+/// One group of events the store accepted, with the state after them.
+public struct StoreChange: Sendable {
+    public var events: [RecordedEvent]
+    public var state: TouristState
+}
+
+/// An event an action proposes; its cause may point at an earlier event of the same action.
+struct ProposedEvent {
+    enum Cause {
+        case none
+        case sequence(UInt64)
+        /// The event at this position in the same action.
+        case earlierInAction(Int)
+    }
+
+    var event: DomainEvent
+    var cause: Cause = .none
+}

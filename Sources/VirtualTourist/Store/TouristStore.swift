@@ -1,0 +1,160 @@
+import EventLog
+import FileIO
+
+/// A Virtual Tourist store, opened by folder path: the event log, the snapshots and the
+/// projected state, behind one `Sendable` facade.
+///
+/// ```swift
+/// let store = try await TouristStore.open(at: "~/…/virtual-tourist")
+/// let pin = try await store.dropPin(at: Coordinate(latitude: 48.8584, longitude: 2.2945))
+/// store.state.pins[pin]?.album.status      // .notRequested
+/// for await change in store.changes() { … } // each accepted group of events, with the new state
+/// let then = try store.state(at: 42)        // time travel
+/// try await store.close()
+/// ```
+///
+/// Folder layout: `log/` (docs/FORMAT.md), `snapshots/` (`.snap` files), and later `blobs/`.
+/// Every action is checked against the rules (``TouristState/problem(with:)``) before anything
+/// is appended; a refused action changes nothing on disk.
+public final class TouristStore: Sendable {
+    public let folder: String
+    public let report: OpenReport
+    let options: StoreOptions
+    let fileSystem: any FileSystem
+    let log: EventLog
+    let snapshots: SnapshotFolder
+    let processor: ActionProcessor
+
+    static let entries: Set<String> = ["log", "snapshots", "blobs"]
+
+    var logPath: String { Path.join(folder, "log") }
+
+    /// Opens (or creates) the store in `folder`: loads the newest sound snapshot and replays
+    /// only the events after it. Opening does not grow with the log's length.
+    ///
+    /// - Throws: ``DomainError`` — `.notAStore` when the folder holds something else,
+    ///   `.storage` when the log cannot be opened (its ``EventLog/LogError`` is the cause: for
+    ///   example another program has the store open), `.undecodableEvent` when the log holds an
+    ///   event this program cannot read.
+    public static func open(
+        at folder: String, options: StoreOptions = StoreOptions(), fileSystem: any FileSystem = PosixFileSystem()
+    ) async throws -> TouristStore {
+        let started = ContinuousClock.now
+        try prepare(folder, options: options, fileSystem: fileSystem)
+        let log: EventLog
+        do {
+            log = try EventLog.open(at: Path.join(folder, "log"), configuration: options.log, fileSystem: fileSystem)
+        } catch let error as LogError {
+            throw DomainError(.storage, "the store at \(folder) cannot be opened: \(error.message)", cause: error)
+        }
+        do {
+            let snapshots = SnapshotFolder(
+                path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
+            let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
+            let (base, skipped) = try snapshots.newest(atOrBefore: log.lastSequence, reader: reader)
+            let start = base ?? TouristState()
+            let (state, lastTime) = try replay(reader, from: start, through: log.lastSequence)
+            let lastTimestamp = try lastTime
+                ?? (log.lastSequence > 0 ? reader.event(at: log.lastSequence)?.timestamp : nil)
+                ?? LogTimestamp(microsecondsSinceEpoch: .min)
+            let processor = ActionProcessor(
+                log: log, state: state, lastTimestamp: lastTimestamp, lastSnapshot: base?.sequence ?? 0,
+                snapshots: snapshots)
+            let report = OpenReport(
+                logRecovery: log.recovery, snapshot: base?.sequence, skippedSnapshots: skipped,
+                replayedEvents: state.sequence - start.sequence, duration: ContinuousClock.now - started)
+            return TouristStore(
+                folder: folder, report: report, options: options, fileSystem: fileSystem, log: log,
+                snapshots: snapshots, processor: processor)
+        } catch {
+            try? log.close()
+            throw storageError(error, "the store at \(folder) cannot be read")
+        }
+    }
+
+    private init(
+        folder: String, report: OpenReport, options: StoreOptions, fileSystem: any FileSystem, log: EventLog,
+        snapshots: SnapshotFolder, processor: ActionProcessor
+    ) {
+        self.folder = folder
+        self.report = report
+        self.options = options
+        self.fileSystem = fileSystem
+        self.log = log
+        self.snapshots = snapshots
+        self.processor = processor
+    }
+
+    deinit { processor.stopWithoutWaiting() }
+
+    /// The current state: a value, so it stays as it is while the store moves on.
+    public var state: TouristState { processor.published }
+
+    /// The sequence number of the last event (0 for a new store).
+    public var lastSequence: UInt64 { state.sequence }
+
+    /// Every group of events accepted from now on, with the state after it. The stream ends
+    /// when the store closes.
+    public func changes() -> AsyncStream<StoreChange> { processor.changes() }
+
+    /// Why the last snapshot could not be written, if it could not (the store works on;
+    /// opening just replays more).
+    public var snapshotFailure: (any Error)? { processor.snapshotFailure }
+
+    /// Finishes queued actions, writes a snapshot, and closes the log (releasing its lock).
+    public func close() async throws {
+        await processor.close()
+        do {
+            try log.close()
+        } catch {
+            throw Self.storageError(error, "the store at \(folder) did not close cleanly")
+        }
+    }
+
+    /// Creates the folder when allowed; refuses a file, or a folder holding other things.
+    private static func prepare(_ folder: String, options: StoreOptions, fileSystem: any FileSystem) throws {
+        let status: FileStatus?
+        do { status = try fileSystem.status(folder) } catch {
+            throw storageError(error, "cannot look at \(folder)")
+        }
+        switch status {
+        case nil:
+            guard options.createIfMissing else { throw DomainError(.notAStore, "there is no store at \(folder)") }
+            do { try fileSystem.createDirectory(folder) } catch { throw storageError(error, "cannot create \(folder)") }
+        case let status? where status.kind != .directory:
+            throw DomainError(.notAStore, "\(folder) is a file, not a Virtual Tourist store")
+        default:
+            let foreign = ((try? fileSystem.listDirectory(folder)) ?? []).filter { !entries.contains($0) }.sorted()
+            if !foreign.isEmpty {
+                throw DomainError(
+                    .notAStore,
+                    "\(folder) holds other things (\(foreign.prefix(5).joined(separator: ", "))); a store folder holds"
+                        + " only log/, snapshots/ and blobs/. Choose an empty or new folder")
+            }
+        }
+    }
+
+    /// Folds the log's events after `state` through `last`, decoding each.
+    static func replay(_ reader: LogReader, from state: TouristState, through last: UInt64) throws
+        -> (TouristState, LogTimestamp?)
+    {
+        var state = state
+        var lastTime: LogTimestamp? = nil
+        guard last > state.sequence else { return (state, nil) }
+        let cursor = try reader.events(from: state.sequence + 1, through: last)
+        while let event = try cursor.next() {
+            state.apply(try EventCodec.decode(event))
+            lastTime = event.timestamp
+        }
+        guard state.sequence == last else {
+            throw DomainError(.storage, "the log ends at \(state.sequence), before sequence \(last)")
+        }
+        return (state, lastTime)
+    }
+
+    static func storageError(_ error: any Error, _ doing: String) -> DomainError {
+        if let error = error as? DomainError { return error }
+        if let error = error as? LogError { return DomainError(.storage, "\(doing): \(error.message)", cause: error) }
+        return DomainError(.storage, doing, cause: error)
+    }
+}

@@ -1,0 +1,84 @@
+import EventLog
+import Testing
+@testable import VirtualTourist
+
+@Suite struct CodecTests {
+    @Test func everyEventTypeRoundTripsThroughTheEnvelope() throws {
+        var story = StoryGenerator(seed: 42)
+        story.generate(800)
+        for recorded in story.events {
+            let payload = EventCodec.encode(recorded.event, cause: recorded.cause)
+            let logEvent = LogEvent(sequence: recorded.sequence, timestamp: recorded.timestamp, payload: ArraySlice(payload))
+            #expect(try EventCodec.decode(logEvent) == recorded)
+        }
+    }
+
+    @Test func payloadsThatAreNotEventsAreNamedBySequence() {
+        let t = LogTimestamp(microsecondsSinceEpoch: 0)
+        let cases: [([UInt8], String)] = [
+            ([0xFF, 0xFF, 0xFF], "not a Virtual Tourist event envelope"),
+            ([], "no schema version"),
+            ([0x08, 0x01], "holds no event this program knows"),
+            ([0x08, 0x09, 0x5A, 0x00], "schema version 9"),
+        ]
+        for (bytes, message) in cases {
+            do {
+                _ = try EventCodec.decode(LogEvent(sequence: 77, timestamp: t, payload: ArraySlice(bytes)))
+                Issue.record("\(bytes) decoded")
+            } catch let error as DomainError {
+                #expect(error.code == .undecodableEvent)
+                #expect(error.message.contains("event 77"))
+                #expect(error.message.contains(message), "\(error.message)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+
+    @Test(arguments: [7, 8, 9] as [UInt64])
+    func aSnapshotRebuildsExactlyTheFoldedState(_ seed: UInt64) throws {
+        var story = StoryGenerator(seed: seed)
+        story.generate(1_500)
+        let state = fold(story.events)
+        let head = LogHead(sequence: state.sequence, hash: ChainHash(validating: Array(repeating: 7, count: 32))!)
+        let bytes = try SnapshotFile.encode(state, head: head, compressor: ZstdCompressor(level: 3))
+        let (header, decoded) = try SnapshotFile.decode(bytes, decompressor: ZstdDecompressor())
+        #expect(decoded == state)
+        #expect(header.sequence == state.sequence)
+        #expect(header.batchHash == head.hash.bytes)
+        #expect(header.codec == 1)
+    }
+
+    @Test func damagedSnapshotBytesAreRefusedNeverMisread() throws {
+        var story = StoryGenerator(seed: 3)
+        story.generate(300)
+        let state = fold(story.events)
+        let bytes = try SnapshotFile.encode(
+            state, head: LogHead(sequence: state.sequence, hash: ChainHash(validating: Array(repeating: 1, count: 32))!),
+            compressor: ZstdCompressor(level: 3))
+        for position in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 400)) {
+            var damaged = bytes
+            damaged[position] ^= 0x20
+            #expect(throws: SnapshotProblem.self, "flip at \(position)") {
+                try SnapshotFile.decode(damaged, decompressor: ZstdDecompressor())
+            }
+        }
+        #expect(throws: SnapshotProblem.self) { try SnapshotFile.decode(Array(bytes.dropLast()), decompressor: ZstdDecompressor()) }
+    }
+
+    @Test func idsAndDigestsParseOnlyWhatTheyPrint() {
+        let pin = PinID(0x3fa2_9c01_0000_0001)
+        #expect(pin.description == "3fa29c0100000001")
+        #expect(PinID(parsing: pin.description) == pin)
+        for bad in ["", "3fa2", "3fa29c01000000011", "zzzzzzzzzzzzzzzz", "../../etc/passwd"] {
+            #expect(PinID(parsing: bad) == nil, "\(bad)")
+        }
+        let d = digest(5)
+        #expect(PhotoDigest(hex: d.description) == d)
+        #expect(PhotoDigest(hex: d.description.uppercased()) == d)
+        for bad in ["", String(repeating: "a", count: 63), String(repeating: "g", count: 64), "../" + String(repeating: "a", count: 61)] {
+            #expect(PhotoDigest(hex: bad) == nil, "\(bad)")
+        }
+        #expect(PhotoDigest(bytes: [1, 2]) == nil)
+    }
+}

@@ -1,0 +1,109 @@
+import EventLog
+import Foundation
+import Testing
+@testable import VirtualTourist
+
+/// `Fixtures/store-v1` is a store written with event schema version 1 and committed. Every
+/// later version of this code must read it to exactly the state asserted here, from its
+/// snapshot and from its events alone. Never regenerate it; a new schema version adds a new
+/// fixture beside it.
+@Suite struct StoreFixtureTests {
+    static var fixture: String { Bundle.module.bundleURL.appendingPathComponent("Fixtures/store-v1").path }
+    static let rome = Coordinate(latitude: 41.8902, longitude: 12.4922)
+    static let paris = Coordinate(latitude: 48.8584, longitude: 2.2945)
+    static let kyoto = Coordinate(latitude: 35.0116, longitude: 135.7681)
+    static let types = [
+        "RegionChanged", "PinDropped", "PinDropped", "PinDropped", "AlbumRequested", "PhotosListed",
+        "PhotoDownloaded", "PhotoDownloaded", "PhotoDownloadFailed", "PhotoDownloaded", "PhotoRemoved",
+        "AlbumRequested", "AlbumRequestFailed", "AlbumRequested", "PhotosListed", "AlbumRequested", "PhotosListed",
+        "PhotoDownloaded", "PinDragged", "AlbumRequested", "PhotosListed", "PhotoDownloaded", "CollectionReplaced",
+        "AlbumRequested", "PhotosListed", "PinDropped", "PinRemoved",
+    ]
+
+    /// The scenario, written once with a fixed clock and pin ids 1…4.
+    static func write(to folder: String) async throws {
+        var options = StoreOptions()
+        let clock = TestClock()
+        options.log.clock = clock
+        options.pinIDs = CountingPinIDs()
+        options.snapshotInterval = 10
+        options.log.newLogID = Array("store-fixture-v1".utf8)
+        let store = try await TouristStore.open(at: folder, options: options)
+        func tick() { clock.advance(250_000) }
+        try await store.changeRegion(to: MapRegion(center: rome, latitudeSpan: 12, longitudeSpan: 20)); tick()
+        let p1 = try await store.dropPin(at: rome); tick()
+        let p2 = try await store.dropPin(at: paris); tick()
+        let p3 = try await store.dropPin(at: kyoto); tick()
+        let r1 = try await store.requestAlbum(for: p1, perPage: 4, cause: 2); tick()
+        let l1 = try await store.recordListing(PhotoListing(pin: p1, collection: 1, page: 1, pages: 7, total: 25, photos: listedPhotos(4, prefix: "rome")), cause: r1.sequence); tick()
+        for slot in [1, 2] as [UInt32] {
+            try await store.recordDownload(DownloadedPhoto(pin: p1, collection: 1, slot: slot, digest: digest(UInt64(slot)), byteCount: 2_000 + UInt64(slot), mediaType: "image/jpeg"), cause: l1.sequence); tick()
+        }
+        try await store.recordDownloadFailure(pin: p1, collection: 1, slot: 3, reason: "HTTP 404", cause: l1.sequence); tick()
+        try await store.recordDownload(DownloadedPhoto(pin: p1, collection: 1, slot: 0, digest: digest(0), byteCount: 2_000, mediaType: "image/png"), cause: l1.sequence); tick()
+        try await store.removePhoto(1, from: p1); tick()
+        let r2 = try await store.requestAlbum(for: p2, perPage: 4, cause: 3); tick()
+        try await store.recordRequestFailure(pin: p2, collection: 1, reason: "Flickr: service unavailable (code 105)", cause: r2.sequence); tick()
+        let r2b = try await store.requestAlbum(for: p2, perPage: 4); tick()
+        try await store.recordListing(PhotoListing(pin: p2, collection: 1, page: 1, pages: 0, total: 0, photos: []), cause: r2b.sequence); tick()
+        let r3 = try await store.requestAlbum(for: p3, perPage: 4, cause: 4); tick()
+        let l3 = try await store.recordListing(PhotoListing(pin: p3, collection: 1, page: 1, pages: 1, total: 2, photos: listedPhotos(2, prefix: "kyoto")), cause: r3.sequence); tick()
+        try await store.recordDownload(DownloadedPhoto(pin: p3, collection: 1, slot: 0, digest: digest(30), byteCount: 3_000, mediaType: "image/webp"), cause: l3.sequence); tick()
+        try await store.dragPin(p3, to: paris); tick()
+        let r3b = try await store.requestAlbum(for: p3, perPage: 4); tick()
+        let l3b = try await store.recordListing(PhotoListing(pin: p3, collection: 2, page: 1, pages: 1, total: 1, photos: listedPhotos(1, prefix: "moved")), cause: r3b.sequence); tick()
+        try await store.recordDownload(DownloadedPhoto(pin: p3, collection: 2, slot: 0, digest: digest(31), byteCount: 3_100, mediaType: "image/gif"), cause: l3b.sequence); tick()
+        let replaced = try await store.replaceCollection(of: p1, page: 5, perPage: 4); tick()
+        try await store.recordListing(PhotoListing(pin: p1, collection: 2, page: 5, pages: 7, total: 25, photos: listedPhotos(2, prefix: "again")), cause: replaced[1].sequence); tick()
+        let p4 = try await store.dropPin(at: kyoto); tick()
+        try await store.removePin(p4)
+        try await store.close()
+    }
+
+    func expectTheFixtureState(_ state: TouristState) {
+        #expect(state.sequence == 27)
+        #expect(state.ignoredEvents == 0)
+        #expect(state.region == MapRegion(center: Self.rome, latitudeSpan: 12, longitudeSpan: 20))
+        #expect(state.pinsInDropOrder.map(\.id) == [PinID(1), PinID(2), PinID(3)])
+        let p1 = state.pins[PinID(1)]!, p2 = state.pins[PinID(2)]!, p3 = state.pins[PinID(3)]!
+        #expect(p1.coordinate == Self.rome && p1.droppedAt == 2)
+        #expect(p1.album.collection == 2)
+        #expect(p1.album.status == .downloading(done: 0, of: 2))
+        #expect(p1.album.request == AlbumRequest(pin: PinID(1), collection: 2, page: 5, perPage: 4, place: Self.rome))
+        #expect(p1.album.slots.map(\.photo.remoteID) == ["again0", "again1"])
+        #expect(p2.album.status == .noImages)
+        #expect(p2.album.isNewCollectionEnabled)
+        #expect(p3.coordinate == Self.paris)
+        #expect(p3.album.collection == 2)
+        #expect(p3.album.status == .complete)
+        #expect(p3.album.slots.map(\.state) == [.downloaded(digest: digest(31), byteCount: 3_100, mediaType: "image/gif")])
+        #expect(state.photoReferences == [digest(31): 1])
+    }
+
+    @Test func theVersion1StoreOpensToTheSameState() async throws {
+        let folder = TemporaryFolder("fixture")
+        try FileManager.default.copyItem(atPath: Self.fixture, toPath: folder.path)
+        var options = StoreOptions()
+        options.log.clock = TestClock()
+        let store = try await TouristStore.open(at: folder.path, options: options)
+        #expect(store.report.snapshot == 27, "the snapshot written on close is read")
+        #expect(store.report.skippedSnapshots.isEmpty)
+        expectTheFixtureState(store.state)
+        // The same state from the events alone, and the events themselves.
+        expectTheFixtureState(try store.state(at: 27))
+        let reader = try LogReader(directory: folder.sub("log"))
+        let events = try TouristStore.replay(reader, from: TouristState(), through: 27)
+        expectTheFixtureState(events.0)
+        #expect(try store.events().map(\.event.typeName) == Self.types)
+        #expect(try store.causes(of: 22).map(\.event.typeName) == ["PhotoDownloaded", "PhotosListed", "AlbumRequested"])
+        #expect(try store.history(of: PinID(2)).count == 5)
+        try await store.close()
+    }
+
+    /// Writes the fixture (once, when schema version 1 was made):
+    /// `VT_WRITE_STORE_FIXTURE=/path swift test --filter writeTheStoreFixture`.
+    @Test func writeTheStoreFixture() async throws {
+        guard let path = ProcessInfo.processInfo.environment["VT_WRITE_STORE_FIXTURE"] else { return }
+        try await Self.write(to: path)
+    }
+}

@@ -1,0 +1,208 @@
+import EventLog
+import FileIO
+import Foundation
+import Testing
+@testable import VirtualTourist
+
+@Suite struct StoreTests {
+    /// Writes a generated story through a store (event by event, through the rules).
+    func write(_ story: StoryGenerator, to folder: String, snapshotInterval: UInt64) async throws {
+        let store = try await TouristStore.open(at: folder, options: storeOptions(snapshotInterval: snapshotInterval))
+        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
+        #expect(store.state == fold(story.events))
+        try await store.close()
+    }
+
+    @Test(arguments: [(11 as UInt64, 50 as UInt64), (12, 333), (13, 100_000)])
+    func reopeningGivesTheFoldFromScratch(_ seed: UInt64, _ interval: UInt64) async throws {
+        let folder = TemporaryFolder("reopen")
+        var story = StoryGenerator(seed: seed)
+        story.generate(1_200)
+        try await write(story, to: folder.path, snapshotInterval: interval)
+        let expected = fold(story.events)
+
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: interval))
+        #expect(store.state == expected)
+        // Closing wrote a snapshot at the end, so nothing is replayed.
+        #expect(store.report.snapshot == 1_200)
+        #expect(store.report.replayedEvents == 0)
+        #expect(store.report.skippedSnapshots.isEmpty)
+        // Retention: one snapshot per bucket of `interval` events, plus the newest.
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder.sub("snapshots")).sorted()
+            .compactMap { UInt64($0.prefix(20)) }
+        #expect(kept.last == 1_200)
+        #expect(Set(kept.dropLast().map { $0 / interval }).count == kept.count - 1, "\(kept)")
+        #expect(kept.count <= Int(1_200 / interval) + 1)
+        try await store.close()
+    }
+
+    /// Replay from scratch equals snapshot plus tail, at every snapshot the store keeps.
+    @Test func snapshotPlusTailEqualsReplayFromScratch() async throws {
+        let folder = TemporaryFolder("tail")
+        var story = StoryGenerator(seed: 21)
+        story.generate(900)
+        try await write(story, to: folder.path, snapshotInterval: 100)
+        let reader = try LogReader(directory: folder.sub("log"))
+        let snapshots = SnapshotFolder(path: folder.sub("snapshots"), fileSystem: PosixFileSystem(), interval: 100)
+        let sequences = try snapshots.sequences()
+        #expect(sequences.count >= 9)
+        for sequence in sequences {
+            let (_, base) = try snapshots.load(sequence)
+            let tail = try TouristStore.replay(reader, from: base, through: 900).0
+            #expect(tail == fold(story.events), "from the snapshot at \(sequence)")
+        }
+    }
+
+    @Test func aDamagedSnapshotIsReportedAndSkipped() async throws {
+        let folder = TemporaryFolder("damaged")
+        var story = StoryGenerator(seed: 31)
+        story.generate(500)
+        try await write(story, to: folder.path, snapshotInterval: 200)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.sub("snapshots")).sorted()
+        #expect(names == ["00000000000000000200.snap", "00000000000000000400.snap", "00000000000000000500.snap"])
+        var newest = Array(try Data(contentsOf: URL(fileURLWithPath: folder.sub("snapshots/\(names[2])"))))
+        newest[newest.count / 2] ^= 0xFF
+        try Data(newest).write(to: URL(fileURLWithPath: folder.sub("snapshots/\(names[2])")))
+
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: 200))
+        #expect(store.state == fold(story.events))
+        #expect(store.report.snapshot == 400)
+        #expect(store.report.replayedEvents == 100)
+        #expect(store.report.skippedSnapshots.map(\.file) == [folder.sub("snapshots/\(names[2])")])
+        #expect(store.report.skippedSnapshots.first?.reason.contains("checksum") == true)
+        try await store.close()
+    }
+
+    /// A snapshot from another history of the log (the log was cut back and written again) is
+    /// never applied to it.
+    @Test func aSnapshotOfAnotherHistoryIsNotUsed() async throws {
+        let folder = TemporaryFolder("history")
+        var story = StoryGenerator(seed: 41)
+        story.generate(300)
+        try await write(story, to: folder.path, snapshotInterval: 1_000)
+        // Keep the snapshot at 300, then rebuild the log with different events 1...300.
+        let kept = try Data(contentsOf: URL(fileURLWithPath: folder.sub("snapshots/00000000000000000300.snap")))
+        try FileManager.default.removeItem(atPath: folder.path)
+        var other = StoryGenerator(seed: 42)
+        other.generate(300)
+        try await write(other, to: folder.path, snapshotInterval: 1_000)
+        try kept.write(to: URL(fileURLWithPath: folder.sub("snapshots/00000000000000000300.snap")))
+
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        #expect(store.state == fold(other.events))
+        #expect(store.report.skippedSnapshots.first?.reason.contains("another history") == true)
+        #expect(store.report.replayedEvents == 300)
+        try await store.close()
+    }
+
+    /// Opening reads the newest snapshot and the tail only: the events replayed do not grow
+    /// with the log.
+    @Test func openingReplaysOnlyTheTail() async throws {
+        let folder = TemporaryFolder("open")
+        let options = storeOptions(snapshotInterval: 1_000)
+        let store = try await TouristStore.open(at: folder.path, options: options)
+        let pin = try await store.dropPin(at: Coordinate(latitude: 1, longitude: 1))
+        for step in 0..<5_000 {
+            try await store.changeRegion(to: MapRegion(center: Coordinate(latitude: Double(step % 80), longitude: 1), latitudeSpan: 1, longitudeSpan: 1))
+        }
+        // Wait for the background snapshot at 5,000, then simulate a crash: no close.
+        var waited = 0
+        while try !FileManager.default.contentsOfDirectory(atPath: folder.sub("snapshots")).contains("00000000000000005000.snap"), waited < 500 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        try await store.dragPin(pin, to: Coordinate(latitude: 2, longitude: 2))
+        let expected = store.state
+        try await store.close()
+        try FileManager.default.removeItem(atPath: folder.sub("snapshots/00000000000000005002.snap"))
+
+        let reopened = try await TouristStore.open(at: folder.path, options: options)
+        #expect(reopened.state == expected)
+        #expect(reopened.report.snapshot == 5_000)
+        #expect(reopened.report.replayedEvents == 2)
+        try await reopened.close()
+    }
+
+    /// Concurrent actions are checked one after another against the state the earlier ones
+    /// leave, and written together.
+    @Test func concurrentActionsAreCheckedInTurnAndWrittenTogether() async throws {
+        let folder = TemporaryFolder("concurrent")
+        var options = storeOptions(durability: .always)
+        options.pinIDs = RandomPinIDs()
+        let store = try await TouristStore.open(at: folder.path, options: options)
+        let pins = try await withThrowingTaskGroup(of: PinID.self) { group in
+            for index in 0..<200 {
+                group.addTask { try await store.dropPin(at: Coordinate(latitude: Double(index % 90), longitude: 0)) }
+            }
+            return try await group.reduce(into: [PinID]()) { $0.append($1) }
+        }
+        #expect(Set(pins).count == 200)
+        #expect(store.state.pins.count == 200)
+        // Racing removals of one pin: exactly one wins.
+        let target = pins[0]
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<10 { group.addTask { (try? await store.removePin(target)) != nil } }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        try await store.close()
+        let report = try LogVerifier.verify(directory: folder.sub("log"))
+        #expect(report.events == 201)
+        #expect(report.batches < 201, "actions that waited together were written as one batch")
+    }
+
+    @Test func changesStreamEveryAcceptedGroupWithItsState() async throws {
+        let folder = TemporaryFolder("changes")
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        let changes = store.changes()
+        let listener = Task {
+            var seen: [(UInt64, Int)] = []
+            for await change in changes {
+                seen.append((change.state.sequence, change.state.pins.count))
+                #expect(change.events.last?.sequence == change.state.sequence)
+            }
+            return seen
+        }
+        let pin = try await store.dropPin(at: Coordinate(latitude: 5, longitude: 5))
+        await expectDomainError(.unknownPin) { try await store.removePin(PinID(404)) }
+        try await store.removePin(pin)
+        try await store.close()
+        let seen = await listener.value
+        #expect(seen.map(\.0) == [1, 2])
+        #expect(seen.map(\.1) == [1, 0])
+    }
+
+    @Test func aFolderThatIsNotAStoreIsRefused() async throws {
+        let folder = TemporaryFolder("foreign")
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: folder.sub("notes.txt")))
+        let error = await expectDomainError(.notAStore) { try await TouristStore.open(at: folder.path) }
+        #expect(error?.message.contains("notes.txt") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["notes.txt"])
+        await expectDomainError(.notAStore) { try await TouristStore.open(at: folder.sub("notes.txt")) }
+
+        // A second store on the same folder: the log's lock says who holds it.
+        let store = try await TouristStore.open(at: folder.sub("store"), options: storeOptions())
+        let locked = await expectDomainError(.storage) { try await TouristStore.open(at: folder.sub("store")) }
+        #expect((locked?.cause as? LogError)?.code == .locked)
+        try await store.close()
+        await expectDomainError(.closed) { try await store.dropPin(at: Coordinate(latitude: 0, longitude: 0)) }
+    }
+
+    /// A store dropped without `close` releases its log, so the folder can be opened again.
+    @Test func aStoreDroppedWithoutClosingReleasesTheFolder() async throws {
+        let folder = TemporaryFolder("dropped")
+        do {
+            let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+            try await store.dropPin(at: Coordinate(latitude: 3, longitude: 4))
+        }
+        var reopened: TouristStore? = nil
+        for _ in 0..<200 where reopened == nil {
+            reopened = try? await TouristStore.open(at: folder.path, options: storeOptions())
+            if reopened == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let store = try #require(reopened)
+        #expect(store.state.pins.count == 1)
+        try await store.close()
+    }
+}

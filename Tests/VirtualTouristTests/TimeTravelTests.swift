@@ -1,0 +1,92 @@
+import EventLog
+import Foundation
+import Testing
+@testable import VirtualTourist
+
+@Suite struct TimeTravelTests {
+    @Test func theStateAtEverySequenceEqualsAFreshFoldOfThatPrefix() async throws {
+        let folder = TemporaryFolder("travel")
+        var story = StoryGenerator(seed: 51)
+        story.generate(400)
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: 37))
+        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
+        for sequence in 0...400 as ClosedRange<UInt64> {
+            #expect(try store.state(at: sequence) == fold(story.events.prefix(Int(sequence))), "at \(sequence)")
+        }
+        await expectDomainError(.invalidArgument) { try store.state(at: 401) }
+        try await store.close()
+    }
+
+    @Test func theStateAtATimeIsTheStateAfterTheLastEventByThen() async throws {
+        let folder = TemporaryFolder("time")
+        let clock = TestClock()
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(clock: clock))
+        let start = clock.now()
+        var times: [LogTimestamp] = []
+        for index in 0..<10 {
+            try await store.dropPin(at: Coordinate(latitude: Double(index), longitude: 0))
+            times.append(clock.now())
+            clock.advance(1_000)
+        }
+        #expect(try store.sequence(atTime: start.adding(microseconds: -1)) == 0)
+        #expect(try store.state(atTime: start.adding(microseconds: -1)).pins.isEmpty)
+        for (index, time) in times.enumerated() {
+            #expect(try store.sequence(atTime: time) == UInt64(index + 1))
+            #expect(try store.sequence(atTime: time.adding(microseconds: 999)) == UInt64(index + 1))
+            #expect(try store.state(atTime: time).pins.count == index + 1)
+        }
+        #expect(try store.sequence(atTime: LogTimestamp(microsecondsSinceEpoch: .max)) == 10)
+        try await store.close()
+    }
+
+    @Test func theDifferenceBetweenTwoMomentsNamesWhatChanged() async throws {
+        let folder = TemporaryFolder("diff")
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        let rome = Coordinate(latitude: 41.9, longitude: 12.5)
+        let a = try await store.dropPin(at: rome)
+        let b = try await store.dropPin(at: rome)
+        try await store.requestAlbum(for: a, perPage: 30)
+        try await store.recordListing(PhotoListing(pin: a, collection: 1, page: 1, pages: 1, total: 2, photos: listedPhotos(2)), cause: nil)
+        try await store.recordDownload(DownloadedPhoto(pin: a, collection: 1, slot: 0, digest: digest(1), byteCount: 4, mediaType: "image/jpeg"), cause: nil)
+        let before = store.lastSequence
+        try await store.recordDownload(DownloadedPhoto(pin: a, collection: 1, slot: 1, digest: digest(2), byteCount: 4, mediaType: "image/jpeg"), cause: nil)
+        try await store.removePhoto(0, from: a)
+        let c = try await store.dropPin(at: rome)
+        try await store.dragPin(b, to: Coordinate(latitude: 1, longitude: 2))
+        try await store.removePin(c)
+        try await store.changeRegion(to: MapRegion(center: rome, latitudeSpan: 3, longitudeSpan: 4))
+        let diff = try store.difference(from: before, to: store.lastSequence)
+        #expect(diff.pinsAdded.isEmpty, "c came and went")
+        #expect(diff.pinsRemoved.isEmpty)
+        #expect(diff.pinsMoved == [StateDiff.Move(pin: b, from: rome, to: Coordinate(latitude: 1, longitude: 2))])
+        #expect(diff.photosAdded.map(\.slot.number) == [1])
+        #expect(diff.photosRemoved.map(\.slot.number) == [0])
+        #expect(diff.region == StateDiff.RegionChange(before: nil, after: MapRegion(center: rome, latitudeSpan: 3, longitudeSpan: 4)))
+        let back = try store.difference(from: store.lastSequence, to: 0)
+        #expect(Set(back.pinsRemoved.map(\.id)) == [a, b])
+        #expect(try store.difference(from: 3, to: 3).isEmpty)
+        try await store.close()
+    }
+
+    @Test func aPinsHistoryAndAPhotosChainOfCauses() async throws {
+        let folder = TemporaryFolder("causes")
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        let rome = Coordinate(latitude: 41.9, longitude: 12.5)
+        let a = try await store.dropPin(at: rome)
+        let other = try await store.dropPin(at: rome)
+        let requested = try await store.requestAlbum(for: a, perPage: 30, cause: 1)
+        try await store.requestAlbum(for: other, perPage: 30, cause: 2)
+        let listed = try await store.recordListing(PhotoListing(pin: a, collection: 1, page: 1, pages: 1, total: 1, photos: listedPhotos(1)), cause: requested.sequence)
+        let downloaded = try await store.recordDownload(DownloadedPhoto(pin: a, collection: 1, slot: 0, digest: digest(1), byteCount: 4, mediaType: "image/jpeg"), cause: listed.sequence)
+        try await store.removePin(other)
+
+        #expect(try store.history(of: a).map(\.sequence) == [1, 3, 5, 6])
+        #expect(try store.history(of: other).map(\.event.typeName) == ["PinDropped", "AlbumRequested", "PinRemoved"])
+        #expect(try store.history(of: PinID(12345)).isEmpty)
+        // Why is this photo here? Downloaded ← listed ← requested ← the pin dropped.
+        #expect(try store.causes(of: downloaded.sequence).map(\.event.typeName) == ["PhotoDownloaded", "PhotosListed", "AlbumRequested", "PinDropped"])
+        #expect(try store.causes(of: 1).map(\.sequence) == [1])
+        await expectDomainError(.invalidArgument) { try store.causes(of: 99) }
+        try await store.close()
+    }
+}
