@@ -18,6 +18,16 @@ let package = Package(
                 .product(name: "LogWorkload", package: "VirtualTourist"),
             ],
             path: "Sources/LogThroughput"
-        )
+        ),
+        // Cold replay of the app's events: read, decompress, decode, fold.
+        .executableTarget(
+            name: "domain-replay",
+            dependencies: [
+                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "LogWorkload", package: "VirtualTourist"),
+                .product(name: "VirtualTourist", package: "VirtualTourist"),
+            ],
+            path: "Sources/DomainReplay"
+        ),
     ]
 )

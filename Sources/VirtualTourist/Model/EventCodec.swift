@@ -140,7 +140,7 @@ public enum EventCodec {
                 pin: PinID(m.pin), collection: m.collection, page: m.page, pages: m.pages, total: m.total,
                 photos: m.photos.map(photo(from:))))
         case .photoDownloaded(let m):
-            guard let digest = PhotoDigest(bytes: Array(m.sha256)) else {
+            guard let digest = PhotoDigest(bytes: m.sha256) else {
                 throw fail("its photo digest is \(m.sha256.count) bytes, not 32", nil)
             }
             return .photoDownloaded(DownloadedPhoto(

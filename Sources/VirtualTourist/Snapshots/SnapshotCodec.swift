@@ -129,7 +129,7 @@ enum SnapshotCodec {
             case .placeholder: state = .placeholder
             case .failed: state = .failed(reason: slot.failure)
             case .downloaded:
-                guard let digest = PhotoDigest(bytes: Array(slot.sha256)) else {
+                guard let digest = PhotoDigest(bytes: slot.sha256) else {
                     throw SnapshotProblem("pin \(pin)'s photo \(slot.slot) has a \(slot.sha256.count)-byte digest")
                 }
                 state = .downloaded(digest: digest, byteCount: slot.byteCount, mediaType: slot.mediaType)
