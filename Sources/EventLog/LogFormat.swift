@@ -54,8 +54,8 @@ enum LogFormat {
     static let temporaryExtension = ".tmp"
     static let lockFileName = "LOCK"
     static let quarantineDirectoryName = "quarantine"
-    /// Segment and index names are the first sequence in this many decimal digits.
-    static let fileNumberDigits = 20
+    /// Segment and index names are the first sequence in 20 decimal digits
+    /// (``FileIO/NumberedFileName``).
 
     // MARK: Varint — FORMAT.md, "Conventions"
 

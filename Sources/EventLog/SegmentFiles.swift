@@ -4,8 +4,7 @@ import FileIO
 enum SegmentFiles {
     /// `00000000000000000001.seg` for sequence 1.
     static func name(_ firstSequence: UInt64, _ fileExtension: String) -> String {
-        let digits = String(firstSequence)
-        return String(repeating: "0", count: LogFormat.fileNumberDigits - digits.count) + digits + fileExtension
+        NumberedFileName.make(firstSequence, extension: fileExtension)
     }
 
     static func segmentPath(_ directory: String, _ firstSequence: UInt64) -> String {
@@ -18,12 +17,7 @@ enum SegmentFiles {
 
     /// The sequence number in a segment or index name, or nil when the name is not one.
     static func sequence(in name: String, _ fileExtension: String) -> UInt64? {
-        guard name.hasSuffix(fileExtension) else { return nil }
-        let digits = name.dropLast(fileExtension.count)
-        guard digits.count == LogFormat.fileNumberDigits, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-            return nil
-        }
-        guard let value = UInt64(digits), value > 0 else { return nil }
+        guard let value = NumberedFileName.number(in: name, extension: fileExtension), value > 0 else { return nil }
         return value
     }
 

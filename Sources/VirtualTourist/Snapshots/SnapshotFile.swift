@@ -1,4 +1,5 @@
 import EventLog
+import FileIO
 import Foundation
 import SwiftProtobuf
 
@@ -102,14 +103,10 @@ enum SnapshotFile {
     }
 
     static func name(for sequence: UInt64) -> String {
-        let digits = String(sequence)
-        return String(repeating: "0", count: 20 - digits.count) + digits + fileExtension
+        NumberedFileName.make(sequence, extension: fileExtension)
     }
 
     static func sequence(in name: String) -> UInt64? {
-        guard name.hasSuffix(fileExtension) else { return nil }
-        let digits = name.dropLast(fileExtension.count)
-        guard digits.count == 20, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        return UInt64(digits)
+        NumberedFileName.number(in: name, extension: fileExtension)
     }
 }
