@@ -44,10 +44,11 @@ public struct PosixFileSystem: FileSystem {
         guard let directory = opendir(path) else { throw IOError.current("opendir", path) }
         defer { closedir(directory) }
         var names: [String] = []
+        // A directory entry is only as long as its name: never copy the whole `dirent` (that
+        // can read past the end of the kernel's buffer); read the name in place.
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names
