@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "FileIO", targets: ["FileIO"]),
         .library(name: "EventLog", targets: ["EventLog"]),
+        .library(name: "BlobStore", targets: ["BlobStore"]),
         .library(name: "LogWorkload", targets: ["LogWorkload"]),
         .library(name: "VirtualTourist", targets: ["VirtualTourist"]),
         .executable(name: "vt", targets: ["vt"]),
@@ -27,6 +28,11 @@ let package = Package(
         ),
         // The small file-system interface every durable write goes through.
         .target(name: "FileIO"),
+        // Content-addressed blobs (photos): durable writes, leases, garbage collection.
+        .target(
+            name: "BlobStore",
+            dependencies: ["FileIO", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // The generic, zstd-compressed, hash-chained append-only log.
         .target(
             name: "EventLog",
@@ -43,6 +49,7 @@ let package = Package(
             dependencies: [
                 "EventLog",
                 "FileIO",
+                "BlobStore",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
@@ -64,8 +71,14 @@ let package = Package(
         ),
         .testTarget(
             name: "VirtualTouristTests",
-            dependencies: ["VirtualTourist", "EventLog", "FileIO", "LogWorkload"],
+            dependencies: ["VirtualTourist", "EventLog", "FileIO", "LogWorkload", "StorageTestSupport"],
             resources: [.copy("Fixtures")]
+        ),
+        // Test doubles shared by the test targets: a file system that counts and fails calls.
+        .target(name: "StorageTestSupport", dependencies: ["FileIO"], path: "Tests/StorageTestSupport"),
+        .testTarget(
+            name: "BlobStoreTests",
+            dependencies: ["BlobStore", "FileIO", "LogWorkload", "StorageTestSupport"]
         ),
         .testTarget(
             name: "VTTests",
@@ -74,7 +87,7 @@ let package = Package(
         .testTarget(
             name: "EventLogTests",
             dependencies: [
-                "EventLog", "FileIO", "LogWorkload", "EventLogHelper",
+                "EventLog", "FileIO", "LogWorkload", "EventLogHelper", "StorageTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Fixtures")]

@@ -29,5 +29,14 @@ let package = Package(
             ],
             path: "Sources/DomainReplay"
         ),
+        // Blob put and get throughput, and the time to collect many blobs.
+        .executableTarget(
+            name: "blob-bench",
+            dependencies: [
+                .product(name: "BlobStore", package: "VirtualTourist"),
+                .product(name: "LogWorkload", package: "VirtualTourist"),
+            ],
+            path: "Sources/BlobBench"
+        ),
     ]
 )

@@ -25,6 +25,8 @@ public protocol FileSystem: Sendable {
     func removeFile(_ path: String) throws
     /// Makes the directory's entries (creations, renames, removals) durable.
     func syncDirectory(_ path: String) throws
+    /// Sets a file's modification time: to now when `time` is nil, else to `time` since 1970.
+    func setModificationTime(_ path: String, to time: Duration?) throws
 }
 
 /// How ``FileSystem/openFile(_:_:)`` opens a file.

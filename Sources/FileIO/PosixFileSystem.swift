@@ -87,6 +87,20 @@ public struct PosixFileSystem: FileSystem {
         guard unlink(path) == 0 else { throw IOError.current("unlink", path) }
     }
 
+    public func setModificationTime(_ path: String, to time: Duration?) throws {
+        var times = [timespec(), timespec()]
+        // Access time is left alone; the modification time is set.
+        times[0].tv_nsec = utimeOmit
+        if let time {
+            let (seconds, attoseconds) = time.components
+            times[1].tv_sec = Int(seconds)
+            times[1].tv_nsec = Int(attoseconds / 1_000_000_000)
+        } else {
+            times[1].tv_nsec = utimeNow
+        }
+        guard utimensat(AT_FDCWD, path, times, 0) == 0 else { throw IOError.current("utimensat", path) }
+    }
+
     public func syncDirectory(_ path: String) throws {
         let descriptor = try retryingOnInterrupt("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
         defer { _ = systemClose(descriptor) }
@@ -176,6 +190,15 @@ final class PosixFile: RandomAccessFile {
         if systemClose(fd) != 0, errno != EINTR { throw IOError.current("close", path) }
     }
 }
+
+// UTIME_NOW and UTIME_OMIT are C expression macros, which Swift does not import.
+#if canImport(Darwin)
+let utimeNow = -1
+let utimeOmit = -2
+#else
+let utimeNow = (1 << 30) - 1
+let utimeOmit = (1 << 30) - 2
+#endif
 
 /// Runs a call that returns a descriptor or -1, retrying when a signal interrupted it.
 func retryingOnInterrupt(_ operation: String, _ path: String, _ call: () -> Int32) throws -> Int32 {

@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import LogWorkload
 import Synchronization
+import StorageTestSupport
 import Testing
 
 @Suite struct ConcurrencyTests {

@@ -2,6 +2,7 @@ import EventLog
 import FileIO
 import Foundation
 import LogWorkload
+import StorageTestSupport
 import Testing
 
 #if canImport(Glibc)

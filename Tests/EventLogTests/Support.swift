@@ -1,6 +1,7 @@
 import EventLog
 import FileIO
 import Foundation
+import StorageTestSupport
 import LogWorkload
 import Testing
 
@@ -157,69 +158,6 @@ final class HelperProcess {
         process.waitUntilExit()
         return process.terminationStatus
     }
-}
-
-/// The real file system with a count of every operation and a rule that can fail any of them,
-/// as a full disk or a failing drive would.
-final class InstrumentedFileSystem: FileSystem, @unchecked Sendable {
-    private let real = PosixFileSystem()
-    private let lock = NSLock()
-    private var counts: [String: Int] = [:]
-    /// Given (operation, path, how many times this operation has run on files with this
-    /// path's extension, this one included), an errno to fail with, or nil to proceed.
-    var failure: (@Sendable (String, String, Int) -> Int32?)? {
-        get { lock.withLock { _failure } }
-        set { lock.withLock { _failure = newValue } }
-    }
-    private var _failure: (@Sendable (String, String, Int) -> Int32?)?
-
-    func count(_ operation: String, _ fileExtension: String) -> Int {
-        lock.withLock { counts["\(operation) \(fileExtension)"] ?? 0 }
-    }
-
-    func check(_ operation: String, _ path: String) throws {
-        let ext = path.split(separator: ".").last.map(String.init) ?? ""
-        let (rule, n): ((@Sendable (String, String, Int) -> Int32?)?, Int) = lock.withLock {
-            counts["\(operation) \(ext)", default: 0] += 1
-            return (_failure, counts["\(operation) \(ext)"]!)
-        }
-        if let code = rule?(operation, path, n) { throw IOError(operation: operation, path: path, code: code) }
-    }
-
-    func openFile(_ path: String, _ mode: OpenMode) throws -> any RandomAccessFile {
-        try check("open", path)
-        return InstrumentedFile(try real.openFile(path, mode), owner: self)
-    }
-    func createDirectory(_ path: String) throws { try check("mkdir", path); try real.createDirectory(path) }
-    func listDirectory(_ path: String) throws -> [String] { try real.listDirectory(path) }
-    func status(_ path: String) throws -> FileStatus? { try real.status(path) }
-    func rename(_ source: String, to destination: String) throws {
-        try check("rename", destination)
-        try real.rename(source, to: destination)
-    }
-    func removeFile(_ path: String) throws { try check("unlink", path); try real.removeFile(path) }
-    func syncDirectory(_ path: String) throws { try check("syncdir", path); try real.syncDirectory(path) }
-}
-
-final class InstrumentedFile: RandomAccessFile {
-    let inner: any RandomAccessFile
-    unowned let owner: InstrumentedFileSystem
-    init(_ inner: any RandomAccessFile, owner: InstrumentedFileSystem) {
-        self.inner = inner
-        self.owner = owner
-    }
-    var path: String { inner.path }
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        try inner.read(into: buffer, at: offset)
-    }
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        try owner.check("write", path)
-        try inner.write(bytes, at: offset)
-    }
-    func size() throws -> Int64 { try inner.size() }
-    func truncate(to size: Int64) throws { try owner.check("truncate", path); try inner.truncate(to: size) }
-    func sync() throws { try owner.check("sync", path); try inner.sync() }
-    func close() throws { try inner.close() }
 }
 
 /// Expects `body` to throw a ``LogError`` with `code`, and returns it for further checks.

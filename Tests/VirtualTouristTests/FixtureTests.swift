@@ -37,10 +37,10 @@ import Testing
         let r1 = try await store.requestAlbum(for: p1, perPage: 4, cause: 2); tick()
         let l1 = try await store.recordListing(PhotoListing(pin: p1, collection: 1, page: 1, pages: 7, total: 25, photos: listedPhotos(4, prefix: "rome")), cause: r1.sequence); tick()
         for slot in [1, 2] as [UInt32] {
-            try await store.recordDownload(DownloadedPhoto(pin: p1, collection: 1, slot: slot, digest: digest(UInt64(slot)), byteCount: 2_000 + UInt64(slot), mediaType: "image/jpeg"), cause: l1.sequence); tick()
+            try await store.recordDownload(DownloadedPhoto(pin: p1, collection: 1, slot: slot, digest: arbitraryDigest(UInt64(slot)), byteCount: 2_000 + UInt64(slot), mediaType: "image/jpeg"), cause: l1.sequence); tick()
         }
         try await store.recordDownloadFailure(pin: p1, collection: 1, slot: 3, reason: "HTTP 404", cause: l1.sequence); tick()
-        try await store.recordDownload(DownloadedPhoto(pin: p1, collection: 1, slot: 0, digest: digest(0), byteCount: 2_000, mediaType: "image/png"), cause: l1.sequence); tick()
+        try await store.recordDownload(DownloadedPhoto(pin: p1, collection: 1, slot: 0, digest: arbitraryDigest(0), byteCount: 2_000, mediaType: "image/png"), cause: l1.sequence); tick()
         try await store.removePhoto(1, from: p1); tick()
         let r2 = try await store.requestAlbum(for: p2, perPage: 4, cause: 3); tick()
         try await store.recordRequestFailure(pin: p2, collection: 1, reason: "Flickr: service unavailable (code 105)", cause: r2.sequence); tick()
@@ -48,11 +48,11 @@ import Testing
         try await store.recordListing(PhotoListing(pin: p2, collection: 1, page: 1, pages: 0, total: 0, photos: []), cause: r2b.sequence); tick()
         let r3 = try await store.requestAlbum(for: p3, perPage: 4, cause: 4); tick()
         let l3 = try await store.recordListing(PhotoListing(pin: p3, collection: 1, page: 1, pages: 1, total: 2, photos: listedPhotos(2, prefix: "kyoto")), cause: r3.sequence); tick()
-        try await store.recordDownload(DownloadedPhoto(pin: p3, collection: 1, slot: 0, digest: digest(30), byteCount: 3_000, mediaType: "image/webp"), cause: l3.sequence); tick()
+        try await store.recordDownload(DownloadedPhoto(pin: p3, collection: 1, slot: 0, digest: arbitraryDigest(30), byteCount: 3_000, mediaType: "image/webp"), cause: l3.sequence); tick()
         try await store.dragPin(p3, to: paris); tick()
         let r3b = try await store.requestAlbum(for: p3, perPage: 4); tick()
         let l3b = try await store.recordListing(PhotoListing(pin: p3, collection: 2, page: 1, pages: 1, total: 1, photos: listedPhotos(1, prefix: "moved")), cause: r3b.sequence); tick()
-        try await store.recordDownload(DownloadedPhoto(pin: p3, collection: 2, slot: 0, digest: digest(31), byteCount: 3_100, mediaType: "image/gif"), cause: l3b.sequence); tick()
+        try await store.recordDownload(DownloadedPhoto(pin: p3, collection: 2, slot: 0, digest: arbitraryDigest(31), byteCount: 3_100, mediaType: "image/gif"), cause: l3b.sequence); tick()
         let replaced = try await store.replaceCollection(of: p1, page: 5, perPage: 4); tick()
         try await store.recordListing(PhotoListing(pin: p1, collection: 2, page: 5, pages: 7, total: 25, photos: listedPhotos(2, prefix: "again")), cause: replaced[1].sequence); tick()
         let p4 = try await store.dropPin(at: kyoto); tick()
@@ -76,8 +76,8 @@ import Testing
         #expect(p3.coordinate == Self.paris)
         #expect(p3.album.collection == 2)
         #expect(p3.album.status == .complete)
-        #expect(p3.album.slots.map(\.state) == [.downloaded(digest: digest(31), byteCount: 3_100, mediaType: "image/gif")])
-        #expect(state.photoReferences == [digest(31): 1])
+        #expect(p3.album.slots.map(\.state) == [.downloaded(digest: arbitraryDigest(31), byteCount: 3_100, mediaType: "image/gif")])
+        #expect(state.photoReferences == [arbitraryDigest(31): 1])
     }
 
     @Test func theVersion1StoreOpensToTheSameState() async throws {

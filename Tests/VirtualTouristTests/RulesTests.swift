@@ -11,6 +11,7 @@ import Testing
     /// pin 3 listing, pin 4 with no album yet.
     func preparedStore(_ folder: TemporaryFolder) async throws -> TouristStore {
         let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        try storeFakePhotos(store)
         for _ in 1...4 { try await store.dropPin(at: rome) }
         for pin in [1, 2, 3] as [UInt64] { try await store.requestAlbum(for: PinID(pin), perPage: 30) }
         try await store.recordListing(PhotoListing(pin: PinID(1), collection: 1, page: 1, pages: 1, total: 3, photos: listedPhotos(3)), cause: nil)

@@ -8,6 +8,7 @@ import Testing
     /// Writes a generated story through a store (event by event, through the rules).
     func write(_ story: StoryGenerator, to folder: String, snapshotInterval: UInt64) async throws {
         let store = try await TouristStore.open(at: folder, options: storeOptions(snapshotInterval: snapshotInterval))
+        try storeFakePhotos(store)
         for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
         #expect(store.state == fold(story.events))
         try await store.close()
@@ -89,6 +90,7 @@ import Testing
         try kept.write(to: URL(fileURLWithPath: folder.sub("snapshots/00000000000000000300.snap")))
 
         let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        try storeFakePhotos(store)
         #expect(store.state == fold(other.events))
         #expect(store.report.skippedSnapshots.first?.reason.contains("another history") == true)
         #expect(store.report.replayedEvents == 300)
@@ -154,6 +156,7 @@ import Testing
     @Test func changesStreamEveryAcceptedGroupWithItsState() async throws {
         let folder = TemporaryFolder("changes")
         let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        try storeFakePhotos(store)
         let changes = store.changes()
         let listener = Task {
             var seen: [(UInt64, Int)] = []
@@ -194,6 +197,7 @@ import Testing
         let folder = TemporaryFolder("dropped")
         do {
             let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        try storeFakePhotos(store)
             try await store.dropPin(at: Coordinate(latitude: 3, longitude: 4))
         }
         var reopened: TouristStore? = nil

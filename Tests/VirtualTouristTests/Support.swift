@@ -34,6 +34,7 @@ final class CountingPinIDs: PinIDGenerator, @unchecked Sendable {
 
 func storeOptions(clock: TestClock = TestClock(), snapshotInterval: UInt64 = 10_000, durability: LogConfiguration.Durability = .none) -> StoreOptions {
     var options = StoreOptions()
+    options.collectionInterval = nil
     options.log.clock = clock
     options.log.durability = durability
     options.pinIDs = CountingPinIDs()
@@ -56,8 +57,23 @@ func snapshotFiles(_ path: String) throws -> [String: [UInt8]] {
     return files
 }
 
-func digest(_ seed: UInt64) -> PhotoDigest {
+/// A digest with no bytes behind it: for folds, which never look at blobs, and for the
+/// committed fixture, which was written with these.
+func arbitraryDigest(_ seed: UInt64) -> PhotoDigest {
     PhotoDigest(bytes: (0..<32).map { UInt8(truncatingIfNeeded: seed &* 0x9E37_79B9_7F4A_7C15 >> (($0 % 8) * 8)) ^ UInt8($0) })!
+}
+
+/// A tiny "photo": a JPEG signature and a few bytes, different for each seed.
+func fakePhoto(_ seed: UInt64) -> [UInt8] {
+    [0xFF, 0xD8, 0xFF, 0xE0] + Array("photo \(seed)".utf8)
+}
+
+/// The digest of ``fakePhoto(_:)``: what a store records once the photo is stored.
+func digest(_ seed: UInt64) -> PhotoDigest { PhotoDigest.of(fakePhoto(seed)) }
+
+/// Stores fake photos 0..<count, so that events naming their digests can be recorded.
+func storeFakePhotos(_ store: TouristStore, count: UInt64 = 64) throws {
+    for seed in 0..<count { try store.storePhoto(fakePhoto(seed)).release() }
 }
 
 func listedPhotos(_ count: Int, prefix: String = "p") -> [ListedPhoto] {

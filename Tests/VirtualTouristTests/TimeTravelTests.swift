@@ -9,6 +9,7 @@ import Testing
         var story = StoryGenerator(seed: 51)
         story.generate(400)
         let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: 37))
+        try storeFakePhotos(store)
         for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
         for sequence in 0...400 as ClosedRange<UInt64> {
             #expect(try store.state(at: sequence) == fold(story.events.prefix(Int(sequence))), "at \(sequence)")
@@ -42,6 +43,7 @@ import Testing
     @Test func theDifferenceBetweenTwoMomentsNamesWhatChanged() async throws {
         let folder = TemporaryFolder("diff")
         let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        try storeFakePhotos(store)
         let rome = Coordinate(latitude: 41.9, longitude: 12.5)
         let a = try await store.dropPin(at: rome)
         let b = try await store.dropPin(at: rome)
@@ -71,6 +73,7 @@ import Testing
     @Test func aPinsHistoryAndAPhotosChainOfCauses() async throws {
         let folder = TemporaryFolder("causes")
         let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        try storeFakePhotos(store)
         let rome = Coordinate(latitude: 41.9, longitude: 12.5)
         let a = try await store.dropPin(at: rome)
         let other = try await store.dropPin(at: rome)

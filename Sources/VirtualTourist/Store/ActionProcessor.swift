@@ -1,3 +1,4 @@
+import BlobStore
 import EventLog
 import Synchronization
 
@@ -32,6 +33,7 @@ final class ActionProcessor: @unchecked Sendable {
     private let log: EventLog
     private let clock: any LogClock
     private let snapshots: SnapshotFolder
+    private let blobs: BlobStore
     private let shared: Mutex<Shared>
     private let wakeups: AsyncStream<Void>.Continuation
     private var task: Task<Void, Never>?
@@ -41,10 +43,14 @@ final class ActionProcessor: @unchecked Sendable {
     private var lastTimestamp: LogTimestamp
     private var snapshotTask: Task<Void, Never>?
 
-    init(log: EventLog, state: TouristState, lastTimestamp: LogTimestamp, lastSnapshot: UInt64, snapshots: SnapshotFolder) {
+    init(
+        log: EventLog, state: TouristState, lastTimestamp: LogTimestamp, lastSnapshot: UInt64, snapshots: SnapshotFolder,
+        blobs: BlobStore
+    ) {
         self.log = log
         self.clock = log.configuration.clock
         self.snapshots = snapshots
+        self.blobs = blobs
         self.state = state
         self.lastTimestamp = lastTimestamp
         self.shared = Mutex(Shared(published: state, lastSnapshot: lastSnapshot))
@@ -152,6 +158,11 @@ final class ActionProcessor: @unchecked Sendable {
                     case .earlierInAction(let position): recorded[position].sequence
                     }
                     if let problem = target.problem(with: proposal.event) { throw problem }
+                    if case .photoDownloaded(let photo) = proposal.event, try !blobs.contains(photo.digest) {
+                        // An event never names a blob that is not stored (docs/BLOBS.md).
+                        throw DomainError(
+                            .invalidArgument, "the image \(photo.digest) is not stored; store its bytes before recording it")
+                    }
                     let event = RecordedEvent(sequence: sequence, timestamp: now, cause: cause, event: proposal.event)
                     target.apply(event)
                     recorded.append(event)

@@ -1,3 +1,4 @@
+import BlobStore
 import EventLog
 
 /// How a ``TouristStore`` is opened.
@@ -11,6 +12,14 @@ public struct StoreOptions: Sendable {
     public var snapshotInterval: UInt64 = 10_000
     /// Create the folder and a new store when there is none.
     public var createIfMissing = true
+    /// The photo blobs: size limit, accepted types, grace period (docs/BLOBS.md).
+    public var blobs = BlobStoreOptions()
+    /// How far back history keeps its images: a photo removed (or replaced, or of a removed
+    /// pin) keeps its blob this long, so recent time travel shows it and an undo could bring
+    /// it back. Older states show the photo's details and say its image was collected.
+    public var retention: Duration = .seconds(24 * 3600)
+    /// How often the store collects unused photo blobs while open; nil: only when asked.
+    public var collectionInterval: Duration? = .seconds(600)
 
     public init() {}
 }

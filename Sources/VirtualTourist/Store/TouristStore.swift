@@ -1,5 +1,7 @@
+import BlobStore
 import EventLog
 import FileIO
+import Synchronization
 
 /// A Virtual Tourist store, opened by folder path: the event log, the snapshots and the
 /// projected state, behind one `Sendable` facade.
@@ -13,7 +15,8 @@ import FileIO
 /// try await store.close()
 /// ```
 ///
-/// Folder layout: `log/` (docs/FORMAT.md), `snapshots/` (`.snap` files), and later `blobs/`.
+/// Folder layout: `log/` (docs/FORMAT.md), `snapshots/` (`.snap` files), `blobs/` (photos,
+/// docs/BLOBS.md).
 /// Every action is checked against the rules (``TouristState/problem(with:)``) before anything
 /// is appended; a refused action changes nothing on disk.
 public final class TouristStore: Sendable {
@@ -24,6 +27,9 @@ public final class TouristStore: Sendable {
     let log: EventLog
     let snapshots: SnapshotFolder
     let processor: ActionProcessor
+    /// The photos' bytes (docs/BLOBS.md).
+    public let blobs: BlobStore
+    let automaticCollection = Mutex(AutomaticCollection())
 
     static let entries: Set<String> = ["log", "snapshots", "blobs"]
 
@@ -57,15 +63,18 @@ public final class TouristStore: Sendable {
             let lastTimestamp = try lastTime
                 ?? (log.lastSequence > 0 ? reader.event(at: log.lastSequence)?.timestamp : nil)
                 ?? LogTimestamp(microsecondsSinceEpoch: .min)
+            let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem, options: options.blobs)
             let processor = ActionProcessor(
                 log: log, state: state, lastTimestamp: lastTimestamp, lastSnapshot: base?.sequence ?? 0,
-                snapshots: snapshots)
+                snapshots: snapshots, blobs: blobs)
             let report = OpenReport(
                 logRecovery: log.recovery, snapshot: base?.sequence, skippedSnapshots: skipped,
                 replayedEvents: state.sequence - start.sequence, duration: ContinuousClock.now - started)
-            return TouristStore(
+            let store = TouristStore(
                 folder: folder, report: report, options: options, fileSystem: fileSystem, log: log,
-                snapshots: snapshots, processor: processor)
+                snapshots: snapshots, processor: processor, blobs: blobs)
+            if let interval = options.collectionInterval { store.startCollecting(every: interval) }
+            return store
         } catch {
             try? log.close()
             throw storageError(error, "the store at \(folder) cannot be read")
@@ -74,7 +83,7 @@ public final class TouristStore: Sendable {
 
     private init(
         folder: String, report: OpenReport, options: StoreOptions, fileSystem: any FileSystem, log: EventLog,
-        snapshots: SnapshotFolder, processor: ActionProcessor
+        snapshots: SnapshotFolder, processor: ActionProcessor, blobs: BlobStore
     ) {
         self.folder = folder
         self.report = report
@@ -83,9 +92,13 @@ public final class TouristStore: Sendable {
         self.log = log
         self.snapshots = snapshots
         self.processor = processor
+        self.blobs = blobs
     }
 
-    deinit { processor.stopWithoutWaiting() }
+    deinit {
+        automaticCollection.withLock { $0.task?.cancel() }
+        processor.stopWithoutWaiting()
+    }
 
     /// The current state: a value, so it stays as it is while the store moves on.
     public var state: TouristState { processor.published }
@@ -103,6 +116,7 @@ public final class TouristStore: Sendable {
 
     /// Finishes queued actions, writes a snapshot, and closes the log (releasing its lock).
     public func close() async throws {
+        await stopCollecting()
         await processor.close()
         do {
             try log.close()
