@@ -54,8 +54,8 @@ extension TouristStore {
             let now = options.log.clock.now()
             let start = try sequence(atTime: now.adding(microseconds: -(seconds > Int64.max / 1_000_000 ? Int64.max : seconds * 1_000_000)))
             var digests = try state(at: start).referencedDigests
-            for recorded in try events(from: start + 1, through: lastSequence) {
-                if case .photoDownloaded(let photo) = recorded.event { digests.insert(photo.digest) }
+            try forEachEvent(from: start + 1, through: lastSequence, doing: "the retention window cannot be read") {
+                if case .photoDownloaded(let photo) = $0.event { digests.insert(photo.digest) }
             }
             return digests
         }

@@ -45,19 +45,11 @@ extension TouristStore {
 
     /// Every event about `pin`, oldest first (empty for a pin that never existed).
     public func history(of pin: PinID) throws -> [RecordedEvent] {
-        do {
-            let reader = try LogReader(directory: logPath, fileSystem: fileSystem)
-            let start = state.pins[pin]?.droppedAt ?? 1
-            let cursor = try reader.events(from: start, through: lastSequence)
-            var events: [RecordedEvent] = []
-            while let event = try cursor.next() {
-                let recorded = try EventCodec.decode(event)
-                if recorded.event.pin == pin { events.append(recorded) }
-            }
-            return events
-        } catch {
-            throw Self.storageError(error, "the history of pin \(pin) cannot be read")
+        var events: [RecordedEvent] = []
+        try forEachEvent(from: state.pins[pin]?.droppedAt ?? 1, through: lastSequence, doing: "the history of pin \(pin) cannot be read") {
+            if $0.event.pin == pin { events.append($0) }
         }
+        return events
     }
 
     /// The event at `sequence`, then the event that caused it, and so on to the first cause.
@@ -83,14 +75,20 @@ extension TouristStore {
 
     /// Events `from` through `through`, decoded (for inspection tools).
     public func events(from: UInt64 = 1, through: UInt64? = nil) throws -> [RecordedEvent] {
+        var events: [RecordedEvent] = []
+        try forEachEvent(from: from, through: through ?? lastSequence, doing: "the events cannot be read") { events.append($0) }
+        return events
+    }
+
+    /// Decodes events `from` through `through` one at a time, holding one batch in memory.
+    func forEachEvent(from: UInt64, through: UInt64, doing: String, _ body: (RecordedEvent) throws -> Void) throws {
+        guard through >= max(1, from) else { return }
         do {
             let reader = try LogReader(directory: logPath, fileSystem: fileSystem)
-            let cursor = try reader.events(from: max(1, from), through: through ?? lastSequence)
-            var events: [RecordedEvent] = []
-            while let event = try cursor.next() { events.append(try EventCodec.decode(event)) }
-            return events
+            let cursor = try reader.events(from: max(1, from), through: through)
+            while let event = try cursor.next() { try body(try EventCodec.decode(event)) }
         } catch {
-            throw Self.storageError(error, "the events cannot be read")
+            throw Self.storageError(error, doing)
         }
     }
 }
