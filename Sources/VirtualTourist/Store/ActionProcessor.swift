@@ -22,6 +22,8 @@ final class ActionProcessor: @unchecked Sendable {
         var queue: [Pending] = []
         var closed = false
         var published: TouristState
+        /// The log's head at `published.sequence`: a snapshot of `published` is bound to it.
+        var publishedHead: LogHead
         var subscribers: [Int: AsyncStream<StoreChange>.Continuation] = [:]
         var nextSubscriber = 0
         // Snapshot bookkeeping: read by the processing task, written by the snapshot task.
@@ -53,7 +55,7 @@ final class ActionProcessor: @unchecked Sendable {
         self.blobs = blobs
         self.state = state
         self.lastTimestamp = lastTimestamp
-        self.shared = Mutex(Shared(published: state, lastSnapshot: lastSnapshot))
+        self.shared = Mutex(Shared(published: state, publishedHead: log.head, lastSnapshot: lastSnapshot))
         let (stream, continuation) = AsyncStream<Void>.makeStream()
         self.wakeups = continuation
         self.task = Task { [self] in
@@ -114,7 +116,7 @@ final class ActionProcessor: @unchecked Sendable {
         await task?.value
         await snapshotTask?.value
         if state.sequence > shared.withLock({ $0.lastSnapshot }) {
-            writeSnapshot(state, log.head)
+            _ = writeSnapshot(state, log.head)
         }
         let subscribers = shared.withLock { shared in
             defer { shared.subscribers = [:] }
@@ -188,35 +190,53 @@ final class ActionProcessor: @unchecked Sendable {
         lastTimestamp = now
         let events = accepted.flatMap(\.1)
         let change = StoreChange(events: events, state: state)
+        let head = log.head
         let subscribers = shared.withLock { shared in
             shared.published = state
+            shared.publishedHead = head
             return Array(shared.subscribers.values)
         }
         for subscriber in subscribers { subscriber.yield(change) }
         for (pending, recorded) in accepted { pending.continuation.resume(returning: recorded) }
-        let interval = snapshots.interval
-        let due = shared.withLock { shared in
-            guard !shared.snapshotInFlight, state.sequence / interval > shared.lastSnapshot / interval else { return false }
+        let start = shared.withLock { shared in
+            guard !shared.snapshotInFlight, isDue(shared) else { return false }
             shared.snapshotInFlight = true
             return true
         }
-        if due {
-            // Encoding and writing a large state takes a while: off the action path.
-            let (snapshotState, head) = (state, log.head)
-            snapshotTask = Task.detached { [self] in writeSnapshot(snapshotState, head) }
+        if start {
+            // Encoding and writing a large state takes a while: off the action path. When it is
+            // done, the task looks again: if the store crossed another multiple of the interval
+            // meanwhile, it snapshots the newest published state too, so no crossing is lost.
+            snapshotTask = Task.detached { [self] in
+                while true {
+                    let (state, head) = shared.withLock { ($0.published, $0.publishedHead) }
+                    let written = writeSnapshot(state, head)
+                    let again = shared.withLock { shared in
+                        shared.snapshotInFlight = written && isDue(shared)
+                        return shared.snapshotInFlight
+                    }
+                    if !again { return }
+                }
+            }
         }
     }
 
-    /// Writes a snapshot; a failure is kept for the store's report, not thrown (snapshots only
-    /// save replay time). Runs off the processing task: it touches only `snapshots` (immutable)
-    /// and `shared` (locked).
-    private func writeSnapshot(_ state: TouristState, _ head: LogHead) {
+    /// True when the published state has passed a multiple of the interval that no written
+    /// snapshot covers.
+    private func isDue(_ shared: Shared) -> Bool {
+        shared.published.sequence / snapshots.interval > shared.lastSnapshot / snapshots.interval
+    }
+
+    /// Writes a snapshot and says whether it was written; a failure is kept for the store's
+    /// report, not thrown (snapshots only save replay time). Runs off the processing task: it
+    /// touches only `snapshots` (immutable) and `shared` (locked).
+    private func writeSnapshot(_ state: TouristState, _ head: LogHead) -> Bool {
         var failure: (any Error)? = nil
         do { try snapshots.write(state, head: head) } catch { failure = error }
         shared.withLock { shared in
             if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, state.sequence) }
             shared.snapshotFailure = failure
-            shared.snapshotInFlight = false
         }
+        return failure == nil
     }
 }
