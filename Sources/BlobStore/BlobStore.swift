@@ -160,20 +160,9 @@ public final class BlobStore: Sendable {
         stripe.guarded.withLock { _ = $0.writing.insert(temporary) }
         defer { stripe.guarded.withLock { _ = $0.writing.remove(temporary) } }
         do {
-            let file = try fileSystem.openFile(temporary, .createNew)
-            do {
-                try file.write(bytes, at: 0)
-                try file.sync()
-                try file.close()
-            } catch {
-                try? file.close()
-                throw error
-            }
-            try fileSystem.rename(temporary, to: final)
-            try fileSystem.syncDirectory(folder)
+            try fileSystem.writeAtomically(bytes, to: final, through: temporary)
             if newFolder { try fileSystem.syncDirectory(root) }
         } catch {
-            try? fileSystem.removeFile(temporary)
             throw BlobError.io(error, "store the blob \(digest)")
         }
         return false

@@ -40,7 +40,6 @@ final class SegmentScanner {
     private(set) var expectedSequence: UInt64
     /// The hash the next batch must name, when known (unknown when starting mid-segment).
     private(set) var previousHash: ChainHash?
-    private(set) var lastHeader: BatchHeader?
 
     init(path: String, window: ReadWindow, position: Int64, expectedSequence: UInt64, previousHash: ChainHash?) {
         self.path = path
@@ -106,7 +105,6 @@ final class SegmentScanner {
         position += Int64(header.totalSize)
         expectedSequence = header.lastSequence + 1
         previousHash = batch.hash
-        lastHeader = header
         return .batch(batch)
     }
 

@@ -102,21 +102,27 @@ extension FileSystem {
     public func exists(_ path: String) throws -> Bool { try status(path) != nil }
 
     /// Replaces the file at `path` with `bytes` so that a crash leaves either the old content
-    /// or the new, never a mix: write `path.tmp`, sync it, rename it over `path`, sync the
-    /// directory.
-    public func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        let temporary = path + ".tmp"
-        let file = try openFile(temporary, .createOrTruncate)
+    /// or the new, never a mix: write a temporary file, sync it, rename it over `path`, sync the
+    /// directory. The temporary file is `path.tmp`, or `temporary` when given (a unique name,
+    /// for writers that may write the same path at once); it is removed if a step before the
+    /// rename fails.
+    public func writeAtomically(_ bytes: [UInt8], to path: String, through temporary: String? = nil) throws {
+        let temporaryPath = temporary ?? path + ".tmp"
         do {
-            try file.write(bytes, at: 0)
-            try file.sync()
-            try file.close()
+            let file = try openFile(temporaryPath, temporary == nil ? .createOrTruncate : .createNew)
+            do {
+                try file.write(bytes, at: 0)
+                try file.sync()
+                try file.close()
+            } catch {
+                try? file.close()
+                throw error
+            }
+            try rename(temporaryPath, to: path)
         } catch {
-            try? file.close()
-            try? removeFile(temporary)
+            try? removeFile(temporaryPath)
             throw error
         }
-        try rename(temporary, to: path)
         try syncDirectory(Path.directory(of: path))
     }
 }
