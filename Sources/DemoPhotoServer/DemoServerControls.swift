@@ -1,0 +1,130 @@
+import Synchronization
+
+/// What a running demo server has been told to do and what it has seen: faults to answer with,
+/// a gate that holds image requests until released, and a record of the requests.
+public final class DemoServerControls: Sendable {
+    /// A search the server answered (or was asked for).
+    public struct SearchRecord: Sendable, Hashable {
+        public var latitude: Double?
+        public var longitude: Double?
+        public var page: Int
+        public var perPage: Int
+        public var extras: String
+    }
+
+    struct State {
+        var searchFaults: [DemoFault] = []
+        var imageFaultRule: DemoImageFaultRule?
+        var holdingImages = false
+        var allowance = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var searches: [SearchRecord] = []
+        var imageRequests = 0
+        var stopping = false
+        var active = 0
+    }
+
+    let state = Mutex(State())
+
+    init() {}
+
+    /// The next searches answer with these faults, one each, in order.
+    public func failNextSearches(with faults: [DemoFault]) {
+        state.withLock { $0.searchFaults += faults }
+    }
+
+    /// Image requests answer with what `rule` says (nil: normally). Pass nil to clear.
+    public func failImages(_ rule: DemoImageFaultRule?) {
+        state.withLock { $0.imageFaultRule = rule }
+    }
+
+    /// From now on image requests wait until released (``releaseImages(_:)``), so a test can
+    /// see placeholders before photos and act while downloads are in flight.
+    public func holdImages() {
+        state.withLock { $0.holdingImages = true }
+    }
+
+    /// Lets `count` held image requests proceed (waiting ones first, then later arrivals).
+    public func releaseImages(_ count: Int) {
+        let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            let now = Array(state.waiting.prefix(count))
+            state.waiting.removeFirst(now.count)
+            state.allowance += count - now.count
+            return now
+        }
+        for continuation in resumed { continuation.resume() }
+    }
+
+    /// Stops holding image requests and lets every waiting one proceed.
+    public func releaseAllImages() {
+        let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.holdingImages = false
+            state.allowance = 0
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in resumed { continuation.resume() }
+    }
+
+    /// How many image requests are waiting at the gate.
+    public var heldImageRequests: Int { state.withLock { $0.waiting.count } }
+    /// Every search asked for, in order.
+    public var searches: [SearchRecord] { state.withLock { $0.searches } }
+    /// Requests being answered now (a delayed one counts until its answer is written).
+    public var activeRequests: Int { state.withLock { $0.active } }
+    /// How many image requests arrived.
+    public var imageRequests: Int { state.withLock { $0.imageRequests } }
+
+    // MARK: Used by the handlers
+
+    func nextSearchFault(recording record: SearchRecord) -> DemoFault? {
+        state.withLock { state in
+            state.searches.append(record)
+            return state.searchFaults.isEmpty ? nil : state.searchFaults.removeFirst()
+        }
+    }
+
+    func imageFault(for photoID: String) -> DemoFault? {
+        let (number, rule) = state.withLock { state in
+            defer { state.imageRequests += 1 }
+            return (state.imageRequests, state.imageFaultRule)
+        }
+        return rule?(number, photoID)
+    }
+
+    func passImageGate() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let proceed = state.withLock { state -> Bool in
+                if !state.holdingImages || state.stopping { return true }
+                if state.allowance > 0 {
+                    state.allowance -= 1
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if proceed { continuation.resume() }
+        }
+    }
+
+    /// Sleeps for `duration`, or less when the server stops.
+    func delay(_ duration: Duration) async {
+        let end = ContinuousClock.now + duration
+        while ContinuousClock.now < end, !state.withLock({ $0.stopping }) {
+            try? await Task.sleep(for: min(.milliseconds(50), end - ContinuousClock.now))
+        }
+    }
+
+    /// Counts a request as active while `answer` runs.
+    func answering<T>(_ answer: () async -> T) async -> T {
+        state.withLock { $0.active += 1 }
+        let result = await answer()
+        state.withLock { $0.active -= 1 }
+        return result
+    }
+
+    func stop() {
+        state.withLock { $0.stopping = true }
+        releaseAllImages()
+    }
+}

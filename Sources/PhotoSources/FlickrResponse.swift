@@ -1,0 +1,113 @@
+import Foundation
+
+/// Reads the JSON of `flickr.photos.search` leniently, as the real service writes it: `total`,
+/// `pages`, `id` and `server` may be strings or numbers, image sizes too, a photo without a
+/// wanted image URL is skipped. `"stat": "fail"` becomes a ``PhotoSourceError`` with Flickr's
+/// code and message.
+///
+/// ```swift
+/// let page = try FlickrResponse.parse(body, wantedSizes: ["url_m", "url_q"])
+/// ```
+public enum FlickrResponse {
+    /// Flickr's error codes that have their own meaning here.
+    static let invalidKeyCodes: Set<Int> = [100]
+    static let unavailableCodes: Set<Int> = [105, 106]
+
+    /// Parses one answer. `redact` is applied to every piece of the answer that reaches a
+    /// message (a service that echoes the request must not leak the key).
+    public static func parse(
+        _ body: [UInt8], wantedSizes: [String], redact: (String) -> String = { $0 }
+    ) throws(PhotoSourceError) -> PhotoSearchPage {
+        let root: [String: Any]
+        do {
+            guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+                throw PhotoSourceError(.badResponse, "the photo service's answer is JSON but not an object")
+            }
+            root = object
+        } catch let error as PhotoSourceError {
+            throw error
+        } catch {
+            throw PhotoSourceError(
+                .badResponse, "the photo service's answer is not JSON (\(body.count) bytes: \(redact(preview(body))))")
+        }
+        switch root["stat"] as? String {
+        case "ok":
+            break
+        case "fail":
+            let code = integer(root["code"])
+            let message = redact((root["message"] as? String).map { String($0.prefix(300)) } ?? "no message")
+            let said = "the photo service refused the search (code \(code.map(String.init) ?? "?"): \(message))"
+            if let code, invalidKeyCodes.contains(code) {
+                throw PhotoSourceError(.invalidKey, said + "; check FLICKR_API_KEY")
+            }
+            if let code, unavailableCodes.contains(code) { throw PhotoSourceError(.serviceUnavailable, said) }
+            throw PhotoSourceError(.refused, said)
+        default:
+            throw PhotoSourceError(.badResponse, "the photo service's answer has no \"stat\": \"ok\" or \"fail\"")
+        }
+        guard let photos = root["photos"] as? [String: Any] else {
+            throw PhotoSourceError(.badResponse, "the photo service's answer has no \"photos\" object")
+        }
+        guard let list = (photos["photo"] ?? []) as? [Any] else {
+            throw PhotoSourceError(.badResponse, "the photo service's \"photo\" is not a list")
+        }
+        let found = list.compactMap { photo(from: $0, wantedSizes: wantedSizes) }
+        let page = integer(photos["page"]) ?? 1
+        let perPage = integer(photos["perpage"]) ?? integer(photos["per_page"]) ?? list.count
+        let total = integer(photos["total"]) ?? found.count
+        let pages = integer(photos["pages"]) ?? (total > 0 && perPage > 0 ? (total + perPage - 1) / perPage : 0)
+        guard page >= 0, pages >= 0, perPage >= 0, total >= 0 else {
+            throw PhotoSourceError(.badResponse, "the photo service's answer has a negative page, page count or total")
+        }
+        return PhotoSearchPage(page: page, pages: pages, perPage: perPage, total: total, photos: found)
+    }
+
+    /// One photo, or nil when it has no id or no usable URL of a wanted size.
+    static func photo(from value: Any, wantedSizes: [String]) -> FoundPhoto? {
+        guard let fields = value as? [String: Any], let id = text(fields["id"]), !id.isEmpty else { return nil }
+        for size in wantedSizes {
+            guard let url = fields[size] as? String, isWebURL(url) else { continue }
+            let suffix = size.hasPrefix("url_") ? String(size.dropFirst(4)) : size
+            return FoundPhoto(
+                id: id, title: (fields["title"] as? String) ?? "", url: url,
+                width: max(0, integer(fields["width_" + suffix]) ?? 0),
+                height: max(0, integer(fields["height_" + suffix]) ?? 0))
+        }
+        return nil
+    }
+
+    /// A whole number given as a number or as a string of digits.
+    static func integer(_ value: Any?) -> Int? {
+        switch value {
+        case let number as NSNumber:
+            let double = number.doubleValue
+            guard double.isFinite, double == double.rounded(), abs(double) < 9e15 else { return nil }
+            return Int(double)
+        case let string as String:
+            return Int(string.trimmingWhitespace)
+        default:
+            return nil
+        }
+    }
+
+    /// A string, or a number written as one (ids arrive either way).
+    static func text(_ value: Any?) -> String? {
+        switch value {
+        case let string as String: string
+        case let number as NSNumber: integer(number).map(String.init)
+        default: nil
+        }
+    }
+
+    static func isWebURL(_ text: String) -> Bool {
+        guard text.count <= 2048, let url = URL(string: text), let scheme = url.scheme?.lowercased() else { return false }
+        return (scheme == "https" || scheme == "http") && url.host != nil
+    }
+
+    /// The start of a body, printable, for an error message.
+    static func preview(_ body: [UInt8]) -> String {
+        let head = String(decoding: body.prefix(60), as: UTF8.self)
+        let printable = String(head.unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
+        return body.isEmpty ? "empty" : "\"" + printable + (body.count > 60 ? "…" : "") + "\""
+    }
+}

@@ -1,0 +1,129 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// One GET over HTTP(S), bounded in time and size, with every failure turned into a
+/// ``PhotoSourceError`` that says what happened in words.
+struct HTTPFetch: Sendable {
+    /// What came back.
+    struct Answer: Sendable {
+        var status: Int
+        var contentType: String?
+        var body: [UInt8]
+    }
+
+    /// The whole exchange (connect, TLS, head and body) must finish within this.
+    var timeout: Duration
+    /// Bodies larger than this are refused.
+    var maxBytes: Int
+    /// Applied to anything that reaches a message (the request URL may hold a key).
+    var redact: @Sendable (String) -> String = { $0 }
+    /// What is being fetched, for messages ("the photo search", "the image").
+    var what: String
+
+    /// Fetches `url`; `shownURL` is how the URL appears in messages.
+    func get(_ url: String, shownURL: String) async throws(PhotoSourceError) -> Answer {
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        request.headers.add(name: "User-Agent", value: "VirtualTourist/1")
+        request.headers.add(name: "Accept-Encoding", value: "identity")
+        let limit = maxBytes
+        let prepared = request
+        let nanoseconds = Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        do {
+            // The client's own deadline comes first, so that its more precise errors (the
+            // connection refused on every retry) win; this one bounds the body too.
+            return try await Self.withDeadline(timeout + .milliseconds(250)) {
+                let response = try await Self.client.execute(prepared, timeout: .nanoseconds(max(1, nanoseconds)))
+                if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
+                    throw NIOTooManyBytesError(maxBytes: limit)
+                }
+                let buffer = try await response.body.collect(upTo: limit)
+                return Answer(
+                    status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
+                    body: Array(buffer.readableBytesView))
+            }
+        } catch {
+            throw describe(error, shownURL: shownURL)
+        }
+    }
+
+    /// One client for the process, like `HTTPClient.shared`, but failing a connection that
+    /// cannot be made (refused, TLS handshake) at once instead of retrying it until the
+    /// deadline: the album records the failure and can be retried.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// Runs `work`, cancelling it and throwing ``TimedOut`` when it takes longer than `limit`.
+    static func withDeadline<T: Sendable>(
+        _ limit: Duration, _ work: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw TimedOut()
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    struct TimedOut: Error {}
+
+    func describe(_ error: any Error, shownURL: String) -> PhotoSourceError {
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let timedOut = PhotoSourceError(
+            .timeout, "\(what) at \(shownURL) did not answer within \(seconds.formatted) s; try again later")
+        switch error {
+        case is TimedOut:
+            return timedOut
+        case is CancellationError:
+            return PhotoSourceError(.cancelled, "\(what) was cancelled")
+        case is NIOTooManyBytesError:
+            return PhotoSourceError(.tooLarge, "\(what) at \(shownURL) is larger than \(maxBytes) bytes")
+        case let error as HTTPClientError:
+            switch error {
+            case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .getConnectionFromPoolTimeout:
+                return timedOut
+            case .tlsHandshakeTimeout:
+                return PhotoSourceError(.tls, "the secure connection to \(shownURL) timed out during its handshake")
+            case .cancelled:
+                return PhotoSourceError(.cancelled, "\(what) was cancelled")
+            case .remoteConnectionClosed, .bodyLengthMismatch:
+                return PhotoSourceError(
+                    .network, "the connection to \(shownURL) closed before the whole answer arrived; try again")
+            case .invalidURL, .emptyHost, .emptyScheme:
+                return PhotoSourceError(.invalidArgument, "\(shownURL) is not a URL that can be fetched")
+            default:
+                return PhotoSourceError(.network, "\(what) at \(shownURL) failed: \(redact(String(describing: error)))")
+            }
+        case let error as HTTPParserError where error == .invalidEOFState:
+            return PhotoSourceError(
+                .network, "the connection to \(shownURL) closed before the whole answer arrived; try again")
+        case let error as NIOSSLError:
+            return PhotoSourceError(
+                .tls, "the secure connection to \(shownURL) failed (\(redact(String(describing: error)))); check the"
+                    + " endpoint's address and certificate")
+        case let error as BoringSSLError:
+            return PhotoSourceError(.tls, "the secure connection to \(shownURL) failed (\(redact(String(describing: error))))")
+        case let error as NIOSSLExtraError:
+            return PhotoSourceError(.tls, "the secure connection to \(shownURL) failed (\(redact(String(describing: error))))")
+        default:
+            return PhotoSourceError(
+                .network, "\(what) at \(shownURL) could not be reached (\(redact(String(describing: error)))); check the network")
+        }
+    }
+}
+
+extension Double {
+    /// At most three decimals, without trailing zeros: 0.5, 20, 1.25.
+    var formatted: String {
+        let rounded = (self * 1000).rounded() / 1000
+        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+    }
+}

@@ -1,0 +1,48 @@
+import DemoPhotoServer
+import Foundation
+import PhotoSources
+
+/// Places of the demo catalogue with no photos, a few, and more than 4,000.
+enum DemoPlaces {
+    static func find(_ wanted: (Int) -> Bool, from start: Int = 0) -> (latitude: Double, longitude: Double) {
+        let catalogue = DemoCatalogue()
+        for step in start..<100_000 {
+            let latitude = 10 + Double(step % 300) / 100
+            let longitude = 20 + Double(step / 300) / 100
+            if wanted(catalogue.photoCount(latitude: latitude, longitude: longitude)) { return (latitude, longitude) }
+        }
+        fatalError("no demo place found")
+    }
+
+    static let empty = find { $0 == 0 }
+    static let few = find { (5...24).contains($0) }
+    static let many = find { (600...3_000).contains($0) }
+    static let beyondServed = find { $0 > 4_500 }
+}
+
+/// A client of a running demo server.
+func demoClient(_ server: DemoPhotoServer, key: String = "demo-key", timeout: Duration = .seconds(10)) throws -> FlickrClient {
+    FlickrClient(key: try FlickrAPIKey(key), endpoint: server.endpoint, timeout: timeout)
+}
+
+/// Runs `body` with a demo server, stopping it afterwards.
+func withDemoServer<T>(
+    requiredKey: String? = nil, _ body: (DemoPhotoServer) async throws -> T
+) async throws -> T {
+    let server = try await DemoPhotoServer.start(requiredKey: requiredKey)
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
+extension Result where Failure == PhotoSourceError {
+    /// The outcome of an async call that throws a photo-source error.
+    init(catching body: () async throws(PhotoSourceError) -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
