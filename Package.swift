@@ -12,12 +12,20 @@ let package = Package(
         .library(name: "BlobStore", targets: ["BlobStore"]),
         .library(name: "LogWorkload", targets: ["LogWorkload"]),
         .library(name: "VirtualTourist", targets: ["VirtualTourist"]),
+        .library(name: "PhotoSources", targets: ["PhotoSources"]),
+        .library(name: "DemoPhotoServer", targets: ["DemoPhotoServer"]),
+        .library(name: "AlbumPipeline", targets: ["AlbumPipeline"]),
         .executable(name: "vt", targets: ["vt"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The system's zstd (libzstd), found through pkg-config; no copy of zstd lives here.
@@ -53,6 +61,30 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        // Photo services: the Flickr client (its own type), image downloads, page choice. It
+        // knows HTTP and Flickr's JSON, not the store.
+        .target(
+            name: "PhotoSources",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // The offline, Flickr-compatible photo service on loopback: deterministic listings
+        // and generated PNG images, for the demo and the tests.
+        .target(
+            name: "DemoPhotoServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Turns pins into albums: pre-fetch, listing, bounded parallel downloads, New
+        // Collection, cancellation of stale work, resuming what the log says is pending.
+        .target(name: "AlbumPipeline", dependencies: ["VirtualTourist", "PhotoSources"]),
         // Deterministic synthetic events for the demo, the benchmarks and the tests.
         .target(name: "LogWorkload", dependencies: ["EventLog"]),
         .executableTarget(
@@ -60,6 +92,10 @@ let package = Package(
             dependencies: [
                 "EventLog",
                 "LogWorkload",
+                "VirtualTourist",
+                "PhotoSources",
+                "DemoPhotoServer",
+                "AlbumPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -81,8 +117,16 @@ let package = Package(
             dependencies: ["BlobStore", "FileIO", "LogWorkload", "StorageTestSupport"]
         ),
         .testTarget(
+            name: "PhotoSourcesTests",
+            dependencies: ["PhotoSources", "DemoPhotoServer"]
+        ),
+        .testTarget(
+            name: "AlbumPipelineTests",
+            dependencies: ["AlbumPipeline", "VirtualTourist", "PhotoSources", "DemoPhotoServer", "StorageTestSupport"]
+        ),
+        .testTarget(
             name: "VTTests",
-            dependencies: ["vt"]
+            dependencies: ["vt", "DemoPhotoServer"]
         ),
         .testTarget(
             name: "EventLogTests",

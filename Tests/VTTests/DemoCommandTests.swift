@@ -9,7 +9,7 @@ import Testing
         var errors: String
     }
 
-    func vt(_ arguments: [String]) throws -> Run {
+    func vt(_ arguments: [String], environment: [String: String]? = nil) throws -> Run {
         #if os(Linux)
         let directory = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             .deletingLastPathComponent()
@@ -20,6 +20,7 @@ import Testing
         let process = Process()
         process.executableURL = directory.appendingPathComponent("vt")
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
@@ -33,10 +34,10 @@ import Testing
             errors: String(decoding: err, as: UTF8.self))
     }
 
-    @Test func theDemoAppendsReplaysAndVerifies() throws {
+    @Test func theLogDemoAppendsReplaysAndVerifies() throws {
         let store = NSTemporaryDirectory() + "vt-demo-test-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let run = try vt(["demo", "--events", "2500", "--store", store])
+        let run = try vt(["log-demo", "--events", "2500", "--store", store])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("appended 2500 events"))
         #expect(run.output.contains("replayed 2500 events"))
@@ -46,13 +47,13 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: store + "/00000000000000000001.seg"))
 
         // The store it kept is a real log with those events.
-        let again = try vt(["demo", "--store", store])
+        let again = try vt(["log-demo", "--store", store])
         #expect(again.status != 0)
         #expect(again.errors.contains("already exists"))
     }
 
-    @Test func theDemoIsTheDefaultAndRemovesItsTemporaryLog() throws {
-        let run = try vt(["--events", "150", "--durability", "none"])
+    @Test func theLogDemoRemovesItsTemporaryLog() throws {
+        let run = try vt(["log-demo", "--events", "150", "--durability", "none"])
         #expect(run.status == 0, "\(run.errors)")
         let directory = try #require(run.output.split(separator: "\n").first?.split(separator: " ")[4...4].first)
         #expect(!FileManager.default.fileExists(atPath: String(directory)))
@@ -60,14 +61,20 @@ import Testing
     }
 
     @Test func badArgumentsAreUsageErrors() throws {
-        for arguments in [["demo", "--events", "0"], ["demo", "--events", "many"], ["demo", "--durability", "sometimes"], ["frobnicate"]] {
+        for arguments in [
+            ["log-demo", "--events", "0"], ["log-demo", "--events", "many"], ["log-demo", "--durability", "sometimes"],
+            ["frobnicate"], ["demo", "--per-page", "0"], ["demo", "--per-page", "251"],
+        ] {
             let run = try vt(arguments)
             #expect(run.status == 64, "\(arguments): exit \(run.status)")
             #expect(run.errors.contains("Error:"), "\(arguments)")
         }
-        let help = try vt(["demo", "--help"])
+        let help = try vt(["log-demo", "--help"])
         #expect(help.status == 0)
         #expect(help.output.contains("Append, replay and verify synthetic events"))
         #expect(help.output.contains("--durability"))
+        let demoHelp = try vt(["demo", "--help"])
+        #expect(demoHelp.status == 0)
+        #expect(demoHelp.output.contains("FLICKR_API_KEY") && demoHelp.output.contains("--store"))
     }
 }

@@ -29,15 +29,18 @@ extension TouristStore {
     }
 
     /// Asks for the pin's current collection, at its current place. `cause` is the event that
-    /// led to it (the PinDropped for a pre-fetch), if any.
+    /// led to it (the PinDropped for a pre-fetch), if any. With `collection`, the request is
+    /// refused as stale unless that is still the pin's collection (a pre-fetch for a drop
+    /// that a drag has overtaken asks for nothing).
     @discardableResult
-    public func requestAlbum(for pin: PinID, page: UInt32 = 1, perPage: UInt32, cause: UInt64? = nil) async throws
-        -> RecordedEvent
-    {
+    public func requestAlbum(
+        for pin: PinID, page: UInt32 = 1, perPage: UInt32, collection: UInt32? = nil, cause: UInt64? = nil
+    ) async throws -> RecordedEvent {
         try await run { state in
             guard let current = state.pins[pin] else { throw TouristState.unknownPin(pin) }
             let request = AlbumRequest(
-                pin: pin, collection: current.album.collection, page: page, perPage: perPage, place: current.coordinate)
+                pin: pin, collection: collection ?? current.album.collection, page: page, perPage: perPage,
+                place: current.coordinate)
             return [ProposedEvent(event: .albumRequested(request), cause: cause.map { .sequence($0) } ?? .none)]
         }[0]
     }
@@ -45,11 +48,21 @@ extension TouristStore {
     /// New Collection: empties the album and requests the next collection, as one atomic pair.
     @discardableResult
     public func replaceCollection(of pin: PinID, page: UInt32, perPage: UInt32) async throws -> [RecordedEvent] {
+        try await replaceCollection(of: pin, perPage: perPage) { _ in page }
+    }
+
+    /// New Collection, with the page chosen from the album being replaced (its page count and
+    /// page), as the store sees it when the action runs — so the choice can never be made from
+    /// an album that has changed since.
+    @discardableResult
+    public func replaceCollection(
+        of pin: PinID, perPage: UInt32, choosingPage choose: @escaping @Sendable (Album) -> UInt32
+    ) async throws -> [RecordedEvent] {
         try await run { state in
             guard let current = state.pins[pin] else { throw TouristState.unknownPin(pin) }
             let old = current.album.collection
             let request = AlbumRequest(
-                pin: pin, collection: old &+ 1, page: page, perPage: perPage, place: current.coordinate)
+                pin: pin, collection: old &+ 1, page: choose(current.album), perPage: perPage, place: current.coordinate)
             return [
                 ProposedEvent(event: .collectionReplaced(pin: pin, oldCollection: old, newCollection: old &+ 1)),
                 ProposedEvent(event: .albumRequested(request), cause: .earlierInAction(0)),

@@ -110,6 +110,26 @@ public final class TouristStore: Sendable {
     /// when the store closes.
     public func changes() -> AsyncStream<StoreChange> { processor.changes() }
 
+    /// Waits until the state satisfies `condition` (checked now, then after each accepted
+    /// group of events) and returns that state.
+    ///
+    /// ```swift
+    /// let done = try await store.waitForState { $0.pins[pin]?.album.isNewCollectionEnabled == true }
+    /// ```
+    ///
+    /// - Throws: ``DomainError`` `.closed` when the store closes first; `CancellationError`
+    ///   when the waiting task is cancelled.
+    public func waitForState(where condition: @Sendable (TouristState) -> Bool) async throws -> TouristState {
+        let stream = changes()
+        let now = state
+        if condition(now) { return now }
+        for await change in stream where change.state.sequence > now.sequence {
+            if condition(change.state) { return change.state }
+        }
+        try Task.checkCancellation()
+        throw DomainError(.closed, "the store at \(folder) closed before the awaited state came")
+    }
+
     /// Why the last snapshot could not be written, if it could not (the store works on;
     /// opening just replays more).
     public var snapshotFailure: (any Error)? { processor.snapshotFailure }

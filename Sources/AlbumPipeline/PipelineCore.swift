@@ -1,0 +1,223 @@
+import BlobStore
+import Dispatch
+import PhotoSources
+import VirtualTourist
+
+/// A piece of work in flight, named so that it is never started twice and can be cancelled
+/// when its album moves on.
+enum WorkKey: Hashable, Sendable {
+    /// Requesting a settled pin's album (pre-fetch).
+    case request(PinID, collection: UInt32)
+    /// Searching for a requested collection's photos.
+    case search(PinID, collection: UInt32)
+    /// Downloading one photo of a listed collection.
+    case download(PinID, collection: UInt32, slot: UInt32)
+
+    var pin: PinID {
+        switch self {
+        case .request(let pin, _), .search(let pin, _), .download(let pin, _, _): pin
+        }
+    }
+
+    var collection: UInt32 {
+        switch self {
+        case .request(_, let collection), .search(_, let collection), .download(_, let collection, _): collection
+        }
+    }
+}
+
+/// The pipeline's bookkeeping: which work runs, reactions to the store's events, and knowing
+/// when everything is done. The work itself runs in detached tasks, never on this actor.
+actor PipelineCore {
+    let store: TouristStore
+    let source: any PhotoSource
+    let options: PipelineOptions
+    let limiter: DownloadLimiter
+
+    private var work: [WorkKey: (token: Int, task: Task<Void, Never>)] = [:]
+    private var nextToken = 0
+    /// The last sequence number whose reactions have been started.
+    private var processed: UInt64 = 0
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var stopped = false
+    /// What went wrong that could not be recorded in the log (newest last, at most 100).
+    private(set) var problems: [String] = []
+
+    init(store: TouristStore, source: any PhotoSource, options: PipelineOptions) {
+        self.store = store
+        self.source = source
+        self.options = options
+        self.limiter = DownloadLimiter(limit: options.concurrentDownloads)
+    }
+
+    // MARK: Reacting
+
+    /// Starts what the state says is pending: albums to pre-fetch, searches without an answer,
+    /// photos still placeholders.
+    func resume(from state: TouristState) {
+        processed = max(processed, state.sequence)
+        for pin in state.pinsInDropOrder {
+            let album = pin.album
+            switch album.phase {
+            case .notRequested:
+                if options.prefetch { startRequest(pin.id, collection: album.collection, cause: nil) }
+            case .listing:
+                if let request = album.request { startSearch(request, cause: album.requestedAt) }
+            case .listed:
+                startDownloads(pin.id, album: album, slots: album.slots.filter { !$0.isResolved }, cause: album.listedAt)
+            case .failed:
+                break
+            }
+        }
+    }
+
+    /// Reacts to one event; `state` is the state after the group it came in.
+    func handle(_ recorded: RecordedEvent, in state: TouristState) {
+        guard !stopped else { return }
+        switch recorded.event {
+        case .pinDropped(let pin, _), .pinDragged(let pin, _):
+            guard let album = state.pins[pin]?.album else { return }
+            cancel(pin, below: album.collection)
+            if options.prefetch, album.phase == .notRequested {
+                startRequest(pin, collection: album.collection, cause: recorded.sequence)
+            }
+        case .pinRemoved(let pin):
+            cancel(pin, below: .max)
+        case .collectionReplaced(let pin, _, let new):
+            cancel(pin, below: new)
+        case .albumRequested(let request):
+            startSearch(request, cause: recorded.sequence)
+        case .photosListed(let listing):
+            guard let album = state.pins[listing.pin]?.album, album.collection == listing.collection else { return }
+            startDownloads(listing.pin, album: album, slots: album.slots.filter { !$0.isResolved }, cause: recorded.sequence)
+        case .photoRemoved(let pin, let collection, let slot):
+            cancel(.download(pin, collection: collection, slot: slot))
+        case .regionChanged, .photoDownloaded, .photoDownloadFailed, .albumRequestFailed:
+            break
+        }
+    }
+
+    func markProcessed(_ sequence: UInt64) {
+        processed = max(processed, sequence)
+        wakeIdleWaitersIfIdle()
+    }
+
+    // MARK: Starting and ending work
+
+    func startRequest(_ pin: PinID, collection: UInt32, cause: UInt64?) {
+        let store = store
+        let perPage = UInt32(options.perPage)
+        start(.request(pin, collection: collection)) { pipeline in
+            do {
+                try await store.requestAlbum(for: pin, perPage: perPage, collection: collection, cause: cause)
+            } catch {
+                await pipeline.note(error, doing: "requesting pin \(pin)'s album")
+            }
+        }
+    }
+
+    func startSearch(_ request: AlbumRequest, cause: UInt64?) {
+        let work = PipelineWork(store: store, source: source, limiter: limiter)
+        start(.search(request.pin, collection: request.collection)) { pipeline in
+            await work.search(request, cause: cause, pipeline: pipeline)
+        }
+    }
+
+    func startDownloads(_ pin: PinID, album: Album, slots: [PhotoSlot], cause: UInt64?) {
+        let work = PipelineWork(store: store, source: source, limiter: limiter)
+        let collection = album.collection
+        for slot in slots {
+            let number = slot.number
+            let url = slot.photo.url
+            start(.download(pin, collection: collection, slot: number)) { pipeline in
+                await work.download(url, pin: pin, collection: collection, slot: number, cause: cause, pipeline: pipeline)
+            }
+        }
+    }
+
+    private func start(_ key: WorkKey, _ operation: @escaping @Sendable (PipelineCore) async -> Void) {
+        guard !stopped, work[key] == nil else { return }
+        let token = nextToken
+        nextToken += 1
+        let task = Task.detached { [self] in
+            await operation(self)
+            await self.finished(key, token: token)
+        }
+        work[key] = (token, task)
+    }
+
+    private func finished(_ key: WorkKey, token: Int) {
+        if work[key]?.token == token { work[key] = nil }
+        wakeIdleWaitersIfIdle()
+    }
+
+    /// Cancels the pin's work for collections before `collection` (their results would be
+    /// refused as stale anyway; cancelling saves the downloads).
+    private func cancel(_ pin: PinID, below collection: UInt32) {
+        for key in work.keys where key.pin == pin && key.collection < collection { cancel(key) }
+    }
+
+    private func cancel(_ key: WorkKey) {
+        guard let running = work.removeValue(forKey: key) else { return }
+        running.task.cancel()
+        wakeIdleWaitersIfIdle()
+    }
+
+    /// Cancels everything and waits for it to end; nothing starts afterwards.
+    func stop() async {
+        stopped = true
+        let running = work.values.map(\.task)
+        work.removeAll()
+        for task in running { task.cancel() }
+        for task in running { await task.value }
+        wakeIdleWaitersIfIdle(force: true)
+    }
+
+    // MARK: Idleness and problems
+
+    var activity: PipelineActivity {
+        var activity = PipelineActivity()
+        for key in work.keys {
+            switch key {
+            case .request: activity.requests += 1
+            case .search: activity.searches += 1
+            case .download: activity.downloads += 1
+            }
+        }
+        return activity
+    }
+
+    /// Returns once no work runs and every appended event has been reacted to.
+    func waitUntilIdle() async {
+        if isIdle { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
+    }
+
+    private var isIdle: Bool { stopped || (work.isEmpty && processed >= store.lastSequence) }
+
+    private func wakeIdleWaitersIfIdle(force: Bool = false) {
+        guard force || isIdle, !idleWaiters.isEmpty else { return }
+        let waiters = idleWaiters
+        idleWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Keeps a problem that could not become an event. Refusals that only mean the album moved
+    /// on (a newer collection, a removed pin or photo, a request someone else made) are not
+    /// problems.
+    func note(_ error: any Error, doing what: String) {
+        if let error = error as? DomainError, Self.movedOn.contains(error.code) { return }
+        if error is CancellationError { return }
+        problems.append("\(what): \(error)")
+        if problems.count > 100 { problems.removeFirst(problems.count - 100) }
+    }
+
+    static let movedOn: Set<DomainError.Code> = [.staleCollection, .unknownPin, .unknownPhoto, .wrongAlbumState, .closed]
+}
+
+/// Runs blocking work (an fsync) on a thread of its own, not on the cooperative pool.
+func onBlockingThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global(qos: .utility).async { continuation.resume(with: Result { try work() }) }
+    }
+}

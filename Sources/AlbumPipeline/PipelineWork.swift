@@ -1,0 +1,81 @@
+import BlobStore
+import PhotoSources
+import VirtualTourist
+
+/// The two kinds of work: a search that becomes PhotosListed (or AlbumRequestFailed), and a
+/// download that becomes PhotoDownloaded (or PhotoDownloadFailed). Each records its result
+/// as soon as it has it; a cancelled one records nothing.
+struct PipelineWork: Sendable {
+    let store: TouristStore
+    let source: any PhotoSource
+    let limiter: DownloadLimiter
+
+    /// Reasons are kept short in the log.
+    static let maxReason = 400
+
+    func search(_ request: AlbumRequest, cause: UInt64?, pipeline: PipelineCore) async {
+        let page: PhotoSearchPage
+        do {
+            page = try await source.search(
+                latitude: request.place.latitude, longitude: request.place.longitude, page: Int(request.page),
+                perPage: Int(request.perPage))
+        } catch {
+            guard error.code != .cancelled, !Task.isCancelled else { return }
+            await record(pipeline, "recording pin \(request.pin)'s failed search") {
+                try await store.recordRequestFailure(
+                    pin: request.pin, collection: request.collection, reason: Self.reason(error.message), cause: cause)
+            }
+            return
+        }
+        guard !Task.isCancelled else { return }
+        let photos = page.photos.prefix(Int(request.perPage)).map {
+            ListedPhoto(
+                remoteID: String($0.id.prefix(100)), url: $0.url, title: String($0.title.prefix(300)),
+                width: UInt32(clamping: $0.width), height: UInt32(clamping: $0.height))
+        }
+        let listing = PhotoListing(
+            pin: request.pin, collection: request.collection, page: request.page,
+            pages: UInt32(clamping: max(0, page.pages)), total: UInt64(max(0, page.total)), photos: Array(photos))
+        await record(pipeline, "recording pin \(request.pin)'s listing") {
+            try await store.recordListing(listing, cause: cause)
+        }
+    }
+
+    func download(_ url: String, pin: PinID, collection: UInt32, slot: UInt32, cause: UInt64?, pipeline: PipelineCore) async {
+        do { try await limiter.acquire() } catch { return }
+        defer { limiter.release() }
+        guard !Task.isCancelled else { return }
+        let failure: String
+        do {
+            let bytes = try await source.image(at: url)
+            guard !Task.isCancelled else { return }
+            let lease = try await onBlockingThread { [store] in try store.storePhoto(bytes) }
+            await record(pipeline, "recording photo \(slot) of pin \(pin)") {
+                try await store.recordDownload(lease, pin: pin, collection: collection, slot: slot, cause: cause)
+            }
+            return
+        } catch let error as PhotoSourceError {
+            guard error.code != .cancelled, !Task.isCancelled else { return }
+            failure = error.message
+        } catch let error as DomainError where error.code == .invalidArgument {
+            failure = "the download from \(url) is not a photo: \(error.message)"
+        } catch {
+            failure = "the photo from \(url) could not be stored: \(error)"
+            await pipeline.note(error, doing: "storing photo \(slot) of pin \(pin)")
+        }
+        guard !Task.isCancelled else { return }
+        await record(pipeline, "recording photo \(slot) of pin \(pin)'s failure") {
+            try await store.recordDownloadFailure(
+                pin: pin, collection: collection, slot: slot, reason: Self.reason(failure), cause: cause)
+        }
+    }
+
+    private func record(_ pipeline: PipelineCore, _ what: String, _ append: () async throws -> Void) async {
+        do { try await append() } catch { await pipeline.note(error, doing: what) }
+    }
+
+    static func reason(_ text: String) -> String {
+        let trimmed = text.isEmpty ? "unknown failure" : text
+        return trimmed.count > maxReason ? String(trimmed.prefix(maxReason - 1)) + "…" : trimmed
+    }
+}

@@ -1,0 +1,175 @@
+import AlbumPipeline
+import DemoPhotoServer
+import EventLog
+import Foundation
+import PhotoSources
+import Synchronization
+import Testing
+import VirtualTourist
+
+/// A store in a temporary folder, the demo photo server on loopback, and a pipeline between
+/// them: the real parts, over real HTTP.
+final class Harness: Sendable {
+    let folder: String
+    let server: DemoPhotoServer
+    let key: String
+    let storeBox = Mutex<TouristStore?>(nil)
+    let pipelineBox = Mutex<AlbumPipeline?>(nil)
+    let options: PipelineOptions
+    let searchTimeout: Duration
+    /// Kept across reopenings, so that ids stay unique.
+    let pinIDs = CountingPinIDs()
+
+    var store: TouristStore { storeBox.withLock { $0! } }
+    var pipeline: AlbumPipeline { pipelineBox.withLock { $0! } }
+
+    static func start(
+        options: PipelineOptions = Harness.defaultOptions, key: String = "demo-key", requiredKey: String? = nil,
+        searchTimeout: Duration = .seconds(10)
+    ) async throws -> Harness {
+        let server = try await DemoPhotoServer.start(requiredKey: requiredKey)
+        let harness = Harness(server: server, key: key, options: options, searchTimeout: searchTimeout)
+        try await harness.open()
+        return harness
+    }
+
+    /// Runs `body` with a started harness, and finishes it whatever happens.
+    static func with(
+        options: PipelineOptions = Harness.defaultOptions, key: String = "demo-key", requiredKey: String? = nil,
+        searchTimeout: Duration = .seconds(10), _ body: (Harness) async throws -> Void
+    ) async throws {
+        let harness = try await start(options: options, key: key, requiredKey: requiredKey, searchTimeout: searchTimeout)
+        do { try await body(harness) } catch {
+            await harness.finish()
+            throw error
+        }
+        await harness.finish()
+    }
+
+    static var defaultOptions: PipelineOptions {
+        var options = PipelineOptions()
+        options.pageSeed = 7
+        return options
+    }
+
+    private init(server: DemoPhotoServer, key: String, options: PipelineOptions, searchTimeout: Duration) {
+        folder = NSTemporaryDirectory() + "vt-albums-\(UUID().uuidString.prefix(8))"
+        self.server = server
+        self.key = key
+        self.options = options
+        self.searchTimeout = searchTimeout
+    }
+
+    /// Opens the store and starts a pipeline on it (again, after ``closeStore()``).
+    func open(startPipeline: Bool = true) async throws {
+        var storeOptions = StoreOptions()
+        storeOptions.log.durability = .none
+        storeOptions.collectionInterval = nil
+        storeOptions.pinIDs = pinIDs
+        let store = try await TouristStore.open(at: folder, options: storeOptions)
+        let client = FlickrClient(key: try FlickrAPIKey(key), endpoint: server.endpoint, timeout: searchTimeout)
+        let source = FlickrPhotoSource(client: client, downloader: ImageDownloader(timeout: searchTimeout))
+        let pipeline = try AlbumPipeline(store: store, source: source, options: options)
+        storeBox.withLock { $0 = store }
+        pipelineBox.withLock { $0 = pipeline }
+        if startPipeline { await pipeline.start() }
+    }
+
+    /// Stops the pipeline (cancelling its work) and closes the store.
+    func closeStore() async throws {
+        await pipeline.stop()
+        try await store.close()
+    }
+
+    func finish() async {
+        try? await closeStore()
+        await server.stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Waits (at most `limit`) for a state; fails the test with what the state was instead.
+    @discardableResult
+    func eventually(
+        _ what: String, within limit: Duration = .seconds(20), _ condition: @escaping @Sendable (TouristState) -> Bool
+    ) async throws -> TouristState {
+        let store = store
+        do {
+            return try await withThrowingTaskGroup(of: TouristState.self) { group in
+                group.addTask { try await store.waitForState(where: condition) }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    throw TimedOut()
+                }
+                defer { group.cancelAll() }
+                return try await group.next()!
+            }
+        } catch is TimedOut {
+            let albums = store.state.pinsInDropOrder.map { pin in
+                let failures = pin.album.slots.compactMap { slot -> String? in
+                    if case .failed(let reason) = slot.state { return "\(slot.number): \(reason)" }
+                    return nil
+                }
+                return "\(pin.id): \(pin.album.status) (collection \(pin.album.collection)) \(failures)"
+            }
+            Issue.record("timed out waiting for \(what); albums: \(albums)")
+            throw TimedOut()
+        }
+    }
+
+    /// Waits until the demo server holds `count` image requests at its gate.
+    func waitForHeldImages(_ count: Int, within limit: Duration = .seconds(20)) async throws {
+        let end = ContinuousClock.now + limit
+        while server.controls.heldImageRequests < count {
+            guard ContinuousClock.now < end else {
+                Issue.record("only \(server.controls.heldImageRequests) image requests held, not \(count)")
+                throw TimedOut()
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Every event in the log, decoded.
+    func events() throws -> [RecordedEvent] {
+        try store.events()
+    }
+
+    struct TimedOut: Error {}
+}
+
+/// Pin ids 1, 2, 3, …
+final class CountingPinIDs: PinIDGenerator {
+    private let counter = Mutex<UInt64>(0)
+    func next() -> PinID { PinID(counter.withLock { $0 += 1; return $0 }) }
+}
+
+/// Places of the demo catalogue with no photos, a few, and many.
+enum Places {
+    static func find(_ wanted: (Int) -> Bool, skip: Int = 0) -> Coordinate {
+        let catalogue = DemoCatalogue()
+        var skipped = 0
+        for step in 0..<100_000 {
+            let latitude = -30 + Double(step % 300) / 100
+            let longitude = 140 + Double(step / 300) / 100
+            if wanted(catalogue.photoCount(latitude: latitude, longitude: longitude)) {
+                if skipped == skip { return Coordinate(latitude: latitude, longitude: longitude) }
+                skipped += 1
+            }
+        }
+        fatalError("no demo place found")
+    }
+
+    static let empty = find { $0 == 0 }
+    /// 8 to 20 photos: fewer than a page of 21.
+    static let few = find { (8...20).contains($0) }
+    static let otherFew = find({ (8...20).contains($0) }, skip: 1)
+    static let many = find { (600...3_000).contains($0) }
+    static let otherMany = find({ (600...3_000).contains($0) }, skip: 1)
+
+    static func count(_ place: Coordinate) -> Int {
+        DemoCatalogue().photoCount(latitude: place.latitude, longitude: place.longitude)
+    }
+
+    static func photoIDs(_ place: Coordinate, page: Int, perPage: Int) -> [String] {
+        DemoCatalogue().photos(latitude: place.latitude, longitude: place.longitude, page: page, perPage: perPage).map(\.id)
+    }
+}
