@@ -25,6 +25,7 @@ public final class AlbumPipeline: Sendable {
     public let options: PipelineOptions
     let core: PipelineCore
     private let consumer = Mutex<Task<Void, Never>?>(nil)
+    private let started = Mutex(false)
     private let random: SharedRandom
 
     /// - Throws: ``DomainError`` `.invalidArgument` for options out of range.
@@ -41,9 +42,13 @@ public final class AlbumPipeline: Sendable {
     /// pre-fetch), searches without an answer, photos still placeholders. Calling it again does
     /// nothing.
     public func start() async {
+        let first = started.withLock { started in
+            defer { started = true }
+            return !started
+        }
+        guard first else { return }
+        // Subscribe before reading the state, so no event falls between the two.
         let stream = store.changes()
-        let alreadyStarted = consumer.withLock { $0 != nil }
-        guard !alreadyStarted else { return }
         let state = store.state
         await core.resume(from: state)
         let task = Task.detached { [core] in

@@ -89,7 +89,7 @@ public struct FlickrClient: Sendable {
             URLQueryItem(name: "api_key", value: key.secret),
             URLQueryItem(name: "lat", value: String(latitude)),
             URLQueryItem(name: "lon", value: String(longitude)),
-            URLQueryItem(name: "radius", value: radiusKilometres.formatted),
+            URLQueryItem(name: "radius", value: radiusKilometres.compactText),
             URLQueryItem(name: "radius_units", value: "km"),
             URLQueryItem(name: "min_upload_date", value: String(Self.minimumUploadDate)),
             URLQueryItem(name: "safe_search", value: "1"),

@@ -78,7 +78,7 @@ struct HTTPFetch: Sendable {
     func describe(_ error: any Error, shownURL: String) -> PhotoSourceError {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         let timedOut = PhotoSourceError(
-            .timeout, "\(what) at \(shownURL) did not answer within \(seconds.formatted) s; try again later")
+            .timeout, "\(what) at \(shownURL) did not answer within \(seconds.compactText) s; try again later")
         switch error {
         case is TimedOut:
             return timedOut
@@ -122,7 +122,7 @@ struct HTTPFetch: Sendable {
 
 extension Double {
     /// At most three decimals, without trailing zeros: 0.5, 20, 1.25.
-    var formatted: String {
+    var compactText: String {
         let rounded = (self * 1000).rounded() / 1000
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
     }
