@@ -9,14 +9,14 @@ import VirtualTourist
 @Suite(.serialized) struct FailureTests {
     @Test(arguments: [
         (DemoFault.httpStatus(500), "HTTP 500"),
-        (.delay(.seconds(3)), "did not answer within 0.5 s"),
+        (.delay(.seconds(5)), "did not answer within 1.5 s"),
         (.statFail(code: 105, message: "Service currently unavailable"), "Service currently unavailable"),
         (.truncated, "not JSON"),
         (.html, "not JSON"),
         (.cutConnection, "closed before the whole answer"),
     ])
     func aFailedSearchLeavesARetryableAlbum(fault: DemoFault, says: String) async throws {
-        try await Harness.with(searchTimeout: .milliseconds(500)) { harness in
+        try await Harness.with(searchTimeout: Harness.timeout(for: fault)) { harness in
             harness.server.controls.failNextSearches(with: [fault])
             let pin = try await harness.store.dropPin(at: Places.few)
             let failed = try await harness.eventually("the failure") {
@@ -50,13 +50,13 @@ import VirtualTourist
     @Test(arguments: [
         (DemoFault.httpStatus(500), "HTTP 500"),
         (.httpStatus(404), "HTTP 404"),
-        (.delay(.seconds(3)), "did not answer within 0.5 s"),
+        (.delay(.seconds(5)), "did not answer within 1.5 s"),
         (.truncated, "cut short"),
         (.cutConnection, "closed before the whole answer"),
         (.html, "not a photo"),
     ])
     func failedDownloadsBecomeFailedPhotosAndCanBeRetried(fault: DemoFault, says: String) async throws {
-        try await Harness.with(searchTimeout: .milliseconds(500)) { harness in
+        try await Harness.with(searchTimeout: Harness.timeout(for: fault)) { harness in
             // Every third image fails.
             harness.server.controls.failImages { number, _ in number % 3 == 0 ? fault : nil }
             let pin = try await harness.store.dropPin(at: Places.few)

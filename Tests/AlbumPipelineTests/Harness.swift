@@ -46,6 +46,13 @@ final class Harness: Sendable {
         await harness.finish()
     }
 
+    /// A timeout that a delayed answer outlasts; generous otherwise, so that a busy machine
+    /// (all the tests run at once) never turns a slow normal answer into a failure.
+    static func timeout(for fault: DemoFault) -> Duration {
+        if case .delay = fault { return .milliseconds(1500) }
+        return .seconds(10)
+    }
+
     static var defaultOptions: PipelineOptions {
         var options = PipelineOptions()
         options.pageSeed = 7

@@ -109,12 +109,12 @@ import Testing
         (.truncated, .badResponse, "not JSON"),
         (.html, .badResponse, "<!DOCTYPE html>"),
         (.cutConnection, .network, "closed before the whole answer"),
-        (.delay(.seconds(3)), .timeout, "did not answer within 0.5 s"),
+        (.delay(.seconds(5)), .timeout, "did not answer within 1.5 s"),
     ])
     func eachFailureOfTheServiceIsAClearError(fault: DemoFault, code: PhotoSourceError.Code, says: String) async throws {
         try await withDemoServer { server in
             server.controls.failNextSearches(with: [fault])
-            let client = try demoClient(server, key: "a-secret-key-value", timeout: .milliseconds(500))
+            let client = try demoClient(server, key: "a-secret-key-value", timeout: timeout(for: fault))
             do {
                 _ = try await client.search(latitude: 1, longitude: 1, page: 1, perPage: 5)
                 Issue.record("\(fault) was not an error")
@@ -159,13 +159,13 @@ import Testing
 
     @Test(arguments: [
         (DemoFault.httpStatus(503), PhotoSourceError.Code.serviceUnavailable), (.httpStatus(403), .httpStatus),
-        (.truncated, .badResponse), (.cutConnection, .network), (.delay(.seconds(3)), .timeout),
+        (.truncated, .badResponse), (.cutConnection, .network), (.delay(.seconds(5)), .timeout),
     ])
     func imageDownloadFailuresAreClearErrors(fault: DemoFault, code: PhotoSourceError.Code) async throws {
         try await withDemoServer { server in
             let page = try await demoClient(server).search(latitude: DemoPlaces.few.latitude, longitude: DemoPlaces.few.longitude, page: 1, perPage: 1)
             server.controls.failImages { number, _ in number == 0 ? fault : nil }
-            let downloader = ImageDownloader(timeout: .milliseconds(500))
+            let downloader = ImageDownloader(timeout: timeout(for: fault))
             do {
                 _ = try await downloader.image(at: page.photos[0].url)
                 Issue.record("\(fault) was not an error")

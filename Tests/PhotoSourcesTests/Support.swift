@@ -46,3 +46,10 @@ extension Result where Failure == PhotoSourceError {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
+
+/// A timeout that a delayed answer outlasts; generous otherwise, so that a busy machine (all
+/// the tests run at once) never turns a slow normal answer into a failure.
+func timeout(for fault: DemoFault) -> Duration {
+    if case .delay = fault { return .milliseconds(1500) }
+    return .seconds(10)
+}
