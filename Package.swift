@@ -66,6 +66,7 @@ let package = Package(
         .target(
             name: "PhotoSources",
             dependencies: [
+                "FileIO",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -84,7 +85,7 @@ let package = Package(
         ),
         // Turns pins into albums: pre-fetch, listing, bounded parallel downloads, New
         // Collection, cancellation of stale work, resuming what the log says is pending.
-        .target(name: "AlbumPipeline", dependencies: ["VirtualTourist", "PhotoSources"]),
+        .target(name: "AlbumPipeline", dependencies: ["VirtualTourist", "PhotoSources", "LogWorkload"]),
         // Deterministic synthetic events for the demo, the benchmarks and the tests.
         .target(name: "LogWorkload", dependencies: ["EventLog"]),
         .executableTarget(
@@ -118,7 +119,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PhotoSourcesTests",
-            dependencies: ["PhotoSources", "DemoPhotoServer"]
+            dependencies: ["PhotoSources", "DemoPhotoServer", "LogWorkload"]
         ),
         .testTarget(
             name: "AlbumPipelineTests",

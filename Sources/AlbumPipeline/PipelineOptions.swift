@@ -1,3 +1,4 @@
+import LogWorkload
 import Synchronization
 
 /// How an ``AlbumPipeline`` works.
@@ -25,21 +26,16 @@ public struct PipelineOptions: Sendable {
     }
 }
 
-/// Random numbers for page choice: seeded (SplitMix64) or the system's.
+/// Random numbers for page choice: seeded (the project's SplitMix) or the system's.
 struct PageRandom: RandomNumberGenerator {
-    var state: UInt64?
+    var seeded: SplitMix?
+
+    init(seed: UInt64?) { seeded = seed.map { SplitMix(seed: $0) } }
 
     mutating func next() -> UInt64 {
-        guard let current = state else {
-            var system = SystemRandomNumberGenerator()
-            return system.next()
-        }
-        let advanced = current &+ 0x9E37_79B9_7F4A_7C15
-        state = advanced
-        var z = advanced
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        if seeded != nil { return seeded!.next() }
+        var system = SystemRandomNumberGenerator()
+        return system.next()
     }
 }
 

@@ -34,6 +34,23 @@ public struct DemoCatalogue: Sendable {
         }
     }
 
+    /// A place whose photo count `wanted` accepts (the `skipping`-th such one after the first),
+    /// searched cell by cell in a square of 30 × 30 km from `start`; nil when none is there. For
+    /// tests and demos that need a place with no photos, a few, or many.
+    public func place(
+        where wanted: (Int) -> Bool, skipping: Int = 0, from start: (latitude: Double, longitude: Double) = (10, 20)
+    ) -> (latitude: Double, longitude: Double)? {
+        var skipped = 0
+        for step in 0..<90_000 {
+            let latitude = start.latitude + Double(step % 300) / 100
+            let longitude = start.longitude + Double(step / 300) / 100
+            guard wanted(photoCount(latitude: latitude, longitude: longitude)) else { continue }
+            if skipped == skipping { return (latitude, longitude) }
+            skipped += 1
+        }
+        return nil
+    }
+
     /// The photos on one page (1-based), as Flickr pages them; empty past the last page and
     /// past the first 4,000 results, which is all a search serves.
     public func photos(latitude: Double, longitude: Double, page: Int, perPage: Int) -> [Photo] {

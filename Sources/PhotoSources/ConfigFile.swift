@@ -1,40 +1,32 @@
-#if canImport(Glibc)
-import Glibc
-private let systemRead = Glibc.read
-#elseif canImport(Darwin)
-import Darwin
-private let systemRead = Darwin.read
-#endif
+import FileIO
 
-/// Reads the small configuration file that may hold the API key.
+/// Reads the small configuration file that may hold the API key, through the project's file
+/// interface.
 enum ConfigFile {
     /// The most a key file may hold: it is one line.
     static let maxBytes = 4096
 
     /// The file's text, or nil when there is no such file.
-    static func read(_ path: String) throws(PhotoSourceError) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return nil }
-            throw PhotoSourceError(.configuration, "cannot read \(path): \(String(cString: strerror(code)))")
-        }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: maxBytes + 1)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw PhotoSourceError(.configuration, "cannot read \(path): \(String(cString: strerror(errno)))")
+    static func read(_ path: String, fileSystem: any FileSystem = PosixFileSystem()) throws(PhotoSourceError) -> String? {
+        let bytes: [UInt8]
+        do {
+            guard let status = try fileSystem.status(path) else { return nil }
+            guard status.kind == .file else { throw PhotoSourceError(.configuration, "\(path) is not a file") }
+            guard status.size <= maxBytes else {
+                throw PhotoSourceError(.configuration, "\(path) is larger than \(maxBytes) bytes; it should hold only the key")
             }
-            if n == 0 { break }
-            count += n
+            let file = try fileSystem.openFile(path, .readOnly)
+            defer { try? file.close() }
+            bytes = try file.read(count: maxBytes + 1, at: 0)
+        } catch let error as PhotoSourceError {
+            throw error
+        } catch {
+            throw PhotoSourceError(.configuration, "cannot read \(path): \(error)")
         }
-        guard count <= maxBytes else {
+        guard bytes.count <= maxBytes else {
             throw PhotoSourceError(.configuration, "\(path) is larger than \(maxBytes) bytes; it should hold only the key")
         }
-        guard let text = String(validating: bytes[..<count], as: UTF8.self) else {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
             throw PhotoSourceError(.configuration, "\(path) is not UTF-8 text")
         }
         return text

@@ -152,17 +152,8 @@ final class CountingPinIDs: PinIDGenerator {
 /// Places of the demo catalogue with no photos, a few, and many.
 enum Places {
     static func find(_ wanted: (Int) -> Bool, skip: Int = 0) -> Coordinate {
-        let catalogue = DemoCatalogue()
-        var skipped = 0
-        for step in 0..<100_000 {
-            let latitude = -30 + Double(step % 300) / 100
-            let longitude = 140 + Double(step / 300) / 100
-            if wanted(catalogue.photoCount(latitude: latitude, longitude: longitude)) {
-                if skipped == skip { return Coordinate(latitude: latitude, longitude: longitude) }
-                skipped += 1
-            }
-        }
-        fatalError("no demo place found")
+        let place = DemoCatalogue().place(where: wanted, skipping: skip, from: (-30, 140))!
+        return Coordinate(latitude: place.latitude, longitude: place.longitude)
     }
 
     static let empty = find { $0 == 0 }

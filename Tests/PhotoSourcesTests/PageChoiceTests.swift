@@ -1,17 +1,6 @@
+import LogWorkload
 import Testing
 @testable import PhotoSources
-
-/// SplitMix64, so that each seed gives its own repeatable sequence.
-struct Seeded: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct PageChoiceTests {
     @Test func theLastServedPageRespectsTheFourThousandResultLimit() {
@@ -26,7 +15,7 @@ struct Seeded: RandomNumberGenerator {
     func overManySeedsThePageStaysInRangeAndDiffersFromTheCurrentOne(perPage: Int) {
         var seen = Set<Int>()
         for seed in 0..<2_000 as Range<UInt64> {
-            var random = Seeded(state: seed)
+            var random = SplitMix(seed: seed)
             let pages = Int(seed % 7 == 0 ? 1 : seed % 5 == 0 ? 0 : (seed * 37) % 12_000)
             let last = PageChoice.lastServedPage(pages: pages, perPage: perPage)
             let current = Int(seed % 4 == 0 ? 0 : 1 + (seed * 13) % UInt64(last + 2))
@@ -41,7 +30,7 @@ struct Seeded: RandomNumberGenerator {
     }
 
     @Test func twoPagesAlternate() {
-        var random = Seeded(state: 9)
+        var random = SplitMix(seed: 9)
         for _ in 0..<50 {
             #expect(PageChoice.newCollectionPage(pages: 2, perPage: 21, current: 1, using: &random) == 2)
             #expect(PageChoice.newCollectionPage(pages: 2, perPage: 21, current: 2, using: &random) == 1)
