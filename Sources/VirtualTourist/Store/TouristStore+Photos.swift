@@ -133,3 +133,15 @@ final class StoreBlobRoots: BlobRoots {
 }
 
 import Synchronization
+
+extension TouristStore {
+    /// Writes a snapshot of the current state now, so the next open replays nothing (snapshots
+    /// are otherwise written every ``StoreOptions/snapshotInterval`` events and on close).
+    /// Returns the sequence number it covers.
+    @discardableResult
+    public func writeSnapshot() async throws -> UInt64 {
+        do { return try await processor.snapshotNow() } catch {
+            throw Self.storageError(error, "the snapshot of \(folder) cannot be written")
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import BlobStore
+import EventLog
+import Foundation
+
+/// The JSON form of a recorded event (docs/EXPORT.md): what `vt log --json` prints and
+/// `vt import` reads.
+///
+/// ```swift
+/// let line = try EventJSON(recorded).encodedLine()    // {"latitude":48.85,…,"seq":1,…,"type":"PinDropped"}
+/// let back = try EventJSON.decode(line).recorded()    // == recorded
+/// ```
+///
+/// One flat record with every field optional: each type reads the fields it needs and says
+/// which one is missing or wrong.
+public struct EventJSON: Codable, Hashable, Sendable {
+    public struct Photo: Codable, Hashable, Sendable {
+        public var id: String
+        public var url: String
+        public var title: String
+        public var width: UInt32
+        public var height: UInt32
+    }
+
+    public var seq: UInt64
+    public var time: String
+    public var time_us: Int64
+    public var cause: UInt64?
+    public var type: String
+    public var pin: String?
+    public var latitude: Double?
+    public var longitude: Double?
+    public var latitude_span: Double?
+    public var longitude_span: Double?
+    public var collection: UInt32?
+    public var page: UInt32?
+    public var pages: UInt32?
+    public var per_page: UInt32?
+    public var total: UInt64?
+    public var photos: [Photo]?
+    public var slot: UInt32?
+    public var digest: String?
+    public var bytes: UInt64?
+    public var media_type: String?
+    public var reason: String?
+    public var old_collection: UInt32?
+    public var new_collection: UInt32?
+
+    public init(_ recorded: RecordedEvent) {
+        seq = recorded.sequence
+        time = recorded.timestamp.description
+        time_us = recorded.timestamp.microsecondsSinceEpoch
+        cause = recorded.cause
+        type = recorded.event.typeName
+        pin = recorded.event.pin?.description
+        switch recorded.event {
+        case .regionChanged(let region):
+            latitude = region.center.latitude
+            longitude = region.center.longitude
+            latitude_span = region.latitudeSpan
+            longitude_span = region.longitudeSpan
+        case .pinDropped(_, let place), .pinDragged(_, let place):
+            latitude = place.latitude
+            longitude = place.longitude
+        case .pinRemoved: break
+        case .albumRequested(let request):
+            collection = request.collection
+            page = request.page
+            per_page = request.perPage
+            latitude = request.place.latitude
+            longitude = request.place.longitude
+        case .photosListed(let listing):
+            collection = listing.collection
+            page = listing.page
+            pages = listing.pages
+            total = listing.total
+            photos = listing.photos.map {
+                Photo(id: $0.remoteID, url: $0.url, title: $0.title, width: $0.width, height: $0.height)
+            }
+        case .photoDownloaded(let photo):
+            collection = photo.collection
+            slot = photo.slot
+            digest = photo.digest.description
+            bytes = photo.byteCount
+            media_type = photo.mediaType
+        case .photoDownloadFailed(_, let collection, let slot, let reason):
+            self.collection = collection
+            self.slot = slot
+            self.reason = reason
+        case .albumRequestFailed(_, let collection, let reason):
+            self.collection = collection
+            self.reason = reason
+        case .photoRemoved(_, let collection, let slot):
+            self.collection = collection
+            self.slot = slot
+        case .collectionReplaced(_, let old, let new):
+            old_collection = old
+            new_collection = new
+        }
+    }
+
+    /// The event back, or a ``DomainError`` `.invalidArgument` naming the missing or bad field.
+    public func recorded() throws -> RecordedEvent {
+        RecordedEvent(
+            sequence: seq, timestamp: LogTimestamp(microsecondsSinceEpoch: time_us), cause: cause, event: try event())
+    }
+
+    private func event() throws -> DomainEvent {
+        switch type {
+        case "RegionChanged":
+            return .regionChanged(
+                MapRegion(
+                    center: try place(), latitudeSpan: try need(latitude_span, "latitude_span"),
+                    longitudeSpan: try need(longitude_span, "longitude_span")))
+        case "PinDropped": return .pinDropped(try pinID(), try place())
+        case "PinDragged": return .pinDragged(try pinID(), try place())
+        case "PinRemoved": return .pinRemoved(try pinID())
+        case "AlbumRequested":
+            return .albumRequested(
+                AlbumRequest(
+                    pin: try pinID(), collection: try need(collection, "collection"), page: try need(page, "page"),
+                    perPage: try need(per_page, "per_page"), place: try place()))
+        case "PhotosListed":
+            let photos = try need(photos, "photos").map {
+                ListedPhoto(remoteID: $0.id, url: $0.url, title: $0.title, width: $0.width, height: $0.height)
+            }
+            return .photosListed(
+                PhotoListing(
+                    pin: try pinID(), collection: try need(collection, "collection"), page: try need(page, "page"),
+                    pages: try need(pages, "pages"), total: try need(total, "total"), photos: photos))
+        case "PhotoDownloaded":
+            let text = try need(digest, "digest")
+            guard let parsed = BlobDigest(hex: text) else { throw Self.bad("digest", "\"\(text.prefix(70))\" is not 64 hexadecimal digits") }
+            return .photoDownloaded(
+                DownloadedPhoto(
+                    pin: try pinID(), collection: try need(collection, "collection"), slot: try need(slot, "slot"),
+                    digest: parsed, byteCount: try need(bytes, "bytes"), mediaType: try need(media_type, "media_type")))
+        case "PhotoDownloadFailed":
+            return .photoDownloadFailed(
+                pin: try pinID(), collection: try need(collection, "collection"), slot: try need(slot, "slot"),
+                reason: try need(reason, "reason"))
+        case "AlbumRequestFailed":
+            return .albumRequestFailed(
+                pin: try pinID(), collection: try need(collection, "collection"), reason: try need(reason, "reason"))
+        case "PhotoRemoved":
+            return .photoRemoved(pin: try pinID(), collection: try need(collection, "collection"), slot: try need(slot, "slot"))
+        case "CollectionReplaced":
+            return .collectionReplaced(
+                pin: try pinID(), oldCollection: try need(old_collection, "old_collection"),
+                newCollection: try need(new_collection, "new_collection"))
+        default:
+            throw DomainError(
+                .invalidArgument, "unknown event type \"\(type.prefix(40))\" (known: \(DomainEvent.typeNames.joined(separator: ", ")))")
+        }
+    }
+
+    private func need<T>(_ value: T?, _ name: String) throws -> T {
+        guard let value else { throw Self.bad(name, "missing") }
+        return value
+    }
+
+    private func pinID() throws -> PinID {
+        let text = try need(pin, "pin")
+        guard let id = PinID(parsing: text) else { throw Self.bad("pin", "\"\(text.prefix(40))\" is not 16 hexadecimal digits") }
+        return id
+    }
+
+    private func place() throws -> Coordinate {
+        Coordinate(latitude: try need(latitude, "latitude"), longitude: try need(longitude, "longitude"))
+    }
+
+    private static func bad(_ field: String, _ problem: String) -> DomainError {
+        DomainError(.invalidArgument, "field \"\(field)\": \(problem)")
+    }
+
+    /// One line of JSON, keys sorted, no newline.
+    public func encodedLine() throws -> String { try Self.encodeLine(self) }
+
+    /// Decodes one line, with a message that names the problem.
+    public static func decode(_ line: some StringProtocol) throws -> EventJSON {
+        try decodeLine(EventJSON.self, line)
+    }
+
+    /// Any value as one line of JSON with sorted keys (the house form of `--json`).
+    public static func encodeLine(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decodeLine<T: Decodable>(_ type: T.Type, _ line: some StringProtocol) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(line.utf8))
+        } catch let error as DecodingError {
+            throw DomainError(.invalidArgument, describe(error))
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return keys.isEmpty ? "" : "field \"\(keys.joined(separator: "."))\": "
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context))\"\(key.stringValue)\" is missing"
+        case .typeMismatch(let type, let context): return "\(path(context))expected \(type)"
+        case .valueNotFound(let type, let context): return "\(path(context))expected \(type), found null"
+        case .dataCorrupted(let context): return path(context) + "not valid JSON (\(context.debugDescription))"
+        @unknown default: return "not valid JSON"
+        }
+    }
+}

@@ -1,0 +1,149 @@
+/// The JSON forms of the state, for `--json` output and (later) the web app. Encode with
+/// ``EventJSON/encodeLine(_:)``; keys are snake_case, pins in drop order, photos in album order.
+public struct StateJSON: Encodable, Sendable {
+    public var seq: UInt64
+    public var region: RegionJSON?
+    public var pins: [PinJSON]
+
+    public init(_ state: TouristState) {
+        seq = state.sequence
+        region = state.region.map(RegionJSON.init)
+        pins = state.pinsInDropOrder.map(PinJSON.init)
+    }
+}
+
+public struct RegionJSON: Encodable, Sendable {
+    public var latitude: Double
+    public var longitude: Double
+    public var latitude_span: Double
+    public var longitude_span: Double
+
+    public init(_ region: MapRegion) {
+        latitude = region.center.latitude
+        longitude = region.center.longitude
+        latitude_span = region.latitudeSpan
+        longitude_span = region.longitudeSpan
+    }
+}
+
+public struct PinJSON: Encodable, Sendable {
+    public var id: String
+    public var latitude: Double
+    public var longitude: Double
+    public var dropped_at: UInt64
+    public var album: AlbumJSON
+
+    public init(_ pin: Pin) {
+        id = pin.id.description
+        latitude = pin.coordinate.latitude
+        longitude = pin.coordinate.longitude
+        dropped_at = pin.droppedAt
+        album = AlbumJSON(pin.album)
+    }
+}
+
+public struct AlbumJSON: Encodable, Sendable {
+    public var collection: UInt32
+    /// `not-requested`, `listing`, `downloading`, `complete`, `no-images` or `failed`.
+    public var status: String
+    public var reason: String?
+    public var page: UInt32?
+    public var pages: UInt32
+    public var total: UInt64
+    public var downloaded: Int
+    public var new_collection_enabled: Bool
+    public var photos: [PhotoJSON]
+
+    public init(_ album: Album) {
+        collection = album.collection
+        switch album.status {
+        case .notRequested: status = "not-requested"
+        case .listing: status = "listing"
+        case .downloading: status = "downloading"
+        case .complete: status = "complete"
+        case .noImages: status = "no-images"
+        case .failed(let why):
+            status = "failed"
+            reason = why
+        }
+        page = album.request?.page
+        pages = album.pages
+        total = album.total
+        downloaded = album.slots.count { $0.digest != nil }
+        new_collection_enabled = album.isNewCollectionEnabled
+        photos = album.slots.map(PhotoJSON.init)
+    }
+}
+
+public struct PhotoJSON: Encodable, Sendable {
+    public var slot: UInt32
+    public var id: String
+    public var title: String
+    public var url: String
+    /// `placeholder`, `downloaded` or `failed`.
+    public var state: String
+    public var digest: String?
+    public var bytes: UInt64?
+    public var media_type: String?
+    public var reason: String?
+
+    public init(_ slot: PhotoSlot) {
+        self.slot = slot.number
+        id = slot.photo.remoteID
+        title = slot.photo.title
+        url = slot.photo.url
+        switch slot.state {
+        case .placeholder: state = "placeholder"
+        case .downloaded(let digest, let byteCount, let mediaType):
+            state = "downloaded"
+            self.digest = digest.description
+            bytes = byteCount
+            media_type = mediaType
+        case .failed(let why):
+            state = "failed"
+            reason = why
+        }
+    }
+}
+
+public struct StateDiffJSON: Encodable, Sendable {
+    public struct Move: Encodable, Sendable {
+        public var pin: String
+        public var from: [Double]
+        public var to: [Double]
+    }
+
+    public struct Photo: Encodable, Sendable {
+        public var pin: String
+        public var collection: UInt32
+        public var photo: PhotoJSON
+    }
+
+    public struct RegionChange: Encodable, Sendable {
+        public var before: RegionJSON?
+        public var after: RegionJSON?
+    }
+
+    public var from: UInt64
+    public var to: UInt64
+    public var region: RegionChange?
+    public var pins_added: [PinJSON]
+    public var pins_removed: [PinJSON]
+    public var pins_moved: [Move]
+    public var photos_added: [Photo]
+    public var photos_removed: [Photo]
+
+    public init(_ diff: StateDiff) {
+        from = diff.from
+        to = diff.to
+        region = diff.region.map { RegionChange(before: $0.before.map(RegionJSON.init), after: $0.after.map(RegionJSON.init)) }
+        pins_added = diff.pinsAdded.map(PinJSON.init)
+        pins_removed = diff.pinsRemoved.map(PinJSON.init)
+        pins_moved = diff.pinsMoved.map {
+            Move(pin: $0.pin.description, from: [$0.from.latitude, $0.from.longitude], to: [$0.to.latitude, $0.to.longitude])
+        }
+        let photo = { (p: StateDiff.Photo) in Photo(pin: p.pin.description, collection: p.collection, photo: PhotoJSON(p.slot)) }
+        photos_added = diff.photosAdded.map(photo)
+        photos_removed = diff.photosRemoved.map(photo)
+    }
+}

@@ -1,0 +1,100 @@
+/// What-if replays and bisection: questions answered by folding the log again.
+extension StoreReader {
+    /// The outcome of replaying the log without some events.
+    public struct WhatIf: Sendable {
+        public var state: TouristState
+        /// The events left out on request.
+        public var skipped: [RecordedEvent] = []
+        /// Later events the rules refuse once the skipped ones are gone (a drag of a pin never
+        /// dropped, a photo of a listing never made, …), with why. They are left out too.
+        public var refused: [(event: RecordedEvent, problem: DomainError)] = []
+    }
+
+    /// The state after `through` (default: the end) had the `skipping` events never happened.
+    /// Every other event is checked against the rules on the way. Starts from the newest
+    /// snapshot before the first skipped event, so the cost is the events after it.
+    public func replay(through: UInt64? = nil, skipping: Set<UInt64> = [], progress: WorkProgress? = nil) throws -> WhatIf {
+        let through = through ?? lastSequence
+        guard through <= lastSequence else {
+            throw DomainError(.invalidArgument, "the log ends at sequence \(lastSequence); cannot replay to \(through)")
+        }
+        if let outside = skipping.first(where: { $0 == 0 || $0 > through }) {
+            throw DomainError(.invalidArgument, "event \(outside) cannot be skipped: the replay covers 1…\(through)")
+        }
+        let start = skipping.min().map { $0 - 1 } ?? through
+        var result = WhatIf(state: try state(at: start))
+        let base = result.state.sequence
+        try forEachEvent(from: base + 1, through: through, doing: "the log cannot be replayed") { recorded in
+            if skipping.contains(recorded.sequence) {
+                result.skipped.append(recorded)
+                result.state.sequence = recorded.sequence
+            } else {
+                if let problem = result.state.problem(with: recorded.event) { result.refused.append((recorded, problem)) }
+                result.state.apply(recorded)
+            }
+            if recorded.sequence % 8192 == 0 {
+                progress?("replaying", Int64(recorded.sequence - base), Int64(through - base))
+            }
+        }
+        return result
+    }
+
+    /// Where a condition turns true.
+    public enum BisectOutcome: Hashable, Sendable {
+        /// The condition is false after `sequence - 1` and true after `sequence`.
+        case turnsTrue(at: UInt64)
+        /// It already holds at the start of the range.
+        case alreadyTrue(at: UInt64)
+        /// It does not hold at the end of the range.
+        case neverTrue(through: UInt64)
+    }
+
+    /// Finds a sequence number at which `condition` turns from false to true between `from`
+    /// and `through` (default: the whole log).
+    ///
+    /// `exhaustive == false` bisects like `git bisect`: O(log n) states, each a snapshot load
+    /// and at most a snapshot interval of events; when the condition turns true more than once,
+    /// it finds one of the turns. `exhaustive == true` folds every event and finds the first.
+    public func bisect(
+        _ condition: StateCondition, from: UInt64 = 0, through: UInt64? = nil, exhaustive: Bool = false,
+        progress: WorkProgress? = nil
+    ) throws -> (outcome: BisectOutcome, statesChecked: Int) {
+        let through = through ?? lastSequence
+        guard from <= through, through <= lastSequence else {
+            throw DomainError(.invalidArgument, "the range \(from)…\(through) is not within the log (0…\(lastSequence))")
+        }
+        var checked = 1
+        var state = try state(at: from)
+        if condition.holds(in: state) { return (.alreadyTrue(at: from), checked) }
+        if exhaustive {
+            var found: UInt64? = nil
+            try forEachEvent(from: from + 1, through: through) { recorded in
+                guard found == nil else { return }
+                state.apply(recorded)
+                checked += 1
+                if condition.holds(in: state) { found = recorded.sequence }
+                if recorded.sequence % 8192 == 0 { progress?("folding", Int64(recorded.sequence - from), Int64(through - from)) }
+            }
+            return (found.map { .turnsTrue(at: $0) } ?? .neverTrue(through: through), checked)
+        }
+        checked += 1
+        guard condition.holds(in: try self.state(at: through)) else { return (.neverTrue(through: through), checked) }
+        var low = from  // false here
+        var high = through  // true here
+        let steps = Int64(max(1, (through - from).bitWidth - (through - from).leadingZeroBitCount))
+        while high - low > 1 {
+            let middle = low + (high - low) / 2
+            checked += 1
+            if condition.holds(in: try self.state(at: middle)) { high = middle } else { low = middle }
+            progress?("bisecting", Int64(checked - 2), steps)
+        }
+        return (.turnsTrue(at: high), checked)
+    }
+
+    /// Every pin id the log ever dropped, oldest first (for naming removed pins).
+    public func droppedPins() throws -> [PinID] {
+        var pins: [PinID] = []
+        try forEachEvent { if case .pinDropped(let pin, _) = $0.event { pins.append(pin) } }
+        return pins
+    }
+}

@@ -1,0 +1,181 @@
+import BlobStore
+import EventLog
+import FileIO
+
+/// A read-only view of a store: the log as far as it went when the reader was opened, the
+/// snapshots beside it, and the photos. It takes no lock, so it can run beside the program that
+/// writes the store (guarantee 4) and sees a consistent prefix of the log.
+///
+/// ```swift
+/// let reader = try StoreReader.open(at: folder)
+/// let now = try reader.state(at: reader.lastSequence)
+/// let then = try reader.state(at: 42)            // nearest snapshot, then at most an interval of events
+/// try reader.forEachEvent(from: 1) { print($0.sequence, $0.event.typeName) }
+/// ```
+///
+/// ``TouristStore``'s time travel goes through one of these too. A reader is for one thread at a
+/// time.
+public final class StoreReader {
+    public let folder: String
+    /// The last event this reader sees: the log's end when it was opened.
+    public let lastSequence: UInt64
+    let fileSystem: any FileSystem
+    let log: LogReader
+    let snapshots: SnapshotFolder
+
+    init(folder: String, lastSequence: UInt64, fileSystem: any FileSystem, log: LogReader, snapshots: SnapshotFolder) {
+        self.folder = folder
+        self.lastSequence = lastSequence
+        self.fileSystem = fileSystem
+        self.log = log
+        self.snapshots = snapshots
+    }
+
+    /// Opens the store in `folder` for reading.
+    ///
+    /// - Throws: ``DomainError`` `.notAStore` when there is no store there, `.storage` when its
+    ///   log cannot be read (damage is named; `vt verify` says more).
+    public static func open(
+        at folder: String, fileSystem: any FileSystem = PosixFileSystem(), snapshotInterval: UInt64 = StoreOptions().snapshotInterval
+    ) throws -> StoreReader {
+        let logPath = Path.join(folder, "log")
+        let status: FileStatus?
+        do { status = try fileSystem.status(logPath) } catch {
+            throw TouristStore.storageError(error, "cannot look at \(folder)")
+        }
+        guard status?.kind == .directory else {
+            let what = (try? fileSystem.status(folder)) == nil ? "there is nothing at \(folder)" : "\(folder) has no log/ folder"
+            throw DomainError(.notAStore, "\(folder) is not a Virtual Tourist store (\(what))")
+        }
+        do {
+            let log = try LogReader(directory: logPath, fileSystem: fileSystem)
+            return StoreReader(
+                folder: folder, lastSequence: try log.lastSequence(), fileSystem: fileSystem, log: log,
+                snapshots: SnapshotFolder(path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, snapshotInterval)))
+        } catch let error as LogError where error.code == .notALog {
+            throw DomainError(.notAStore, "\(folder) is not a Virtual Tourist store: \(error.message)", cause: error)
+        } catch {
+            throw TouristStore.storageError(error, "the store at \(folder) cannot be read")
+        }
+    }
+
+    /// The state after event `sequence` (0: the empty state). Cost: load the nearest snapshot
+    /// at or before it, then replay at most about the snapshot interval of events.
+    public func state(at sequence: UInt64) throws -> TouristState {
+        guard sequence <= lastSequence else {
+            throw DomainError(.invalidArgument, "the log ends at sequence \(lastSequence); there is no state at \(sequence)")
+        }
+        do {
+            let (base, _) = try snapshots.newest(atOrBefore: sequence, reader: log)
+            return try TouristStore.replay(log, from: base ?? TouristState(), through: sequence).0
+        } catch {
+            throw TouristStore.storageError(error, "the state at \(sequence) cannot be read")
+        }
+    }
+
+    /// The state at the end of the log.
+    public func currentState() throws -> TouristState { try state(at: lastSequence) }
+
+    /// The sequence number of the last event at or before `time` (0 if none).
+    public func sequence(atTime time: LogTimestamp) throws -> UInt64 {
+        do {
+            let cursor = try log.events(since: time.adding(microseconds: 1))
+            guard let after = try cursor.next(), after.sequence <= lastSequence else { return lastSequence }
+            return after.sequence - 1
+        } catch {
+            throw TouristStore.storageError(error, "the log cannot be searched by time")
+        }
+    }
+
+    /// The state as it was at `time`.
+    public func state(atTime time: LogTimestamp) throws -> TouristState {
+        try state(at: sequence(atTime: time))
+    }
+
+    /// Every event about `pin`, oldest first, from `start` on (empty for a pin that never
+    /// existed). Pass the pin's `droppedAt` when known, to skip the log before it.
+    public func history(of pin: PinID, from start: UInt64 = 1) throws -> [RecordedEvent] {
+        var events: [RecordedEvent] = []
+        try forEachEvent(from: start, doing: "the history of pin \(pin) cannot be read") {
+            if $0.event.pin == pin { events.append($0) }
+        }
+        return events
+    }
+
+    /// The event at `sequence`, then the event that caused it, and so on to the first cause.
+    public func causes(of sequence: UInt64) throws -> [RecordedEvent] {
+        guard lastSequence > 0, (1...lastSequence).contains(sequence) else {
+            throw DomainError(.invalidArgument, "there is no event \(sequence); " + Self.range(lastSequence))
+        }
+        do {
+            var chain: [RecordedEvent] = []
+            var next: UInt64? = sequence
+            while let current = next, let event = try log.event(at: current) {
+                let recorded = try EventCodec.decode(event)
+                chain.append(recorded)
+                // Causes always point backwards; anything else would loop.
+                next = recorded.cause.flatMap { $0 < current ? $0 : nil }
+            }
+            return chain
+        } catch {
+            throw TouristStore.storageError(error, "the causes of event \(sequence) cannot be read")
+        }
+    }
+
+    /// Decodes events `from` through `through` (default: this reader's last) one at a time,
+    /// holding one batch in memory.
+    public func forEachEvent(
+        from: UInt64 = 1, through: UInt64? = nil, doing: String = "the events cannot be read",
+        _ body: (RecordedEvent) throws -> Void
+    ) throws {
+        let through = min(through ?? lastSequence, lastSequence)
+        guard through >= max(1, from) else { return }
+        do {
+            let cursor = try log.events(from: max(1, from), through: through)
+            while let event = try cursor.next() { try body(try EventCodec.decode(event)) }
+        } catch {
+            throw TouristStore.storageError(error, doing)
+        }
+    }
+
+    /// The sequence numbers of the snapshots on disk, ascending.
+    public func snapshotSequences() throws -> [UInt64] {
+        do { return try snapshots.sequences() } catch {
+            throw TouristStore.storageError(error, "the snapshots of \(folder) cannot be listed")
+        }
+    }
+
+    /// The photos' folder (read-only use: `get`, `contains`, `verify`).
+    public func blobStore() throws -> BlobStore {
+        do { return try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem) } catch {
+            throw TouristStore.storageError(error, "the photos of \(folder) cannot be opened")
+        }
+    }
+
+    /// "the log holds 1…n" or "the log is empty", for messages.
+    static func range(_ last: UInt64) -> String {
+        last == 0 ? "the log is empty" : "the log holds 1…\(last)"
+    }
+}
+
+extension StoreReader {
+    /// Every event from `sequence` on, decoded, waiting for new appends as they land (the log
+    /// is polled every `pollInterval`). Ends when the task is cancelled.
+    public func follow(from sequence: UInt64, pollInterval: Duration = .milliseconds(50))
+        -> AsyncThrowingMapSequence<LogFollower, RecordedEvent>
+    {
+        log.follow(from: sequence, pollInterval: pollInterval).map { try EventCodec.decode($0) }
+    }
+
+    /// The pin `text` names among the pins on the map now or, failing that, every pin the log
+    /// ever dropped (so removed pins can be asked about).
+    public func pin(matching text: String) throws -> PinID {
+        let current = try currentState()
+        do {
+            return try current.pin(matching: text).id
+        } catch let error as DomainError where error.code == .unknownPin {
+            let all = try droppedPins().map(\.description)
+            return PinID(parsing: try TouristState.resolve(text, among: all, what: "pin"))!
+        }
+    }
+}

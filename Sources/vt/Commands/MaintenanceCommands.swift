@@ -1,0 +1,139 @@
+import ArgumentParser
+import BlobStore
+import EventLog
+import Foundation
+import VirtualTourist
+
+/// `vt verify [--blobs]`: exit 3 when anything is wrong.
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Check the whole store; exit 3 if anything is wrong.",
+        discussion: "Checks every batch's checksums and the hash chain, decodes and replays every event against the rules, compares each snapshot with the replayed state, and checks that every photo an album shows is stored. --blobs also re-hashes every stored photo. Reads only; safe beside a running app.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Also re-hash every stored photo and compare it with its name.") var blobs = false
+
+    struct View: Encodable {
+        var clean: Bool
+        var events: UInt64
+        var segments: Int
+        var batches: Int
+        var head_hash: String?
+        var snapshots_checked: Int
+        var photos_referenced: Int
+        var photos_hashed: Int?
+        var problems: [String]
+        var notes: [String]
+    }
+
+    func run() async throws {
+        let bar = ProgressBar()
+        let report = try StoreAudit.verify(folder: global.storePath, checkPhotoContents: blobs) { bar.update($0, done: $1, total: $2) }
+        bar.finish()
+        if global.json {
+            try Output.json(View(
+                clean: report.isClean, events: report.log.events, segments: report.log.segments, batches: report.log.batches,
+                head_hash: report.log.headHash.map { "\($0)" }, snapshots_checked: report.snapshotsChecked,
+                photos_referenced: report.referencedPhotos, photos_hashed: report.blobs?.checked, problems: report.problems,
+                notes: report.notes))
+        } else {
+            print("log: \(report.log.events) events in \(report.log.segments) segment(s), \(report.log.batches) batches; replayed \(report.replayedEvents)")
+            if let head = report.log.headHash { print("head hash: \(head)") }
+            print("snapshots checked against the replay: \(report.snapshotsChecked)")
+            print("photos shown in albums: \(report.referencedPhotos)" + (report.blobs.map { "; photo files re-hashed: \($0.checked)" } ?? ""))
+            for note in report.notes { print("note: " + note) }
+            if report.isClean {
+                print(Terminal.styled("ok: no problems found", .green))
+            } else {
+                print(Terminal.styled("\(report.problems.count) problem(s):", .red))
+                for problem in report.problems { print("  " + problem) }
+                print("hint: `vt repair` cuts a damaged log back to its last good batch (it says what it cuts first)")
+            }
+        }
+        if !report.isClean { throw ExitCode(Exit.problemsFound) }
+    }
+}
+
+/// `vt repair`: explicit, says what it will cut, keeps a copy.
+struct RepairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repair", abstract: "Cut a damaged log back to its last good batch, after saying what that drops.",
+        discussion: "Without --yes it only shows the plan (and asks on a terminal). Every byte cut is copied to log/quarantine/ first. Exit 3 when damage remains.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Carry out the cut without asking.") var yes = false
+
+    func run() async throws {
+        let logPath = global.storePath + "/log"
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: logPath, isDirectory: &isFolder), isFolder.boolValue else {
+            throw RuntimeError(message: "\(global.storePath) is not a Virtual Tourist store (it has no log/ folder)")
+        }
+        let plan = try LogRepair.plan(directory: logPath)
+        guard plan.isNeeded else {
+            print("the log needs no repair")
+            return
+        }
+        print(plan.description)
+        var go = yes
+        if !go, isatty(STDIN_FILENO) == 1 {
+            FileHandle.standardOutput.write(Data("cut it? [y/N] ".utf8))
+            go = readLine()?.lowercased().hasPrefix("y") == true
+        }
+        guard go else {
+            print("nothing was changed; run `vt repair --yes` to cut")
+            throw ExitCode(Exit.problemsFound)
+        }
+        try LogRepair.execute(plan)
+        print("repaired: the log now ends at event \(plan.firstDroppedSequence - 1); the cut bytes are in \(logPath)/quarantine/")
+    }
+}
+
+/// `vt gc [--dry-run] [--grace DURATION] [--retention DURATION]`.
+struct GCCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gc", abstract: "Delete stored photos that no album uses (now or within the retention window).")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "List what would be deleted; delete nothing.") var dryRun = false
+    @Option(help: ArgumentHelp("Keep unused photos younger than this (default 10m).", valueName: "DURATION")) var grace: String?
+    @Option(help: ArgumentHelp("Keep photos albums showed within this window, for time travel (default 24h).", valueName: "DURATION"))
+    var retention: String?
+
+    struct View: Encodable {
+        var dry_run: Bool
+        var collected: [String]
+        var reclaimed_bytes: Int64
+        var kept_in_use: Int
+        var kept_in_grace: Int
+        var scanned: Int
+    }
+
+    func validate() throws {
+        if let grace { _ = try ArgumentValues.duration(grace) }
+        if let retention { _ = try ArgumentValues.duration(retention) }
+    }
+
+    func run() async throws {
+        let grace = try grace.map(ArgumentValues.duration)
+        let retention = try retention.map(ArgumentValues.duration)
+        let report = try await global.withStore(retention: retention) { try $0.collectGarbage(grace: grace, dryRun: dryRun) }
+        if global.json {
+            return try Output.json(View(
+                dry_run: dryRun, collected: report.collected.map(\.description), reclaimed_bytes: report.reclaimedBytes,
+                kept_in_use: report.keptReferenced, kept_in_grace: report.keptInGrace, scanned: report.scanned))
+        }
+        print(report.description)
+        if dryRun { for digest in report.collected { print("  \(digest)") } }
+    }
+}
+
+/// `vt snapshot`.
+struct SnapshotCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snapshot", abstract: "Write a snapshot of the current state now, so opening replays nothing.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let sequence = try await global.withStore { try await $0.writeSnapshot() }
+        if global.json { return try Output.json(["seq": sequence]) }
+        print("wrote a snapshot of the state after event \(sequence)")
+    }
+}

@@ -1,0 +1,138 @@
+import VirtualTourist
+
+/// How events, pins, albums and differences read as text. One place, so every command words
+/// them the same way.
+enum Describe {
+    /// The first 8 digits of a pin id: enough to tell pins apart in a listing, and a valid
+    /// prefix to type back.
+    static func short(_ pin: PinID) -> String { String(pin.description.prefix(8)) }
+
+    static func place(_ place: Coordinate) -> String {
+        "\(number(place.latitude)), \(number(place.longitude))"
+    }
+
+    /// Degrees with at most 6 decimals (about 10 cm), trailing zeros dropped.
+    static func number(_ value: Double) -> String {
+        var text = String(format: "%.6f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text == "-0" ? "0" : text
+    }
+
+    static func region(_ region: MapRegion) -> String {
+        "centre \(place(region.center)), span \(number(region.latitudeSpan))° × \(number(region.longitudeSpan))°"
+    }
+
+    /// One line for an event, without its sequence and time.
+    static func event(_ event: DomainEvent) -> String {
+        switch event {
+        case .regionChanged(let region): return "map region: \(Describe.region(region))"
+        case .pinDropped(let pin, let at): return "pin \(short(pin)) dropped at \(place(at))"
+        case .pinDragged(let pin, let to): return "pin \(short(pin)) dragged to \(place(to))"
+        case .pinRemoved(let pin): return "pin \(short(pin)) removed"
+        case .albumRequested(let request):
+            return "pin \(short(request.pin)) collection \(request.collection): page \(request.page) requested, \(request.perPage) a page"
+        case .photosListed(let listing):
+            return "pin \(short(listing.pin)) collection \(listing.collection): \(listing.photos.count) photos listed"
+                + " (page \(listing.page) of \(listing.pages), \(listing.total) in all)"
+        case .photoDownloaded(let photo):
+            return "pin \(short(photo.pin)) collection \(photo.collection): photo \(photo.slot) downloaded"
+                + " (\(photo.mediaType), \(photo.byteCount) bytes, \(photo.digest.description.prefix(12)))"
+        case .photoDownloadFailed(let pin, let collection, let slot, let reason):
+            return "pin \(short(pin)) collection \(collection): photo \(slot) failed: \(reason)"
+        case .albumRequestFailed(let pin, let collection, let reason):
+            return "pin \(short(pin)) collection \(collection): search failed: \(reason)"
+        case .photoRemoved(let pin, let collection, let slot):
+            return "pin \(short(pin)) collection \(collection): photo \(slot) removed"
+        case .collectionReplaced(let pin, let old, let new):
+            return "pin \(short(pin)): New Collection (\(old) → \(new))"
+        }
+    }
+
+    /// `  42  2026-11-21T09:30:00.000042Z  PhotoDownloaded      pin … (cause 40)`
+    static func line(_ recorded: RecordedEvent) -> String {
+        let sequence = String(recorded.sequence)
+        let padded = String(repeating: " ", count: max(0, 6 - sequence.count)) + sequence
+        let type = recorded.event.typeName.padding(toLength: 19, withPad: " ", startingAt: 0)
+        let cause = recorded.cause.map { Terminal.styled("  (cause \($0))", .dim) } ?? ""
+        return "\(Terminal.styled(padded, .yellow))  \(Terminal.styled(recorded.timestamp.description, .dim))  "
+            + "\(Terminal.styled(type, .cyan)) \(event(recorded.event))\(cause)"
+    }
+
+    /// The album's status in a few words.
+    static func status(_ album: Album) -> String {
+        switch album.status {
+        case .notRequested: return "not requested yet"
+        case .listing: return "searching for photos…"
+        case .downloading(let done, let total): return "downloading: \(done) of \(total) photos"
+        case .complete: return "complete: \(album.slots.count) photos"
+        case .noImages: return "No Images (nothing was photographed here)"
+        case .failed(let reason): return "the search failed: \(reason)"
+        }
+    }
+
+    /// `3fa29c0100000001  48.8584, 2.2945  complete: 21 photos`
+    static func pinRow(_ pin: Pin) -> String {
+        "\(Terminal.styled(pin.id.description, .yellow))  \(place(pin.coordinate).padding(toLength: 24, withPad: " ", startingAt: 0))"
+            + "collection \(pin.album.collection), \(status(pin.album))"
+    }
+
+    /// A row of squares, one per photo: ■ downloaded, □ placeholder, ✗ failed.
+    static func strip(_ album: Album) -> String {
+        album.slots.map { slot in
+            switch slot.state {
+            case .placeholder: "□"
+            case .downloaded: "■"
+            case .failed: "✗"
+            }
+        }.joined()
+    }
+
+    /// The album, photo by photo.
+    static func album(_ pin: Pin) -> [String] {
+        let album = pin.album
+        var lines = ["pin \(pin.id) at \(place(pin.coordinate)) — collection \(album.collection)"
+            + (album.request.map { ", page \($0.page)" + (album.pages > 0 ? " of \(album.pages)" : "") } ?? "")
+            + (album.total > 0 ? " (\(album.total) photos nearby)" : "")]
+        lines.append(status(album) + (album.isNewCollectionEnabled ? "; New Collection is available" : ""))
+        for slot in album.slots {
+            let state: String
+            switch slot.state {
+            case .placeholder: state = Terminal.styled("placeholder", .dim)
+            case .downloaded(let digest, let bytes, let type):
+                state = Terminal.styled("\(type.replacingOccurrences(of: "image/", with: "")) \(bytes) B", .green)
+                    + " " + String(digest.description.prefix(12))
+            case .failed(let reason): state = Terminal.styled("failed: \(reason)", .red)
+            }
+            let number = String(slot.number)
+            lines.append("  \(String(repeating: " ", count: max(0, 3 - number.count)))\(number)  \(slot.photo.remoteID)  \(state)"
+                + (slot.photo.title.isEmpty ? "" : "  “\(slot.photo.title.prefix(60))”"))
+        }
+        return lines
+    }
+
+    static func state(_ state: TouristState) -> [String] {
+        var lines = ["state after event \(state.sequence): \(state.pins.count) pin\(state.pins.count == 1 ? "" : "s")"]
+        lines.append("map region: " + (state.region.map(region) ?? "not set"))
+        lines += state.pinsInDropOrder.map(pinRow)
+        return lines
+    }
+
+    static func diff(_ diff: StateDiff) -> [String] {
+        var lines = ["from event \(diff.from) to event \(diff.to):"]
+        if diff.isEmpty { return lines + ["  nothing changed"] }
+        if let region = diff.region {
+            lines.append("  map region: \(region.before.map(Describe.region) ?? "not set") → \(region.after.map(Describe.region) ?? "not set")")
+        }
+        lines += diff.pinsAdded.map { Terminal.styled("  + pin \($0.id) at \(place($0.coordinate))", .green) }
+        lines += diff.pinsRemoved.map { Terminal.styled("  - pin \($0.id) at \(place($0.coordinate))", .red) }
+        lines += diff.pinsMoved.map { "  ~ pin \($0.pin) moved \(place($0.from)) → \(place($0.to))" }
+        lines += diff.photosAdded.map {
+            Terminal.styled("  + photo \($0.slot.photo.remoteID) (pin \(short($0.pin)), collection \($0.collection), slot \($0.slot.number))", .green)
+        }
+        lines += diff.photosRemoved.map {
+            Terminal.styled("  - photo \($0.slot.photo.remoteID) (pin \(short($0.pin)), collection \($0.collection), slot \($0.slot.number))", .red)
+        }
+        return lines
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Runs the built `vt` with an environment that names no store, no key and no config, so a
+/// test sees only what it passes.
+struct CLI {
+    let home: String
+
+    init() {
+        home = NSTemporaryDirectory() + "vt-cli-home-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+    }
+
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["FLICKR_API_KEY", "VT_FLICKR_ENDPOINT", "VT_STORE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "NO_COLOR"] {
+            environment[name] = nil
+        }
+        environment["HOME"] = home
+        return environment
+    }
+
+    func callAsFunction(_ arguments: String...) throws -> DemoCommandTests.Run {
+        try DemoCommandTests().vt(arguments, environment: environment)
+    }
+
+    func run(_ arguments: [String]) throws -> DemoCommandTests.Run {
+        try DemoCommandTests().vt(arguments, environment: environment)
+    }
+
+    /// The JSON object `vt` printed on one line.
+    static func object(_ line: some StringProtocol) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+    }
+
+    static func lines(_ text: String) -> [Substring] { text.split(separator: "\n") }
+
+    /// The built `vt`, beside the test bundle.
+    static var binary: String {
+        #if os(Linux)
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("vt").path
+        #else
+        let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") } ?? Bundle.main
+        return bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("vt").path
+        #endif
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(atPath: home) }
+}

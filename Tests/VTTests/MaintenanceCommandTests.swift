@@ -1,0 +1,190 @@
+import BlobStore
+import Foundation
+import Testing
+
+/// `vt verify`, `repair`, `gc`, `snapshot`, `export`/`import` and `log --follow`.
+@Suite struct MaintenanceCommandTests {
+    let vt = CLI()
+
+    func segment(_ store: String) -> String { store + "/log/00000000000000000001.seg" }
+
+    func flipByte(in path: String, at offset: Int) throws {
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[offset] ^= 0x40
+        try bytes.write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func verifyPassesACleanStoreAndCatchesAFlippedByte() async throws {
+        let seeded = try await SeededStore.make()
+        defer { seeded.remove() }
+        let clean = try vt("verify", "--blobs", "--store", seeded.folder)
+        #expect(clean.status == 0, "\(clean.output)\(clean.errors)")
+        #expect(clean.output.contains("log: 12 events in 1 segment(s)"))
+        #expect(clean.output.contains("photo files re-hashed: 2"))
+        #expect(clean.output.contains("ok: no problems found"))
+
+        let size = try FileManager.default.attributesOfItem(atPath: segment(seeded.folder))[.size] as! Int
+        try flipByte(in: segment(seeded.folder), at: size / 2)
+        let damaged = try vt("verify", "--json", "--store", seeded.folder)
+        #expect(damaged.status == 3)
+        let report = try CLI.object(damaged.output)
+        #expect(report["clean"] as? Bool == false)
+        let problems = report["problems"] as! [String]
+        #expect(problems.contains { $0.contains("00000000000000000001.seg") && $0.contains("offset") })
+        // Readers name the damage too, and say what to do.
+        let log = try vt("log", "--store", seeded.folder)
+        #expect(log.status == 1 && log.errors.contains("vt repair"))
+    }
+
+    @Test func verifyCatchesAMissingAndADamagedPhoto() async throws {
+        let seeded = try await SeededStore.make()
+        defer { seeded.remove() }
+        let shown = BlobDigest.of(SeededStore.photoBytes[0]).description
+        let kept = BlobDigest.of(SeededStore.photoBytes[1]).description  // removed from its album
+        let blobs = seeded.folder + "/blobs/sha256/"
+        try flipByte(in: blobs + kept.prefix(2) + "/" + kept.dropFirst(2), at: 3)
+        let withoutHashing = try vt("verify", "--store", seeded.folder)
+        #expect(withoutHashing.status == 0, "\(withoutHashing.output)")
+        let hashing = try vt("verify", "--blobs", "--store", seeded.folder)
+        #expect(hashing.status == 3)
+        #expect(hashing.output.contains("is damaged: its bytes hash to"))
+
+        try FileManager.default.removeItem(atPath: blobs + shown.prefix(2) + "/" + shown.dropFirst(2))
+        let missing = try vt("verify", "--json", "--store", seeded.folder)
+        #expect(missing.status == 3)
+        #expect((try CLI.object(missing.output)["problems"] as! [String]).contains {
+            $0.contains("photo \(shown) is shown in an album but missing")
+        })
+    }
+
+    @Test func repairSaysWhatItCutsAndCutsOnlyWhenTold() async throws {
+        let seeded = try await SeededStore.make()
+        defer { seeded.remove() }
+        let size = try FileManager.default.attributesOfItem(atPath: segment(seeded.folder))[.size] as! Int
+        try flipByte(in: segment(seeded.folder), at: size / 2)  // mid-log: every reader stops there
+        let before = try seeded.files()
+        let plan = try vt("repair", "--store", seeded.folder)
+        #expect(plan.status == 3, "\(plan.errors)")
+        #expect(plan.output.contains("repair would cut") && plan.output.contains("nothing was changed"))
+        #expect(try seeded.files() == before)
+
+        let cut = try vt("repair", "--yes", "--store", seeded.folder)
+        #expect(cut.status == 0, "\(cut.errors)")
+        let kept = try #require(cut.output.split(separator: " ").firstIndex(of: "event").map { Int(cut.output.split(separator: " ")[$0 + 1].prefix { $0.isNumber }) ?? -1 })
+        #expect((1..<12).contains(kept), "\(cut.output)")
+        let quarantine = try FileManager.default.contentsOfDirectory(atPath: seeded.folder + "/log/quarantine")
+        #expect(!quarantine.isEmpty)
+        let log = try CLI.lines(try vt("log", "--json", "--store", seeded.folder).output).map(CLI.object)
+        #expect(log.map { $0["seq"] as! Int } == Array(1...kept))
+        #expect(try vt("repair", "--store", seeded.folder).output == "the log needs no repair\n")
+        let verify = try vt("verify", "--store", seeded.folder)
+        #expect(verify.status == 0, "\(verify.output)")  // sound again; the index it lost is only a note
+        #expect(verify.output.contains("note: log:") && verify.output.contains("the index is missing"))
+    }
+
+    @Test func gcDeletesOnlyPhotosNoAlbumUses() async throws {
+        let seeded = try await SeededStore.make()
+        defer { seeded.remove() }
+        let unused = BlobDigest.of(SeededStore.photoBytes[1]).description
+        let before = try seeded.files()
+        let dry = try CLI.object(try vt("gc", "--dry-run", "--grace", "0s", "--retention", "0s", "--json", "--store", seeded.folder).output)
+        #expect(dry["collected"] as? [String] == [unused])
+        #expect(try seeded.files() == before)
+        // Within the retention window time travel still needs it. (The seeded events carry
+        // fixed 2026 times, so the window is long enough to hold them on any later day.)
+        let kept = try CLI.object(try vt("gc", "--grace", "0s", "--retention", "36500d", "--json", "--store", seeded.folder).output)
+        #expect(kept["collected"] as? [String] == [])
+        let run = try vt("gc", "--grace", "0s", "--retention", "0s", "--store", seeded.folder)
+        #expect(run.output.hasPrefix("collected 1 blob(s)"))
+        #expect(!FileManager.default.fileExists(atPath: seeded.folder + "/blobs/sha256/" + unused.prefix(2) + "/" + unused.dropFirst(2)))
+        #expect(try vt("verify", "--blobs", "--store", seeded.folder).status == 0)
+    }
+
+    @Test func snapshotWritesTheCurrentState() async throws {
+        let seeded = try await SeededStore.make()
+        defer { seeded.remove() }
+        try FileManager.default.removeItem(atPath: seeded.folder + "/snapshots")
+        let run = try vt("snapshot", "--store", seeded.folder)
+        #expect(run.output == "wrote a snapshot of the state after event 12\n", "\(run.errors)")
+        #expect(try CLI.object(try vt("stats", "--json", "--store", seeded.folder).output)["snapshots"] as? [Int] == [12])
+    }
+
+    @Test func exportThenImportGivesAnEqualState() async throws {
+        let seeded = try await SeededStore.make()
+        defer { seeded.remove() }
+        let copy = seeded.folder + "-copy"
+        let file = seeded.folder + ".jsonl"
+        defer {
+            try? FileManager.default.removeItem(atPath: copy)
+            try? FileManager.default.removeItem(atPath: file)
+        }
+        let export = try vt("export", "-o", file, "--store", seeded.folder)
+        #expect(export.status == 0, "\(export.errors)")
+        #expect(export.errors.contains("exported 12 events and 2 photos"))
+        let lines = CLI.lines(try String(contentsOfFile: file, encoding: .utf8))
+        #expect(lines.count == 16)  // header, 12 events, 2 photos, end
+        #expect(try CLI.object(lines[0])["format"] as? String == "virtual-tourist-export")
+        let imported = try vt("import", file, "--store", copy)
+        #expect(imported.status == 0, "\(imported.errors)")
+        #expect(imported.output.contains("imported 12 events and 2 photos"))
+        for command in [["state", "--json"], ["log", "--json"], ["state", "--at", "7", "--json"], ["state", "--at-time", "2026-11-21T09:00:09Z", "--json"]] {
+            #expect(try vt.run(command + ["--store", copy]).output == (try vt.run(command + ["--store", seeded.folder]).output), "\(command)")
+        }
+        #expect(try vt("verify", "--blobs", "--store", copy).status == 0)
+
+        // Import never merges, and a cut-off or doctored file leaves nothing behind.
+        let again = try vt("import", file, "--store", copy)
+        #expect(again.status == 1 && again.errors.contains("is not empty"))
+        let target = seeded.folder + "-bad"
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        let cutOff = lines.dropLast().joined(separator: "\n")
+        let doctored = lines.map { $0.replacingOccurrences(of: "\"seq\":9,", with: "\"seq\":19,") }.joined(separator: "\n")
+        for (content, message) in [(cutOff, "cut off after event 12"), (doctored, "event 19 comes where event 9 should")] {
+            try content.write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try vt("import", file, "--store", target)
+            #expect(run.status == 1)
+            #expect(run.errors.contains(message), "\(run.errors)")
+            #expect(!FileManager.default.fileExists(atPath: target))
+        }
+    }
+
+    @Test func importRefusesEventsThatBreakTheRules() async throws {
+        let seeded = try await SeededStore.make()
+        defer { seeded.remove() }
+        let file = seeded.folder + ".jsonl"
+        let target = seeded.folder + "-bad"
+        defer {
+            try? FileManager.default.removeItem(atPath: file)
+            try? FileManager.default.removeItem(atPath: target)
+        }
+        _ = try vt("export", "-o", file, "--without-photos", "--store", seeded.folder)
+        // Event 12 removes pin B; make it remove a pin that never existed.
+        let text = try String(contentsOfFile: file, encoding: .utf8).replacingOccurrences(
+            of: "\"pin\":\"2222000000000002\",\"seq\":12", with: "\"pin\":\"9999000000000009\",\"seq\":12")
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try vt("import", file, "--store", target)
+        #expect(run.status == 1)
+        #expect(run.errors.contains("line 13: event 12 (PinRemoved) breaks the rules: there is no pin 9999000000000009"), "\(run.errors)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test func logFollowShowsEventsAsTheyLand() async throws {
+        let seeded = try await SeededStore.make()
+        defer { seeded.remove() }
+        let follower = Process()
+        follower.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        follower.arguments = ["6", CLI.binary, "log", "--follow", "--json", "--from", "11", "--store", seeded.folder]
+        follower.environment = vt.environment
+        let output = Pipe()
+        follower.standardOutput = output
+        try follower.run()
+        try await Task.sleep(for: .milliseconds(1500))
+        let dropped = try vt("pin", "drop", "1", "2", "--store", seeded.folder)
+        #expect(dropped.status == 0, "\(dropped.errors)")
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        follower.waitUntilExit()
+        let lines = try CLI.lines(String(decoding: data, as: UTF8.self)).map(CLI.object)
+        #expect(lines.map { $0["seq"] as? Int } == [11, 12, 13])
+        #expect(lines.last?["type"] as? String == "PinDropped")
+    }
+}
