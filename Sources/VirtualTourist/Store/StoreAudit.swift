@@ -45,8 +45,9 @@ public struct StoreStatistics: Sendable {
     public var compressionRatio: Double { storedBytes > 0 ? Double(rawBytes) / Double(storedBytes) : 0 }
 }
 
-/// Whole-store checks and counts. Both read everything once; neither takes a lock nor
-/// changes anything, so they can run beside a writer.
+/// Whole-store checks and counts. Each reads the log twice (the checksum walk, then a decoding
+/// replay) and lists the photo and snapshot folders; neither takes a lock nor changes anything,
+/// so they can run beside a writer.
 public enum StoreAudit {
     public static func verify(
         folder: String, checkPhotoContents: Bool, fileSystem: any FileSystem = PosixFileSystem(), progress: WorkProgress? = nil
