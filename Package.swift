@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VTTests",
-            dependencies: ["vt", "DemoPhotoServer", "VirtualTourist", "EventLog", "BlobStore"]
+            dependencies: ["vt", "DemoPhotoServer", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport"]
         ),
         .testTarget(
             name: "EventLogTests",

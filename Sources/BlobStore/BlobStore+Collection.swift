@@ -180,6 +180,24 @@ extension BlobStore {
     }
 }
 
+extension BlobStore {
+    /// Every blob file present, by digest, in digest order (temporary and stray files left
+    /// out). Cost: one listing per fan-out folder.
+    public func storedBlobs() throws -> [(digest: BlobDigest, path: String)] {
+        var blobs: [(digest: BlobDigest, path: String)] = []
+        do {
+            for folder in try fileSystem.listDirectory(root).sorted() where folder.utf8.count == 2 {
+                for name in try fileSystem.listDirectory(Path.join(root, folder)).sorted() {
+                    if let digest = BlobDigest(hex: folder + name) { blobs.append((digest, Path.join(Path.join(root, folder), name))) }
+                }
+            }
+        } catch {
+            throw BlobError.io(error, "list \(root)")
+        }
+        return blobs
+    }
+}
+
 /// What re-hashing every stored blob found.
 public struct BlobVerification: Sendable {
     public struct Mismatch: Sendable, Hashable {
@@ -198,16 +216,7 @@ public struct BlobVerification: Sendable {
 extension BlobStore {
     /// Re-hashes every stored blob. `progress` is called with (blobs checked, blobs in all).
     public func verify(progress: ((Int, Int) -> Void)? = nil) throws -> BlobVerification {
-        var paths: [(BlobDigest, String)] = []
-        do {
-            for folder in try fileSystem.listDirectory(root).sorted() where folder.utf8.count == 2 {
-                for name in try fileSystem.listDirectory(Path.join(root, folder)).sorted() {
-                    if let digest = BlobDigest(hex: folder + name) { paths.append((digest, Path.join(Path.join(root, folder), name))) }
-                }
-            }
-        } catch {
-            throw BlobError.io(error, "list \(root)")
-        }
+        let paths = try storedBlobs()
         var result = BlobVerification()
         for (index, (digest, path)) in paths.enumerated() {
             let bytes: [UInt8]

@@ -1,6 +1,7 @@
 import BlobStore
 import EventLog
 import Foundation
+import StorageTestSupport
 import Synchronization
 import VirtualTourist
 
@@ -67,16 +68,7 @@ struct SeededStore {
 
     /// Every file under the store with its bytes (the lock file aside): to show a command
     /// changed nothing.
-    func files() throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        guard let walker = FileManager.default.enumerator(atPath: folder) else { return files }
-        while let name = walker.nextObject() as? String {
-            var isDirectory: ObjCBool = false
-            _ = FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isDirectory)
-            if !isDirectory.boolValue, !name.hasSuffix("LOCK") { files[name] = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)) }
-        }
-        return files
-    }
+    func files() throws -> [String: [UInt8]] { try snapshotFiles(folder) }
 }
 
 /// One second further at every reading.

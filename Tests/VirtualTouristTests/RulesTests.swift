@@ -1,3 +1,4 @@
+import StorageTestSupport
 import EventLog
 import Foundation
 import Testing

@@ -152,12 +152,9 @@ public enum StoreAudit {
         stats.pins = state.pins.count
         stats.photosShown = state.pins.values.reduce(0) { $0 + $1.album.slots.count }
         stats.referencedBlobs = state.photoReferences.count
-        let blobRoot = Path.join(Path.join(reader.folder, "blobs"), "sha256")
-        for folder in (try? fileSystem.listDirectory(blobRoot)) ?? [] where folder.utf8.count == 2 {
-            for name in (try? fileSystem.listDirectory(Path.join(blobRoot, folder))) ?? [] where BlobDigest(hex: folder + name) != nil {
-                stats.blobs += 1
-                stats.blobBytes += (try? fileSystem.status(Path.join(Path.join(blobRoot, folder), name)))??.size ?? 0
-            }
+        for blob in try reader.blobStore().storedBlobs() {
+            stats.blobs += 1
+            stats.blobBytes += (try? fileSystem.status(blob.path))??.size ?? 0
         }
         stats.snapshots = try reader.snapshotSequences()
         for sequence in stats.snapshots {

@@ -37,7 +37,7 @@ struct AlbumCommand: AsyncParsableCommand {
                         try await store.requestAlbum(for: pin.id, perPage: UInt32(options.perPage), collection: pin.album.collection)
                     }
                 } else if !pin.album.isNewCollectionEnabled {
-                    try await AlbumSession(store: store, options: options).run { try await $0.open(pin.id) }
+                    try await AlbumSession(store: store, pin: pin.id, options: options).run { try await $0.open(pin.id) }
                 }
                 try AlbumSession.show(store.state.pins[pin.id], json: options.global.json)
             }
@@ -57,7 +57,7 @@ struct AlbumCommand: AsyncParsableCommand {
                 guard pin.album.isNewCollectionEnabled else {
                     throw RuntimeError(message: "pin \(pin.id)'s album is \(Describe.status(pin.album)); New Collection is available once it is complete (vt album \(Describe.short(pin.id)))")
                 }
-                try await AlbumSession(store: store, options: options).run { _ = try await $0.newCollection(for: pin.id) }
+                try await AlbumSession(store: store, pin: pin.id, options: options).run { _ = try await $0.newCollection(for: pin.id) }
                 try AlbumSession.show(store.state.pins[pin.id], json: options.global.json)
             }
         }
@@ -71,7 +71,7 @@ struct AlbumCommand: AsyncParsableCommand {
         func run() async throws {
             try await options.global.withStore { store in
                 let pin = try store.state.pin(matching: options.pin)
-                try await AlbumSession(store: store, options: options).run { try await $0.retry(pin.id) }
+                try await AlbumSession(store: store, pin: pin.id, options: options).run { try await $0.retry(pin.id) }
                 try AlbumSession.show(store.state.pins[pin.id], json: options.global.json)
             }
         }
@@ -82,6 +82,7 @@ struct AlbumCommand: AsyncParsableCommand {
 /// (unless `--no-wait`) follows the album until nothing is left to download.
 struct AlbumSession {
     let store: TouristStore
+    let pin: PinID
     let options: AlbumCommand.AlbumOptions
 
     func run(_ action: (AlbumPipeline) async throws -> Void) async throws {
@@ -107,7 +108,6 @@ struct AlbumSession {
     /// Shows placeholders turning into photos (one redrawn line on a terminal) until the album
     /// settles: complete, No Images, or failed.
     private func follow() async throws {
-        let pin = try store.state.pin(matching: options.pin).id
         let bar = Terminal.errorIsTerminal && !options.global.json
         var shown = ""
         /// Redraws the strip when it changed; true once the album is settled.

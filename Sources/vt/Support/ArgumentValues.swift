@@ -14,10 +14,7 @@ enum ArgumentValues {
                 + (texts.isEmpty ? "" : ": \(texts.joined(separator: " "))"))
         }
         return try zip(texts, names).map { text, name in
-            guard let value = Double(text), text.lowercased() != "nan", !text.lowercased().contains("inf") || value.isFinite else {
-                throw ValidationError("\(name) \"\(text)\" is not a number")
-            }
-            guard value.isFinite else { throw ValidationError("\(name) \(text) is not a finite number") }
+            guard let value = Double(text), value.isFinite else { throw ValidationError("\(name) \"\(text)\" is not a number") }
             return value
         }
     }
