@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "PhotoSources", targets: ["PhotoSources"]),
         .library(name: "DemoPhotoServer", targets: ["DemoPhotoServer"]),
         .library(name: "AlbumPipeline", targets: ["AlbumPipeline"]),
+        .library(name: "WebApp", targets: ["WebApp"]),
         .executable(name: "vt", targets: ["vt"]),
     ],
     dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // The system's zstd (libzstd), found through pkg-config; no copy of zstd lives here.
@@ -86,6 +88,21 @@ let package = Package(
         // Turns pins into albums: pre-fetch, listing, bounded parallel downloads, New
         // Collection, cancellation of stale work, resuming what the log says is pending.
         .target(name: "AlbumPipeline", dependencies: ["VirtualTourist", "PhotoSources", "LogWorkload"]),
+        // The web app: pages, JSON routes, live updates and photos over HTTP (Hummingbird), on
+        // top of the store and the album pipeline. It knows HTTP, not how the log is laid out.
+        .target(
+            name: "WebApp",
+            dependencies: [
+                "VirtualTourist",
+                "AlbumPipeline",
+                "BlobStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Assets")]
+        ),
         // Deterministic synthetic events for the demo, the benchmarks and the tests.
         .target(name: "LogWorkload", dependencies: ["EventLog"]),
         .executableTarget(
@@ -97,6 +114,7 @@ let package = Package(
                 "PhotoSources",
                 "DemoPhotoServer",
                 "AlbumPipeline",
+                "WebApp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -128,6 +146,15 @@ let package = Package(
         .testTarget(
             name: "VTTests",
             dependencies: ["vt", "DemoPhotoServer", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport"]
+        ),
+        .testTarget(
+            name: "WebAppTests",
+            dependencies: [
+                "WebApp", "VirtualTourist", "AlbumPipeline", "PhotoSources", "DemoPhotoServer", "StorageTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "EventLogTests",

@@ -16,7 +16,7 @@ struct VT: AsyncParsableCommand {
             accept unique prefixes of at least 4 characters.
             """,
         subcommands: [
-            Demo.self, PinCommand.self, PinsCommand.self, AlbumCommand.self, PhotoCommand.self, RegionCommand.self,
+            Demo.self, ServeCommand.self, PinCommand.self, PinsCommand.self, AlbumCommand.self, PhotoCommand.self, RegionCommand.self,
             LogCommand.self, ShowCommand.self, HistoryCommand.self, StatsCommand.self,
             StateCommand.self, DiffCommand.self, ReplayCommand.self, BisectCommand.self,
             VerifyCommand.self, RepairCommand.self, GCCommand.self, SnapshotCommand.self, ExportCommand.self, ImportCommand.self,

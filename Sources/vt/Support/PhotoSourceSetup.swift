@@ -13,6 +13,8 @@ struct PhotoSourceSetup {
 
     /// The key used with the offline demo service, which accepts any.
     static let offlineKey = "offline-demo"
+    /// Milliseconds the offline service waits before sending each image.
+    static let imageDelayVariable = "VT_DEMO_IMAGE_DELAY_MS"
 
     static func fromEnvironment(_ environment: [String: String]) async throws -> PhotoSourceSetup {
         let key: FlickrAPIKey?
@@ -36,6 +38,14 @@ struct PhotoSourceSetup {
         let server: DemoPhotoServer
         do { server = try await DemoPhotoServer.start() } catch {
             throw RuntimeError(message: "the offline demo photo service could not start: \(error)")
+        }
+        if let text = environment[imageDelayVariable], !text.isEmpty {
+            // Slows the offline service's images, to watch placeholders turn into photos.
+            guard let milliseconds = Int(text), (0...10_000).contains(milliseconds) else {
+                await server.stop()
+                throw RuntimeError(message: "\(imageDelayVariable) must be a number of milliseconds from 0 to 10000 (got \(text))")
+            }
+            server.controls.failImages { _, _ in .delay(.milliseconds(milliseconds)) }
         }
         let client = FlickrClient(key: try FlickrAPIKey(offlineKey), endpoint: server.endpoint)
         let source = FlickrPhotoSource(client: client, name: "the offline demo photo service at \(server.origin)")

@@ -1,0 +1,111 @@
+// A pin's photo album: a small map of the place, one placeholder per listed photo, each
+// replaced by its image as soon as it arrives (live updates), "No Images" when there are
+// none, New Collection once nothing is downloading, and a tap on a photo removes it.
+"use strict";
+
+(async () => {
+  const id = new URLSearchParams(window.location.search).get("pin") || "";
+  const grid = document.getElementById("grid");
+  const status = document.getElementById("status");
+  const empty = document.getElementById("empty");
+  const newCollection = document.getElementById("new-collection");
+  const retry = document.getElementById("retry");
+  const tiles = new Map(); // "collection/slot/state" -> element, so images are not reloaded
+  let shown = null;        // the pin as last shown
+  let placeMap = null;
+
+  if (!/^[0-9a-fA-F]{16}$/.test(id)) {
+    status.textContent = "This address names no pin. Go back to the map and tap one.";
+    return;
+  }
+
+  function render(pin) {
+    shown = pin;
+    const album = pin.album;
+    document.getElementById("title").textContent = `Photos near ${VT.place(pin.latitude, pin.longitude)}`;
+    status.textContent = VT.statusText(album);
+    status.dataset.status = album.status;
+    empty.classList.toggle("shown", album.status === "no-images");
+    newCollection.disabled = !album.new_collection_enabled;
+    const failedSlots = album.photos.some((photo) => photo.state === "failed");
+    retry.hidden = !(album.status === "failed" || (failedSlots && album.new_collection_enabled));
+
+    const wanted = [];
+    for (const photo of album.photos) {
+      const key = `${album.collection}/${photo.slot}/${photo.state}`;
+      let tile = tiles.get(key);
+      if (!tile) {
+        tile = document.createElement("div");
+        tile.className = `photo ${photo.state}`;
+        tile.dataset.slot = photo.slot;
+        tile.title = photo.title || "";
+        if (photo.state === "downloaded") {
+          const image = document.createElement("img");
+          image.src = `/photos/${photo.digest}`;
+          image.alt = photo.title || `Photo ${photo.slot + 1}`;
+          tile.appendChild(image);
+        } else if (photo.state === "failed") {
+          tile.textContent = "Could not download";
+        }
+        if (photo.state !== "placeholder") {
+          tile.addEventListener("click", () => removePhoto(album.collection, photo.slot, tile));
+        }
+        tiles.set(key, tile);
+      }
+      wanted.push(tile);
+    }
+    // Removed photos' tiles go; the rest keep their order and flow up.
+    const keep = new Set(wanted);
+    for (const [key, tile] of tiles) { if (!keep.has(tile)) { tiles.delete(key); tile.remove(); } }
+    wanted.forEach((tile, index) => { if (grid.children[index] !== tile) grid.insertBefore(tile, grid.children[index] || null); });
+
+    if (!placeMap) showPlace(pin);
+    else placeMap.marker.setLatLng([pin.latitude, pin.longitude]);
+  }
+
+  async function showPlace(pin) {
+    placeMap = { marker: null };
+    const map = await VT.makeMap("place", { zoomControl: false, dragging: false, scrollWheelZoom: false, doubleClickZoom: false, touchZoom: false, boxZoom: false, keyboard: false });
+    map.setView([pin.latitude, pin.longitude], 11);
+    placeMap.marker = L.marker([pin.latitude, pin.longitude], { icon: VT.pinIcon("complete", false), interactive: false }).addTo(map);
+  }
+
+  async function removePhoto(collection, slot, tile) {
+    tile.style.opacity = "0.4";
+    try {
+      render(await VT.api("DELETE", `/api/pins/${id}/photos/${slot}?collection=${collection}`));
+    } catch (error) {
+      tile.style.opacity = "";
+      VT.say(`The photo was not removed: ${error.message}`);
+    }
+  }
+
+  newCollection.addEventListener("click", async () => {
+    newCollection.disabled = true;
+    try { render(await VT.api("POST", `/api/pins/${id}/new-collection`)); }
+    catch (error) { VT.say(error.message); refresh(); }
+  });
+  retry.addEventListener("click", async () => {
+    retry.hidden = true;
+    try { render(await VT.api("POST", `/api/pins/${id}/retry`)); }
+    catch (error) { VT.say(error.message); refresh(); }
+  });
+
+  const refresh = VT.serialized(async () => {
+    try { render(await VT.api("GET", `/api/pins/${id}`)); }
+    catch (error) {
+      if (error.status === 404) { status.textContent = "This pin is no longer on the map."; newCollection.disabled = true; return; }
+      throw error;
+    }
+  });
+
+  try {
+    // Opening the album requests it if it never was (pre-fetch usually has already).
+    render(await VT.api("POST", `/api/pins/${id}/album`));
+  } catch (error) {
+    status.textContent = error.status === 404 ? "There is no such pin (it may have been removed)." : error.message;
+    return;
+  }
+  VT.live((frame) => { if (frame.pins.includes(id.toLowerCase())) refresh(); }, refresh);
+  document.body.dataset.ready = "true";
+})();

@@ -1,0 +1,159 @@
+import BlobStore
+import Hummingbird
+import NIOCore
+import VirtualTourist
+
+/// The routes that read: the state now or at any sequence number (time travel), one pin's
+/// album, pages of the log, the difference between two points, live updates, and photos by
+/// digest. Time travel reads through a ``StoreReader`` (snapshots, then a short replay).
+struct ReadRoutes: Sendable {
+    let store: TouristStore
+    let live: LiveUpdates
+    let config: ConfigJSON
+    static let maxEventsPerPage: UInt64 = 1_000
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("/api/config") { _, _ in WebResponses.json(config) }
+        router.get("/api/state") { request, _ in try mapState(request) }
+        router.get("/api/pins/:pin") { request, context in try pin(request, context) }
+        router.get("/api/events") { request, _ in try events(request) }
+        router.get("/api/diff") { request, _ in try difference(request) }
+        router.get("/api/live") { _, _ in liveStream() }
+        router.get("/photos/:digest") { request, context in try photo(request, context) }
+    }
+
+    /// GET /api/state[?at=SEQ]
+    func mapState(_ request: Request) throws -> Response {
+        let (state, last) = try state(at: RequestValues.number("at", in: request))
+        return WebResponses.json(MapJSON(state, last: last))
+    }
+
+    /// GET /api/pins/ID[?at=SEQ]
+    func pin(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+        let id = try RequestValues.pin(context)
+        let at = try RequestValues.number("at", in: request)
+        let (state, _) = try state(at: at)
+        guard let pin = state.pins[id] else {
+            let when = at.map { " after event \($0)" } ?? ""
+            throw WebError(.notFound, "unknown-pin", "there is no pin \(id) on the map\(when)")
+        }
+        return WebResponses.json(PinJSON(pin))
+    }
+
+    /// GET /api/events?from=SEQ&limit=N[&type=A,B][&pin=ID] — events in order from `from`.
+    func events(_ request: Request) throws -> Response {
+        let query = request.uri.queryParameters
+        let from = max(1, try RequestValues.number("from", in: request) ?? 1)
+        let limit = try RequestValues.number("limit", in: request, max: Self.maxEventsPerPage) ?? 200
+        guard limit > 0 else { throw WebError.badRequest("limit must be 1 to \(Self.maxEventsPerPage)") }
+        var types: Set<String>?
+        if let text = query["type"], !text.isEmpty {
+            let names = text.split(separator: ",").map(String.init)
+            for name in names where !DomainEvent.typeNames.contains(name) {
+                throw WebError.badRequest("there is no event type \(RequestValues.quoted(name)); the types are \(DomainEvent.typeNames.joined(separator: ", "))")
+            }
+            types = Set(names)
+        }
+        var pin: PinID?
+        if let text = query["pin"] {
+            guard let id = PinID(parsing: String(text).lowercased()) else {
+                throw WebError.badRequest("a pin id is 16 hexadecimal digits (got \(RequestValues.quoted(String(text))))")
+            }
+            pin = id
+        }
+        let reader = try readerNow()
+        var page = EventPageJSON(events: [], last_seq: reader.lastSequence, next: nil)
+        // Read in stretches, so a page with a filter that matches rarely still ends, and one
+        // that fills early reads no further than it must.
+        var start = from
+        let stretch: UInt64 = 512
+        do {
+            while start <= reader.lastSequence && page.next == nil {
+                let end = min(reader.lastSequence, start + stretch - 1)
+                try reader.forEachEvent(from: start, through: end) { recorded in
+                    guard page.next == nil else { return }
+                    if let types, !types.contains(recorded.event.typeName) { return }
+                    if let pin, recorded.event.pin != pin { return }
+                    if page.events.count == Int(limit) { page.next = recorded.sequence } else { page.events.append(EventJSON(recorded)) }
+                }
+                start = end + 1
+            }
+        } catch let error as DomainError {
+            throw WebError(error)
+        }
+        return WebResponses.json(page)
+    }
+
+    /// GET /api/diff?from=A&to=B
+    func difference(_ request: Request) throws -> Response {
+        guard let from = try RequestValues.number("from", in: request), let to = try RequestValues.number("to", in: request) else {
+            throw WebError.badRequest("give both from and to (sequence numbers)")
+        }
+        let reader = try readerNow()
+        for value in [from, to] where value > reader.lastSequence {
+            throw WebError.badRequest("there is no event \(value): \(Self.range(reader.lastSequence))")
+        }
+        do {
+            let before = try reader.state(at: from)
+            let after = try reader.state(at: to)
+            return WebResponses.json(StateDiffJSON(before.difference(to: after)))
+        } catch let error as DomainError { throw WebError(error) }
+    }
+
+    /// GET /api/live — server-sent events (``LiveUpdates``).
+    func liveStream() -> Response {
+        let frames = live.subscribe()
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            for await frame in frames { try await writer.write(ByteBuffer(string: frame)) }
+            try await writer.finish(nil)
+        })
+    }
+
+    /// GET /photos/DIGEST — a photo's bytes. Named by their SHA-256, they never change: cached
+    /// for a year, and an `If-None-Match` of the same digest is answered 304.
+    func photo(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+        let text = context.parameters.get("digest") ?? ""
+        guard text.utf8.count == 64, let digest = BlobDigest(hex: text.lowercased()) else {
+            throw WebError.badRequest("a photo digest is 64 hexadecimal digits (got \(RequestValues.quoted(text)))")
+        }
+        let tag = "\"\(digest)\""
+        if request.headers[.ifNoneMatch] == tag {
+            var headers = HTTPFields()
+            headers[.eTag] = tag
+            headers[.cacheControl] = Self.immutable
+            return Response(status: .notModified, headers: headers)
+        }
+        let bytes: [UInt8]?
+        do { bytes = try store.photoBytes(digest) } catch let error as DomainError { throw WebError(error) }
+        guard let bytes else {
+            throw WebError.notFound("photo \(digest) is not stored (never downloaded, or collected since it left every album)")
+        }
+        let type = MediaType.sniff(bytes)?.rawValue ?? "application/octet-stream"
+        var response = WebResponses.bytes(bytes, type: type, cache: Self.immutable)
+        response.headers[.eTag] = tag
+        return response
+    }
+
+    static let immutable = "public, max-age=31536000, immutable"
+
+    /// The state now (from the store, no I/O) or after event `at` (from the log).
+    private func state(at: UInt64?) throws -> (TouristState, UInt64) {
+        let now = store.state
+        guard let at, at != now.sequence else { return (now, now.sequence) }
+        guard at <= now.sequence else {
+            throw WebError.badRequest("there is no event \(at): \(Self.range(now.sequence))")
+        }
+        do { return (try store.reader().state(at: at), now.sequence) } catch let error as DomainError { throw WebError(error) }
+    }
+
+    private func readerNow() throws -> StoreReader {
+        do { return try store.reader() } catch let error as DomainError { throw WebError(error) }
+    }
+
+    static func range(_ last: UInt64) -> String {
+        last == 0 ? "the log is empty" : "the log holds 1…\(last)"
+    }
+}

@@ -1,0 +1,97 @@
+import AlbumPipeline
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+import VirtualTourist
+
+/// The web app: a Hummingbird server over an open store and its album pipeline.
+///
+/// ```swift
+/// let server = try await WebServer.start(store: store, pipeline: pipeline, options: WebOptions())
+/// print(server.url)       // http://127.0.0.1:8080/  (with ?token=… when one is set)
+/// await server.stop()     // ends live streams, stops listening
+/// ```
+///
+/// Routes (docs/WEB.md): pages at /, /album and /time; JSON under /api; live updates at
+/// /api/live; photos at /photos/DIGEST; Leaflet under /leaflet. Every request passes the
+/// ``RequestGuard`` first.
+public final class WebServer: Sendable {
+    /// `http://HOST:PORT`.
+    public let origin: String
+    /// The address to open: the origin's map page, with the access token when one is set.
+    public let url: String
+    public let port: Int
+    private let live: LiveUpdates
+    private let task: Task<Void, Never>
+
+    private init(origin: String, url: String, port: Int, live: LiveUpdates, task: Task<Void, Never>) {
+        self.origin = origin
+        self.url = url
+        self.port = port
+        self.live = live
+        self.task = task
+    }
+
+    /// Starts listening and returns once the port is bound.
+    ///
+    /// - Throws: ``WebServerError`` for options that cannot be used, missing Leaflet files, or
+    ///   an address that cannot be bound (in use, say).
+    public static func start(store: TouristStore, pipeline: AlbumPipeline, options: WebOptions) async throws -> WebServer {
+        if let problem = options.problem { throw WebServerError(problem) }
+        if let problem = options.leafletProblem { throw WebServerError(problem) }
+        let pages = try PageRoutes(tileURL: options.tileURL, leafletFolder: options.leafletFolder)
+        let live = LiveUpdates(store: store, heartbeat: options.heartbeat)
+        let boundPort = Atomic<Int>(0)
+        let router = Router()
+        router.add(middleware: RequestGuard(
+            token: options.accessToken, checksHost: options.accessToken == nil,
+            port: { boundPort.load(ordering: .relaxed) }))
+        let config = ConfigJSON(tiles: options.tileURL, event_types: DomainEvent.typeNames, max_photos: pipeline.options.perPage)
+        pages.add(to: router)
+        ReadRoutes(store: store, live: live, config: config).add(to: router)
+        ActionRoutes(store: store, pipeline: pipeline, bodyLimit: options.maxBodyBytes).add(to: router)
+
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let failure = Mutex<(any Error)?>(nil)
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "VirtualTourist"),
+            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) },
+            logger: Logger(label: "virtual-tourist.web") { _ in SwiftLogNoOpLogHandler() }
+        )
+        let task = Task {
+            do { try await app.run() } catch { failure.withLock { $0 = error } }
+            portContinuation.finish()
+        }
+        for await bound in ports {
+            boundPort.store(bound, ordering: .relaxed)
+            let host = options.host.contains(":") && !options.host.hasPrefix("[") ? "[\(options.host)]" : options.host
+            let origin = "http://\(host):\(bound)"
+            let url = origin + "/" + (options.accessToken.map { "?token=\($0)" } ?? "")
+            return WebServer(origin: origin, url: url, port: bound, live: live, task: task)
+        }
+        live.stop()
+        let cause = failure.withLock { $0 }
+        throw WebServerError(
+            "cannot listen on \(options.host):\(options.port)" + (cause.map { " (\($0))" } ?? "")
+                + "; is another program using the port? Choose another with --port")
+    }
+
+    /// Pages with a live stream open now.
+    public var liveStreams: Int { live.subscriberCount }
+
+    /// Ends the live streams and stops listening (requests in flight finish).
+    public func stop() async {
+        live.stop()
+        task.cancel()
+        await task.value
+    }
+}
+
+/// The web app could not start.
+public struct WebServerError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,97 @@
+import AlbumPipeline
+import ArgumentParser
+import Dispatch
+import Foundation
+import VirtualTourist
+import WebApp
+
+/// `vt serve`: the web app (map, albums, time travel) over the store, until interrupted.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the web app: the map, photo albums and time travel, in a browser.",
+        discussion: """
+            Listens on 127.0.0.1 (loopback) unless --host names another address, which needs an \
+            access token (--token or VT_TOKEN). Photos come from Flickr when FLICKR_API_KEY is set, \
+            else from the offline demo photo service. Map tiles come from OpenStreetMap unless \
+            --tiles names another source or 'none' (a plain map with a graticule, no network). \
+            Leaflet comes from Debian's libjs-leaflet (apt-get install libjs-leaflet). Stop with Ctrl-C.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The address to listen on.") var host = "127.0.0.1"
+    @Option(help: "The port (0: any free port).") var port = 8080
+    @Option(help: ArgumentHelp("An access token (16+ characters) every request must carry; needed off loopback.", discussion: "Default: $VT_TOKEN."))
+    var token: String?
+    @Option(help: ArgumentHelp("The map's tile URL template with {z}, {x}, {y}, or 'none'.", discussion: "Default: $VT_TILES, else OpenStreetMap's."))
+    var tiles: String?
+    @Option(help: ArgumentHelp("The folder holding leaflet.js and leaflet.css.", discussion: "Default: $VT_LEAFLET, else /usr/share/javascript/leaflet."))
+    var leaflet: String?
+    @Option(help: "Photos per album for new requests (1 to 250).") var perPage = 21
+
+    var options: WebOptions {
+        let environment = ProcessInfo.processInfo.environment
+        var options = WebOptions()
+        options.host = host
+        options.port = port
+        options.accessToken = token ?? environment["VT_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        let tiles = tiles ?? environment["VT_TILES"].flatMap { $0.isEmpty ? nil : $0 }
+        if let tiles { options.tileURL = tiles == "none" ? nil : tiles }
+        if let folder = leaflet ?? environment["VT_LEAFLET"].flatMap({ $0.isEmpty ? nil : $0 }) { options.leafletFolder = folder }
+        return options
+    }
+
+    func validate() throws {
+        guard (1...250).contains(perPage) else { throw ValidationError("--per-page must be 1 to 250 (got \(perPage))") }
+        if let problem = options.problem { throw ValidationError(problem) }
+    }
+
+    func run() async throws {
+        let options = options
+        if let problem = options.leafletProblem { throw RuntimeError(message: problem) }
+        // Signals become a stream here, before anything starts, so Ctrl-C always shuts down
+        // in order: the server, the downloads, then the store (its snapshot and lock).
+        let interrupted = Self.interruptions()
+        try await global.withStore(create: true) { store in
+            let photos = try await PhotoSourceSetup.fromEnvironment(ProcessInfo.processInfo.environment)
+            var pipelineOptions = PipelineOptions()
+            pipelineOptions.perPage = perPage
+            let pipeline = try AlbumPipeline(store: store, source: photos.source, options: pipelineOptions)
+            await pipeline.start()
+            let server: WebServer
+            do { server = try await WebServer.start(store: store, pipeline: pipeline, options: options) } catch {
+                await pipeline.stop()
+                await photos.stop()
+                throw RuntimeError(message: "\(error)")
+            }
+            Terminal.note("store: \(global.storePath)")
+            Terminal.note(photos.announcement)
+            Terminal.note("map tiles: \(options.tileURL ?? "none (a plain map with a graticule)")")
+            // The URL is the one line on standard output, written at once so that a program
+            // that started this one can read it.
+            FileHandle.standardOutput.write(Data("Virtual Tourist is at \(server.url)\n".utf8))
+            Terminal.note("press Ctrl-C to stop")
+            for await _ in interrupted { break }
+            Terminal.note("stopping…")
+            await server.stop()
+            await pipeline.stop()
+            await photos.stop()
+        }
+    }
+
+    /// SIGINT and SIGTERM, as a stream (their default action, ending the process at once, is
+    /// turned off).
+    static func interruptions() -> AsyncStream<Int32> {
+        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { continuation.yield(signalNumber) }
+            source.resume()
+            Self.sources.append(source)
+        }
+        return stream
+    }
+
+    nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
+}
