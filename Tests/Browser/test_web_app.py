@@ -202,3 +202,41 @@ def test_right_click_drops_a_pin_and_changes_from_elsewhere_appear_live(server, 
         return response.status;
     }""", origin)
     assert status == 415
+
+
+def test_touch_and_hold_drops_a_pin_that_follows_the_finger(server):
+    origin = server
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        context = browser.new_context(viewport={"width": 800, "height": 600}, has_touch=True, is_mobile=True)
+        page = context.new_page()
+        page.goto(origin + "/")
+        expect(page.locator("#map[data-ready=true]")).to_have_count(1)
+        touch = context.new_cdp_session(page)
+
+        def finger(kind, x, y):
+            points = [] if kind == "touchEnd" else [{"x": x, "y": y}]
+            touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+        # A short touch that moves is a pan, not a pin.
+        finger("touchStart", 300, 300)
+        finger("touchMove", 340, 300)
+        finger("touchEnd", 340, 300)
+        page.wait_for_timeout(800)
+        expect(page.locator(".vt-pin")).to_have_count(0)
+
+        # Touch and hold: a provisional pin appears, follows the finger, drops where lifted.
+        finger("touchStart", 300, 300)
+        page.wait_for_timeout(700)
+        expect(page.locator(".pin.pending")).to_have_count(1)
+        for step in range(1, 6):
+            finger("touchMove", 300 + step * 10, 300 + step * 6)
+        held = page.locator(".leaflet-marker-icon:has(.pin.pending)").bounding_box()
+        assert abs(held["x"] + 11 - 350) <= 3 and abs(held["y"] + 26 - 330) <= 4, held
+        finger("touchEnd", 350, 330)
+        expect(page.locator(".vt-pin")).to_have_count(1)
+        box = page.locator(".vt-pin").bounding_box()
+        assert abs(box["x"] + 11 - 350) <= 3 and abs(box["y"] + 26 - 330) <= 4, box
+        assert len(api(origin, "/api/state")["pins"]) == 1
+        page.screenshot(path=str(SHOTS / "map-touch.png"))
+        browser.close()
