@@ -75,11 +75,21 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // Starting a Hummingbird server and returning once it listens (the demo photo service
+        // and the web app share it).
+        .target(
+            name: "HTTPListening",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The offline, Flickr-compatible photo service on loopback: deterministic listings
         // and generated PNG images, for the demo and the tests.
         .target(
             name: "DemoPhotoServer",
             dependencies: [
+                "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -96,6 +106,7 @@ let package = Package(
                 "VirtualTourist",
                 "AlbumPipeline",
                 "BlobStore",
+                "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

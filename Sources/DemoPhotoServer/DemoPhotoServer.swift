@@ -1,3 +1,4 @@
+import HTTPListening
 import Hummingbird
 import Logging
 import NIOCore
@@ -22,19 +23,19 @@ public final class DemoPhotoServer: Sendable {
     public let port: Int
     /// Faults, the image gate and the request record.
     public let controls: DemoServerControls
-    private let task: Task<Void, Never>
+    private let server: ListeningServer
 
     /// The path of the REST endpoint.
     public static let restPath = "/services/rest/"
     /// Image sizes served, by their Flickr suffix: `url_q` is 48 × 48, `url_m` 96 × 72.
     static let sizes: [String: (width: Int, height: Int)] = ["q": (48, 48), "m": (96, 72)]
 
-    private init(origin: String, port: Int, controls: DemoServerControls, task: Task<Void, Never>) {
+    private init(origin: String, port: Int, controls: DemoServerControls, server: ListeningServer) {
         self.origin = origin
         self.endpoint = origin + Self.restPath
         self.port = port
         self.controls = controls
-        self.task = task
+        self.server = server
     }
 
     /// Starts the server on `host` (loopback by default) and `port` (0: any free port), and
@@ -57,36 +58,24 @@ public final class DemoPhotoServer: Sendable {
         router.get("/images/:name") { request, context in
             await controls.answering { await handlers.image(named: context.parameters.get("name") ?? "", request: request) }
         }
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let failure = Mutex<(any Error)?>(nil)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: "VirtualTouristDemo"),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-            },
-            logger: Logger(label: "virtual-tourist.demo-photo-server") { _ in SwiftLogNoOpLogHandler() }
-        )
-        let task = Task {
-            do { try await app.run() } catch { failure.withLock { $0 = error } }
-            portContinuation.finish()
+        let server: ListeningServer
+        do {
+            server = try await ListeningServer.listen(
+                router: router, host: host, port: port, serverName: "VirtualTouristDemo", logLabel: "virtual-tourist.demo-photo-server")
+        } catch {
+            throw DemoServerError(
+                "the offline photo service could not listen on \(host):\(port)"
+                    + (error.cause.map { " (\($0))" } ?? "") + "; choose another port")
         }
-        for await bound in ports {
-            let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
-            origin.withLock { $0 = base }
-            return DemoPhotoServer(origin: base, port: bound, controls: controls, task: task)
-        }
-        let cause = failure.withLock { $0 }
-        throw DemoServerError(
-            "the offline photo service could not listen on \(host):\(port)"
-                + (cause.map { " (\($0))" } ?? "") + "; choose another port")
+        let base = server.origin(host: host)
+        origin.withLock { $0 = base }
+        return DemoPhotoServer(origin: base, port: server.port, controls: controls, server: server)
     }
 
     /// Stops listening and ends requests in flight (held ones are let go).
     public func stop() async {
         controls.stop()
-        task.cancel()
-        await task.value
+        await server.stop()
     }
 }
 

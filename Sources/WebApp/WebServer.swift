@@ -1,7 +1,6 @@
 import AlbumPipeline
+import HTTPListening
 import Hummingbird
-import Logging
-import NIOCore
 import Synchronization
 import VirtualTourist
 
@@ -21,16 +20,16 @@ public final class WebServer: Sendable {
     public let origin: String
     /// The address to open: the origin's map page, with the access token when one is set.
     public let url: String
-    public let port: Int
     private let live: LiveUpdates
-    private let task: Task<Void, Never>
+    private let server: ListeningServer
 
-    private init(origin: String, url: String, port: Int, live: LiveUpdates, task: Task<Void, Never>) {
+    public var port: Int { server.port }
+
+    private init(origin: String, url: String, live: LiveUpdates, server: ListeningServer) {
         self.origin = origin
         self.url = url
-        self.port = port
         self.live = live
-        self.task = task
+        self.server = server
     }
 
     /// Starts listening and returns once the port is bound.
@@ -52,30 +51,20 @@ public final class WebServer: Sendable {
         ReadRoutes(store: store, live: live, config: config).add(to: router)
         ActionRoutes(store: store, pipeline: pipeline, bodyLimit: options.maxBodyBytes).add(to: router)
 
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let failure = Mutex<(any Error)?>(nil)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "VirtualTourist"),
-            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) },
-            logger: Logger(label: "virtual-tourist.web") { _ in SwiftLogNoOpLogHandler() }
-        )
-        let task = Task {
-            do { try await app.run() } catch { failure.withLock { $0 = error } }
-            portContinuation.finish()
+        let server: ListeningServer
+        do {
+            server = try await ListeningServer.listen(
+                router: router, host: options.host, port: options.port, serverName: "VirtualTourist", logLabel: "virtual-tourist.web")
+        } catch {
+            live.stop()
+            throw WebServerError(
+                "cannot listen on \(options.host):\(options.port)" + (error.cause.map { " (\($0))" } ?? "")
+                    + "; is another program using the port? Choose another with --port")
         }
-        for await bound in ports {
-            boundPort.store(bound, ordering: .relaxed)
-            let host = options.host.contains(":") && !options.host.hasPrefix("[") ? "[\(options.host)]" : options.host
-            let origin = "http://\(host):\(bound)"
-            let url = origin + "/" + (options.accessToken.map { "?token=\($0)" } ?? "")
-            return WebServer(origin: origin, url: url, port: bound, live: live, task: task)
-        }
-        live.stop()
-        let cause = failure.withLock { $0 }
-        throw WebServerError(
-            "cannot listen on \(options.host):\(options.port)" + (cause.map { " (\($0))" } ?? "")
-                + "; is another program using the port? Choose another with --port")
+        boundPort.store(server.port, ordering: .relaxed)
+        let origin = server.origin(host: options.host)
+        let url = origin + "/" + (options.accessToken.map { "?token=\($0)" } ?? "")
+        return WebServer(origin: origin, url: url, live: live, server: server)
     }
 
     /// Pages with a live stream open now.
@@ -84,8 +73,7 @@ public final class WebServer: Sendable {
     /// Ends the live streams and stops listening (requests in flight finish).
     public func stop() async {
         live.stop()
-        task.cancel()
-        await task.value
+        await server.stop()
     }
 }
 
