@@ -28,14 +28,14 @@ struct PinSummaryJSON: Encodable {
     var photos: Int
     var downloaded: Int
 
+    /// Only counts: the map does not need the album's photo list built.
     init(_ pin: Pin) {
-        let album = AlbumJSON(pin.album)
         id = pin.id.description
         latitude = pin.coordinate.latitude
         longitude = pin.coordinate.longitude
-        status = album.status
+        status = AlbumJSON.name(of: pin.album.status)
         photos = pin.album.slots.count
-        downloaded = album.downloaded
+        downloaded = pin.album.slots.count { $0.digest != nil }
     }
 }
 

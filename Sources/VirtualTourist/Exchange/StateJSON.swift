@@ -54,18 +54,23 @@ public struct AlbumJSON: Encodable, Sendable {
     public var new_collection_enabled: Bool
     public var photos: [PhotoJSON]
 
+    /// The status as ``status`` writes it.
+    public static func name(of status: AlbumStatus) -> String {
+        switch status {
+        case .notRequested: "not-requested"
+        case .listing: "listing"
+        case .downloading: "downloading"
+        case .complete: "complete"
+        case .noImages: "no-images"
+        case .failed: "failed"
+        }
+    }
+
     public init(_ album: Album) {
         collection = album.collection
-        switch album.status {
-        case .notRequested: status = "not-requested"
-        case .listing: status = "listing"
-        case .downloading: status = "downloading"
-        case .complete: status = "complete"
-        case .noImages: status = "no-images"
-        case .failed(let why):
-            status = "failed"
-            reason = why
-        }
+        let shown = album.status
+        status = Self.name(of: shown)
+        if case .failed(let why) = shown { reason = why }
         page = album.request?.page
         pages = album.pages
         total = album.total
