@@ -10,7 +10,7 @@ import SwiftProtobuf
 /// ```
 ///
 /// Decoding is where old schema versions are upcast to today's events (docs/EVENTS.md); today
-/// there is only version 1. Cost: one protobuf decode per event, no copy of the payload.
+/// there is only version 1. Cost: one pass over the payload, no copy of it.
 public enum EventCodec {
     /// The schema version this code writes.
     public static let schemaVersion: UInt32 = 1
@@ -26,7 +26,18 @@ public enum EventCodec {
 
     /// Decodes a log event. Throws ``DomainError/Code/undecodableEvent`` naming the sequence
     /// when the payload is not an envelope, holds no known event, or is from a newer schema.
+    ///
+    /// Plain, current envelopes go straight to domain values (``EventWireDecoder``); anything
+    /// else takes the general path through swift-protobuf's generated messages.
     public static func decode(_ logEvent: LogEvent) throws -> RecordedEvent {
+        if let (cause, event) = EventWireDecoder.decode(logEvent.payload) {
+            return RecordedEvent(sequence: logEvent.sequence, timestamp: logEvent.timestamp, cause: cause, event: event)
+        }
+        return try decodeGenerally(logEvent)
+    }
+
+    /// The general path: swift-protobuf's full decoding, then the mapping to domain values.
+    static func decodeGenerally(_ logEvent: LogEvent) throws -> RecordedEvent {
         func fail(_ why: String, _ cause: (any Error)? = nil) -> DomainError {
             DomainError(.undecodableEvent, "event \(logEvent.sequence) cannot be decoded: \(why)", cause: cause)
         }

@@ -82,6 +82,17 @@ enum SnapshotFile {
         } else {
             raw = Array(stored)
         }
+        if let state = SnapshotWireDecoder.state(raw) {
+            guard state.sequence == header.sequence else {
+                throw SnapshotProblem("its payload is for sequence \(state.sequence), its header for \(header.sequence)")
+            }
+            return (header, state)
+        }
+        return (header, try decodeGenerally(raw, header: header))
+    }
+
+    /// The general path: swift-protobuf's full decoding, then ``SnapshotCodec``.
+    static func decodeGenerally(_ raw: [UInt8], header: Header) throws(SnapshotProblem) -> TouristState {
         let message: VirtualTourist_V1_StateSnapshot
         do {
             message = try VirtualTourist_V1_StateSnapshot(serializedBytes: raw)
@@ -91,7 +102,7 @@ enum SnapshotFile {
         guard message.sequence == header.sequence else {
             throw SnapshotProblem("its payload is for sequence \(message.sequence), its header for \(header.sequence)")
         }
-        return (header, try SnapshotCodec.state(from: message))
+        return try SnapshotCodec.state(from: message)
     }
 
     private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {

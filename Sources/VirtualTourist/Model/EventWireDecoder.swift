@@ -1,0 +1,188 @@
+/// Decodes an `Envelope` payload (schemas/…/events.proto) straight into a ``DomainEvent``,
+/// without building swift-protobuf's message values first: the replay's hot path (see
+/// docs/BENCHMARKS.md for the profile that asked for it).
+///
+/// It returns nil for anything but a plain, current, well-formed envelope; ``EventCodec``
+/// then decodes the payload the general way, which gives the same event or the error. Tests
+/// hold the two paths to the same answers on every fixture, on the benchmark workload and on
+/// mutated payloads.
+enum EventWireDecoder {
+    typealias Unusual = WireReader.Unusual
+
+    static func decode(_ payload: ArraySlice<UInt8>) -> (cause: UInt64?, event: DomainEvent)? {
+        payload.withUnsafeBytes { bytes in try? envelope(WireReader(bytes)) }
+    }
+
+    private static func envelope(_ reader: WireReader) throws(Unusual) -> (cause: UInt64?, event: DomainEvent) {
+        var reader = reader
+        var version: UInt32 = 0
+        var cause: UInt64 = 0
+        var event: DomainEvent?
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: version = try reader.uint32(type)
+            case 2: cause = try reader.uint64(type)
+            case 10...20:
+                // A second event field would be merged or replace the first: the general path's call.
+                guard event == nil else { throw Unusual() }
+                event = try self.event(number, try reader.message(type))
+            default: try reader.skip(type)
+            }
+        }
+        guard version >= 1, version <= EventCodec.schemaVersion, let event else { throw Unusual() }
+        return (cause == 0 ? nil : cause, event)
+    }
+
+    private static func event(_ number: UInt64, _ reader: WireReader) throws(Unusual) -> DomainEvent {
+        switch number {
+        case 10: return .regionChanged(try region(reader))
+        case 11: let (pin, place) = try pinPlace(reader); return .pinDropped(pin, place)
+        case 12: let (pin, place) = try pinPlace(reader); return .pinDragged(pin, place)
+        case 13: return .pinRemoved(try pinSlot(reader).pin)
+        case 14: return .albumRequested(try albumRequest(reader))
+        case 15: return .photosListed(try listing(reader))
+        case 16: return .photoDownloaded(try download(reader))
+        case 17:
+            let (pin, collection, slot, reason) = try pinSlot(reader, reasonField: 4)
+            return .photoDownloadFailed(pin: pin, collection: collection, slot: slot, reason: reason)
+        case 18:
+            let (pin, collection, _, reason) = try pinSlot(reader, reasonField: 3)
+            return .albumRequestFailed(pin: pin, collection: collection, reason: reason)
+        case 19:
+            let (pin, collection, slot, _) = try pinSlot(reader)
+            return .photoRemoved(pin: pin, collection: collection, slot: slot)
+        default:
+            let (pin, old, new, _) = try pinSlot(reader)
+            return .collectionReplaced(pin: pin, oldCollection: old, newCollection: new)
+        }
+    }
+
+    static func region(_ reader: WireReader) throws(Unusual) -> MapRegion {
+        var reader = reader
+        var values = (0.0, 0.0, 0.0, 0.0)
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: values.0 = try reader.double(type)
+            case 2: values.1 = try reader.double(type)
+            case 3: values.2 = try reader.double(type)
+            case 4: values.3 = try reader.double(type)
+            default: try reader.skip(type)
+            }
+        }
+        return MapRegion(center: Coordinate(latitude: values.0, longitude: values.1), latitudeSpan: values.2, longitudeSpan: values.3)
+    }
+
+    /// PinDropped and PinDragged: pin (1), latitude (2), longitude (3).
+    private static func pinPlace(_ reader: WireReader) throws(Unusual) -> (PinID, Coordinate) {
+        var reader = reader
+        var pin: UInt64 = 0
+        var latitude = 0.0, longitude = 0.0
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: pin = try reader.fixed64(type)
+            case 2: latitude = try reader.double(type)
+            case 3: longitude = try reader.double(type)
+            default: try reader.skip(type)
+            }
+        }
+        return (PinID(pin), Coordinate(latitude: latitude, longitude: longitude))
+    }
+
+    /// The messages shaped pin (1), then uint32 fields 2 and 3, and perhaps a string: PinRemoved,
+    /// PhotoRemoved, CollectionReplaced, PhotoDownloadFailed (reason 4), AlbumRequestFailed
+    /// (reason 3, so no field 3 number).
+    private static func pinSlot(_ reader: WireReader, reasonField: UInt64 = 0)
+        throws(Unusual) -> (pin: PinID, collection: UInt32, slot: UInt32, reason: String)
+    {
+        var reader = reader
+        var pin: UInt64 = 0
+        var second: UInt32 = 0, third: UInt32 = 0
+        var reason = ""
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: pin = try reader.fixed64(type)
+            case reasonField: reason = try reader.string(type)
+            case 2: second = try reader.uint32(type)
+            case 3: third = try reader.uint32(type)
+            default: try reader.skip(type)
+            }
+        }
+        return (PinID(pin), second, third, reason)
+    }
+
+    private static func albumRequest(_ reader: WireReader) throws(Unusual) -> AlbumRequest {
+        var reader = reader
+        var pin: UInt64 = 0
+        var collection: UInt32 = 0, page: UInt32 = 0, perPage: UInt32 = 0
+        var latitude = 0.0, longitude = 0.0
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: pin = try reader.fixed64(type)
+            case 2: collection = try reader.uint32(type)
+            case 3: page = try reader.uint32(type)
+            case 4: perPage = try reader.uint32(type)
+            case 5: latitude = try reader.double(type)
+            case 6: longitude = try reader.double(type)
+            default: try reader.skip(type)
+            }
+        }
+        return AlbumRequest(
+            pin: PinID(pin), collection: collection, page: page, perPage: perPage,
+            place: Coordinate(latitude: latitude, longitude: longitude))
+    }
+
+    private static func listing(_ reader: WireReader) throws(Unusual) -> PhotoListing {
+        var reader = reader
+        var listing = PhotoListing(pin: PinID(0), collection: 0, page: 0, pages: 0, total: 0, photos: [])
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: listing.pin = PinID(try reader.fixed64(type))
+            case 2: listing.collection = try reader.uint32(type)
+            case 3: listing.page = try reader.uint32(type)
+            case 4: listing.pages = try reader.uint32(type)
+            case 5: listing.total = try reader.uint64(type)
+            case 6: listing.photos.append(try listedPhoto(try reader.message(type)))
+            default: try reader.skip(type)
+            }
+        }
+        return listing
+    }
+
+    static func listedPhoto(_ reader: WireReader) throws(Unusual) -> ListedPhoto {
+        var reader = reader
+        var photo = ListedPhoto(remoteID: "", url: "", title: "")
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: photo.remoteID = try reader.string(type)
+            case 2: photo.url = try reader.string(type)
+            case 3: photo.title = try reader.string(type)
+            case 4: photo.width = try reader.uint32(type)
+            case 5: photo.height = try reader.uint32(type)
+            default: try reader.skip(type)
+            }
+        }
+        return photo
+    }
+
+    private static func download(_ reader: WireReader) throws(Unusual) -> DownloadedPhoto {
+        var reader = reader
+        var pin: UInt64 = 0
+        var collection: UInt32 = 0, slot: UInt32 = 0
+        var digest: PhotoDigest?
+        var byteCount: UInt64 = 0
+        var mediaType = ""
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: pin = try reader.fixed64(type)
+            case 2: collection = try reader.uint32(type)
+            case 3: slot = try reader.uint32(type)
+            case 4: digest = try reader.digest(type)
+            case 5: byteCount = try reader.uint64(type)
+            case 6: mediaType = try reader.string(type)
+            default: try reader.skip(type)
+            }
+        }
+        guard let digest else { throw Unusual() }
+        return DownloadedPhoto(pin: PinID(pin), collection: collection, slot: slot, digest: digest, byteCount: byteCount, mediaType: mediaType)
+    }
+}

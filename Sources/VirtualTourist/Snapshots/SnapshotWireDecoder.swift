@@ -1,0 +1,160 @@
+/// Decodes a `StateSnapshot` (schemas/…/snapshot.proto) straight into a ``TouristState``,
+/// without swift-protobuf's message values in between: opening a store and time travel load a
+/// snapshot each time, and building the messages first cost more than the rest of the load
+/// (docs/BENCHMARKS.md has the profile).
+///
+/// Nil for anything but a plain, well-formed snapshot that ``SnapshotCodec`` would accept;
+/// ``SnapshotFile`` then takes the general path, which gives the same state or names the
+/// problem. Tests hold the two paths to the same answers.
+enum SnapshotWireDecoder {
+    typealias Unusual = WireReader.Unusual
+
+    static func state(_ raw: [UInt8]) -> TouristState? {
+        raw.withUnsafeBytes { bytes in try? snapshot(WireReader(bytes)) }
+    }
+
+    private static func snapshot(_ reader: WireReader) throws(Unusual) -> TouristState {
+        var reader = reader
+        var version: UInt32 = 0
+        var state = TouristState()
+        var hasRegion = false
+        var pins: [Pin] = []
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: version = try reader.uint32(type)
+            case 2: state.sequence = try reader.uint64(type)
+            case 3:
+                guard !hasRegion else { throw Unusual() }
+                hasRegion = true
+                state.region = try EventWireDecoder.region(try reader.message(type))
+            case 4: pins.append(try pin(try reader.message(type)))
+            case 5: state.ignoredEvents = try reader.uint64(type)
+            default: try reader.skip(type)
+            }
+        }
+        guard version >= 1, version <= EventCodec.schemaVersion else { throw Unusual() }
+        // The tables are sized once: growing them step by step cost a seventh of the load.
+        state.pins.reserveCapacity(pins.count)
+        state.photoReferences.reserveCapacity(pins.reduce(0) { $0 + $1.album.slots.count })
+        for pin in pins {
+            guard state.pins.updateValue(pin, forKey: pin.id) == nil else { throw Unusual() }
+            for slot in pin.album.slots {
+                if let digest = slot.digest { state.photoReferences[digest, default: 0] += 1 }
+            }
+        }
+        return state
+    }
+
+    private static func pin(_ reader: WireReader) throws(Unusual) -> Pin {
+        var reader = reader
+        var id: UInt64 = 0
+        var latitude = 0.0, longitude = 0.0
+        var droppedAt: UInt64 = 0
+        var albumMessage: WireReader?
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: id = try reader.fixed64(type)
+            case 2: latitude = try reader.double(type)
+            case 3: longitude = try reader.double(type)
+            case 4: droppedAt = try reader.uint64(type)
+            case 5:
+                guard albumMessage == nil else { throw Unusual() }
+                albumMessage = try reader.message(type)
+            default: try reader.skip(type)
+            }
+        }
+        let pin = PinID(id)
+        let album = try self.album(albumMessage ?? WireReader(UnsafeRawBufferPointer(start: nil, count: 0)), pin: pin)
+        return Pin(id: pin, coordinate: Coordinate(latitude: latitude, longitude: longitude), droppedAt: droppedAt, album: album)
+    }
+
+    private static func album(_ reader: WireReader, pin: PinID) throws(Unusual) -> Album {
+        var reader = reader
+        var collection: UInt32 = 0, page: UInt32 = 0, perPage: UInt32 = 0, pages: UInt32 = 0, listedCount: UInt32 = 0
+        var phase: UInt64 = 0
+        var failure = ""
+        var total: UInt64 = 0, requestedAt: UInt64 = 0, listedAt: UInt64 = 0
+        var latitude = 0.0, longitude = 0.0
+        var slots: [PhotoSlot] = []
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: collection = try reader.uint32(type)
+            case 2: phase = try reader.uint64(type)
+            case 3: failure = try reader.string(type)
+            case 4: page = try reader.uint32(type)
+            case 5: perPage = try reader.uint32(type)
+            case 6: pages = try reader.uint32(type)
+            case 7: total = try reader.uint64(type)
+            case 8: latitude = try reader.double(type)
+            case 9: longitude = try reader.double(type)
+            case 10: requestedAt = try reader.uint64(type)
+            case 11: listedAt = try reader.uint64(type)
+            case 12:
+                let slot = try self.slot(try reader.message(type))
+                // Slots must come in increasing order; the general path names the problem.
+                if let last = slots.last, slot.number <= last.number { throw Unusual() }
+                slots.append(slot)
+            case 13: listedCount = try reader.uint32(type)
+            default: try reader.skip(type)
+            }
+        }
+        var album = Album(collection: collection)
+        switch phase {
+        case 0: album.phase = .notRequested
+        case 1: album.phase = .listing
+        case 2: album.phase = .listed
+        case 3: album.phase = .failed(reason: failure)
+        default: throw Unusual()
+        }
+        if requestedAt != 0 {
+            album.requestedAt = requestedAt
+            album.request = AlbumRequest(
+                pin: pin, collection: collection, page: page, perPage: perPage,
+                place: Coordinate(latitude: latitude, longitude: longitude))
+        }
+        album.listedAt = listedAt == 0 ? nil : listedAt
+        album.pages = pages
+        album.total = total
+        album.listedPhotoCount = Int(listedCount)
+        album.slots = slots
+        return album
+    }
+
+    private static func slot(_ reader: WireReader) throws(Unusual) -> PhotoSlot {
+        var reader = reader
+        var number: UInt32 = 0
+        var photo: WireReader?
+        var kind: UInt64 = 0
+        var digestBytes: UnsafeRawBufferPointer?
+        var byteCount: UInt64 = 0, resolvedAt: UInt64 = 0
+        var mediaType = "", failure = ""
+        while let (field, type) = try reader.nextField() {
+            switch field {
+            case 1: number = try reader.uint32(type)
+            case 2:
+                guard photo == nil else { throw Unusual() }
+                photo = try reader.message(type)
+            case 3: kind = try reader.uint64(type)
+            case 4:
+                guard type == .lengthDelimited else { throw Unusual() }
+                digestBytes = try reader.lengthDelimited()
+            case 5: byteCount = try reader.uint64(type)
+            case 6: mediaType = try reader.string(type)
+            case 7: failure = try reader.string(type)
+            case 8: resolvedAt = try reader.uint64(type)
+            default: try reader.skip(type)
+            }
+        }
+        let state: PhotoSlot.State
+        switch kind {
+        case 0: state = .placeholder
+        case 1:
+            guard let digestBytes, let digest = PhotoDigest(bytes: digestBytes) else { throw Unusual() }
+            state = .downloaded(digest: digest, byteCount: byteCount, mediaType: mediaType)
+        case 2: state = .failed(reason: failure)
+        default: throw Unusual()
+        }
+        let listed = try EventWireDecoder.listedPhoto(photo ?? WireReader(UnsafeRawBufferPointer(start: nil, count: 0)))
+        return PhotoSlot(number: number, photo: listed, state: state, resolvedAt: resolvedAt == 0 ? nil : resolvedAt)
+    }
+}

@@ -1,0 +1,156 @@
+import EventLog
+import Foundation
+import LogWorkload
+import SwiftProtobuf
+import Testing
+@testable import VirtualTourist
+
+/// The direct decoders (events and snapshots) must give exactly what the general path through
+/// swift-protobuf gives, or step aside: on every written shape, and on damaged bytes.
+@Suite struct WireDecoderTests {
+    static let time = LogTimestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
+
+    static func logEvent(_ payload: [UInt8], _ sequence: UInt64 = 9) -> LogEvent {
+        LogEvent(sequence: sequence, timestamp: time, payload: payload[...])
+    }
+
+    /// Both paths' answers: the same event, or both an error.
+    static func agree(_ event: LogEvent) -> Bool {
+        let fast = Result { try EventCodec.decode(event) }
+        let general = Result { try EventCodec.decodeGenerally(event) }
+        switch (fast, general) {
+        case (.success(let a), .success(let b)): return a == b
+        case (.failure, .failure): return true
+        default: return false
+        }
+    }
+
+    /// Events the story generator does not make: edge values and text beyond ASCII.
+    static let unusualButValid: [(DomainEvent, UInt64?)] = [
+        (.pinDropped(PinID(.max), Coordinate(latitude: -90, longitude: 180)), nil),
+        (.regionChanged(MapRegion(center: Coordinate(latitude: 0, longitude: -0.0), latitudeSpan: 180, longitudeSpan: 360)), 1),
+        (.albumRequested(AlbumRequest(pin: PinID(1), collection: .max, page: .max, perPage: .max,
+                                      place: Coordinate(latitude: 1e-300, longitude: -1e-300))), .max),
+        (.photosListed(PhotoListing(pin: PinID(2), collection: 3, page: 4, pages: 5, total: .max, photos: [
+            ListedPhoto(remoteID: "", url: "https://example.com/ü/😀.jpg", title: "Café «au» lait — 東京", width: .max, height: 0),
+            ListedPhoto(remoteID: "53", url: "", title: String(repeating: "long title ", count: 40)),
+        ])), 12),
+        (.photoDownloaded(DownloadedPhoto(pin: PinID(7), collection: 0, slot: .max, digest: PhotoDigest.of([1, 2, 3]),
+                                          byteCount: .max, mediaType: "image/webp")), nil),
+        (.photoDownloadFailed(pin: PinID(7), collection: 2, slot: 0, reason: "HTTP 503 — «busy»"), nil),
+        (.albumRequestFailed(pin: PinID(8), collection: 1, reason: ""), 3),
+        (.photoRemoved(pin: PinID(8), collection: 1, slot: 4_000_000_000), nil),
+        (.collectionReplaced(pin: PinID(8), oldCollection: 1, newCollection: 2), nil),
+        (.pinDragged(PinID(9), Coordinate(latitude: 12.5, longitude: -7.25)), nil),
+        (.pinRemoved(PinID(9)), nil),
+    ]
+
+    @Test func theFastPathDecodesEveryWrittenEventAsTheGeneralPathDoes() throws {
+        var story = StoryGenerator(seed: 11)
+        story.generate(2_000)
+        var checked = 0
+        for (event, cause) in story.events.map({ ($0.event, $0.cause) }) + Self.unusualButValid {
+            let payload = EventCodec.encode(event, cause: cause)
+            let fast = try #require(EventWireDecoder.decode(payload[...]), "the fast path stepped aside for \(event)")
+            let general = try EventCodec.decodeGenerally(Self.logEvent(payload))
+            #expect(fast.event == general.event && fast.cause == general.cause)
+            #expect(fast.event == event && fast.cause == cause)
+            checked += 1
+        }
+        #expect(Set(story.events.map(\.event.typeName)).count == DomainEvent.typeNames.count)
+        #expect(checked == 2_000 + Self.unusualButValid.count)
+    }
+
+    @Test func damagedPayloadsGetTheSameAnswerFromBothPaths() {
+        var story = StoryGenerator(seed: 5)
+        story.generate(400)
+        var random = SplitMix(seed: 99)
+        var fastAccepted = 0, steppedAside = 0
+        for recorded in story.events {
+            let payload = EventCodec.encode(recorded.event, cause: recorded.cause)
+            for _ in 0..<12 {
+                var damaged = payload
+                let position = Int.random(in: 0..<damaged.count, using: &random)
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: damaged[position] ^= UInt8(1 << Int.random(in: 0..<8, using: &random))
+                case 1: damaged.removeSubrange(position...)
+                case 2: damaged.insert(UInt8.random(in: 0...255, using: &random), at: position)
+                default: damaged[position] = UInt8.random(in: 0...255, using: &random)
+                }
+                #expect(Self.agree(Self.logEvent(damaged)), "payload \(damaged) of event \(recorded.sequence)")
+                if EventWireDecoder.decode(damaged[...]) == nil { steppedAside += 1 } else { fastAccepted += 1 }
+            }
+        }
+        // Both branches were exercised: some damage still decodes (a changed number), most does not.
+        #expect(fastAccepted > 100 && steppedAside > 100, "\(fastAccepted) accepted, \(steppedAside) stepped aside")
+    }
+
+    @Test func unknownFieldsAreSkippedAndOddShapesGoTheGeneralWay() throws {
+        let removed = EventCodec.encode(.pinRemoved(PinID(5)), cause: nil)
+        // A newer writer's field 99 (varint 7) at the end of the envelope: skipped by both paths.
+        let withUnknown = removed + [0x98, 0x06, 0x07]
+        #expect(EventWireDecoder.decode(withUnknown[...])?.event == .pinRemoved(PinID(5)))
+        #expect(Self.agree(Self.logEvent(withUnknown)))
+
+        // The same event field twice (protobuf merges them): left to the general path.
+        let twice = removed + Array(removed.dropFirst(2))
+        #expect(EventWireDecoder.decode(twice[...]) == nil)
+        #expect(Self.agree(Self.logEvent(twice)))
+
+        // Invalid UTF-8 in a reason: the fast path steps aside, the general path refuses it.
+        var failed = EventCodec.encode(.photoDownloadFailed(pin: PinID(1), collection: 1, slot: 0, reason: "abc"), cause: nil)
+        failed[failed.count - 1] = 0xFF
+        #expect(EventWireDecoder.decode(failed[...]) == nil)
+        #expect(throws: DomainError.self) { try EventCodec.decode(Self.logEvent(failed)) }
+
+        // A digest of 31 bytes: named by the general path.
+        var envelope = VirtualTourist_V1_Envelope()
+        envelope.schemaVersion = 1
+        envelope.event = .photoDownloaded(.with { $0.pin = 1; $0.sha256 = Data(repeating: 1, count: 31) })
+        let short: [UInt8] = try envelope.serializedBytes()
+        #expect(EventWireDecoder.decode(short[...]) == nil)
+        let error = try #require(throws: DomainError.self) { try EventCodec.decode(Self.logEvent(short)) }
+        #expect(error.message.contains("31 bytes"))
+
+        // A uint32 field holding more than 32 bits: left to the general path.
+        let wide: [UInt8] = [0x08, 0x01, 0x9A, 0x01, 0x0E, 0x09] + Array(repeating: 0, count: 8) + [0x10, 0x80, 0x80, 0x80, 0x80, 0x20]
+        #expect(EventWireDecoder.decode(wide[...]) == nil)
+        #expect(Self.agree(Self.logEvent(wide)))
+    }
+
+    @Test(arguments: [21, 22, 23] as [UInt64])
+    func theFastSnapshotPathRebuildsWhatTheGeneralPathDoes(_ seed: UInt64) throws {
+        var story = StoryGenerator(seed: seed)
+        story.generate(3_000)
+        let state = fold(story.events)
+        let raw: [UInt8] = try SnapshotCodec.message(for: state).serializedBytes()
+        let fast = try #require(SnapshotWireDecoder.state(raw))
+        let general = try SnapshotCodec.state(from: VirtualTourist_V1_StateSnapshot(serializedBytes: raw))
+        #expect(fast == state)
+        #expect(general == state)
+        #expect(fast.photoReferences == state.photoReferences && !state.photoReferences.isEmpty)
+    }
+
+    @Test func damagedSnapshotMessagesNeverDecodeDifferently() throws {
+        var story = StoryGenerator(seed: 31)
+        story.generate(600)
+        let raw: [UInt8] = try SnapshotCodec.message(for: fold(story.events)).serializedBytes()
+        var random = SplitMix(seed: 4)
+        var fastAccepted = 0
+        for _ in 0..<1_500 {
+            var damaged = raw
+            let position = Int.random(in: 0..<damaged.count, using: &random)
+            if Bool.random(using: &random) {
+                damaged[position] ^= UInt8(1 << Int.random(in: 0..<8, using: &random))
+            } else {
+                damaged.removeSubrange(position...)
+            }
+            let general = Result { try SnapshotCodec.state(from: VirtualTourist_V1_StateSnapshot(serializedBytes: damaged)) }
+            guard let fast = SnapshotWireDecoder.state(damaged) else { continue }
+            fastAccepted += 1
+            // Whatever the fast path accepts, the general path accepts too, as the same state.
+            #expect((try? general.get()) == fast, "damage at \(position)")
+        }
+        #expect(fastAccepted > 50)
+    }
+}
