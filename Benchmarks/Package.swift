@@ -1,42 +1,51 @@
 // swift-tools-version: 6.1
-// The benchmark harness, in its own package so benchmark-only dependencies stay out of the
-// main build. It uses the main package by path.
+// The benchmark harness, in its own package so benchmark-only dependencies (ordo-one's
+// Benchmark, GRDB for the SQLite peer) stay out of the main build. It uses the main package by
+// path. docs/BENCHMARKS.md has the commands and the figures.
 import PackageDescription
 
 let package = Package(
     name: "VirtualTouristBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "VirtualTourist", path: "..")
+        .package(name: "VirtualTourist", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
-        // Append and replay throughput of the event log under each durability policy.
-        .executableTarget(
-            name: "log-throughput",
+        // The seeded workload, the SQLite peer, the measurements and the targets, shared by
+        // the report and the Benchmark suite.
+        .target(
+            name: "BenchKit",
             dependencies: [
                 .product(name: "EventLog", package: "VirtualTourist"),
-                .product(name: "LogWorkload", package: "VirtualTourist"),
-            ],
-            path: "Sources/LogThroughput"
-        ),
-        // Cold replay of the app's events: read, decompress, decode, fold.
-        .executableTarget(
-            name: "domain-replay",
-            dependencies: [
-                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "BlobStore", package: "VirtualTourist"),
+                .product(name: "FileIO", package: "VirtualTourist"),
                 .product(name: "LogWorkload", package: "VirtualTourist"),
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            path: "Sources/DomainReplay"
+            path: "Sources/BenchKit"
         ),
-        // Blob put and get throughput, and the time to collect many blobs.
+        // `vt-bench`: every case on one workload, the engine beside its SQLite peer, as a
+        // table with ratios and the targets met or missed.
         .executableTarget(
-            name: "blob-bench",
+            name: "vt-bench",
+            dependencies: ["BenchKit", .product(name: "LogWorkload", package: "VirtualTourist")],
+            path: "Sources/Report"
+        ),
+        // The same engine and peer operations under ordo-one's Benchmark (`swift package
+        // benchmark`): percentiles, allocations and peak memory per operation.
+        .executableTarget(
+            name: "EngineBenchmarks",
             dependencies: [
-                .product(name: "BlobStore", package: "VirtualTourist"),
+                "BenchKit",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "LogWorkload", package: "VirtualTourist"),
             ],
-            path: "Sources/BlobBench"
+            path: "Benchmarks/EngineBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]
 )

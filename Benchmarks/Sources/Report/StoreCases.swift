@@ -1,0 +1,102 @@
+import BenchKit
+import EventLog
+import Foundation
+import LogWorkload
+import VirtualTourist
+
+/// Opening the store as its log grows (snapshots keep it flat), and the state at a random
+/// sequence number, beside the peers: loading the mutable schema, and folding the SQLite events
+/// table up to that point.
+struct StoreCases {
+    let options: Options
+    let report: Report
+    let workspace: Workspace
+
+    func run() async throws {
+        report.section("open with snapshots as the log grows, and state at a random sequence number")
+        let folder = Measure.temporaryFolder("store")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var storeOptions = StoreOptions()
+        storeOptions.snapshotInterval = options.snapshotInterval
+        storeOptions.collectionInterval = nil
+
+        var logConfiguration = LogConfiguration()
+        logConfiguration.durability = .none
+        var workload = Workload(seed: options.seed, livePins: 1_000)
+        let checkpoints = (1...4).map { options.events * $0 / 4 }
+        var nextSnapshot = Int(options.snapshotInterval)
+        var opens: [(events: Int, pins: Int, photos: Int, seconds: Double)] = []
+        var log: EventLog? = try EventLog.open(at: folder + "/log", configuration: logConfiguration)
+        for checkpoint in checkpoints {
+            // Write up to the checkpoint, closing the log and letting the store snapshot at
+            // each interval, as a store that has been open all along would have.
+            while workload.events < checkpoint {
+                for commit in workload.nextSession() {
+                    _ = try await log!.append(contentsOf: commit.map { EventCodec.encode($0, cause: nil) })
+                }
+                if workload.events >= nextSnapshot || workload.events >= checkpoint {
+                    try log!.close()
+                    log = nil
+                    try await TouristStore.open(at: folder, options: storeOptions).close()
+                    nextSnapshot = workload.events + Int(options.snapshotInterval)
+                    log = try EventLog.open(at: folder + "/log", configuration: logConfiguration)
+                }
+            }
+            try log!.close()
+            log = nil
+            var times: [Double] = []
+            for _ in 0..<5 {
+                let start = ContinuousClock.now
+                let store = try await TouristStore.open(at: folder, options: storeOptions)
+                times.append(Measure.seconds(since: start))
+                precondition(store.state == workload.state, "the opened state differs from the generated one")
+                try await store.close()
+            }
+            let photos = workload.state.pins.values.reduce(0) { $0 + $1.album.slots.count }
+            opens.append((workload.events, workload.state.pins.count, photos, Measure.median(times)))
+            log = try EventLog.open(at: folder + "/log", configuration: logConfiguration)
+        }
+        try log?.close()
+
+        _ = try workspace.written()
+        let mutableLoad = try Measure.best(of: options.repeats) { try Measure.seconds { _ = try workspace.mutable.loadEverything() } }
+        for (index, open) in opens.enumerated() {
+            let last = index == opens.count - 1
+            report.add(Row(
+                what: "open with snapshots, log of \(Figure.grouped(Double(open.events))) events "
+                    + "(\(Figure.grouped(Double(open.pins))) pins, \(Figure.grouped(Double(open.photos))) photos)",
+                ours: Figure.milliseconds(open.seconds),
+                peer: last ? Figure.milliseconds(mutableLoad) + " (load the mutable schema)" : "",
+                ratio: last ? costRatio(open.seconds, mutableLoad) : "",
+                target: last ? "< 50 ms for 1,000 pins and 100,000 photos, flat as the log grows" : "",
+                verdict: last ? (open.seconds < 0.05 && flat(opens) ? .met : .missed) : nil))
+        }
+
+        let reader = try StoreReader.open(at: folder, snapshotInterval: options.snapshotInterval)
+        var random = SplitMix(seed: options.seed)
+        var times: [Double] = []
+        for _ in 0..<20 {
+            let sequence = UInt64.random(in: 1...reader.lastSequence, using: &random)
+            times.append(try Measure.seconds { _ = try reader.state(at: sequence) })
+        }
+        // The peer has no snapshots: the state at a point is a fold of every row before it.
+        var peerTimes: [Double] = []
+        for _ in 0..<3 {
+            let sequence = UInt64.random(in: 1...UInt64(options.events), using: &random)
+            peerTimes.append(try Measure.seconds { _ = try workspace.peerEncoded.replay(through: sequence) })
+        }
+        let median = Measure.median(times)
+        report.add(Row(
+            what: "state at a random sequence number (median of 20; slowest \(Figure.milliseconds(times.max() ?? 0)))",
+            ours: Figure.milliseconds(median), peer: Figure.milliseconds(Measure.median(peerTimes)) + " (fold rows up to it)",
+            ratio: costRatio(median, Measure.median(peerTimes)), target: "< 100 ms",
+            verdict: Target.atMost(times.max() ?? 0, 0.1)))
+    }
+
+    /// Flat: what an open costs per live photo does not grow with the log (the last at most
+    /// twice the first, with 5 ms for noise).
+    private func flat(_ opens: [(events: Int, pins: Int, photos: Int, seconds: Double)]) -> Bool {
+        guard let first = opens.first, let last = opens.last, first.photos > 0 else { return true }
+        return last.seconds <= 2 * first.seconds * Double(last.photos) / Double(first.photos) + 0.005
+    }
+}
