@@ -141,14 +141,13 @@ extension BlobStore {
             let outcome: Outcome = try stripe.guarded.withLock { guarded in
                 if guarded.leases[digest] != nil { return .leased }
                 if roots.contains(where: { $0.isReferenced(digest) }) { return .referenced }
-                if !dryRun {
-                    do { try fileSystem.removeFile(path) } catch { throw BlobError.io(error, "delete \(path)") }
-                }
+                if !dryRun, !(try removeIfPresent(path)) { return .gone }
                 return .collected
             }
             switch outcome {
             case .leased: report.keptLeased += 1
             case .referenced: report.keptReferenced += 1
+            case .gone: break
             case .collected:
                 report.collected.append(digest)
                 report.reclaimedBytes += status.size
@@ -156,7 +155,7 @@ extension BlobStore {
         }
     }
 
-    private enum Outcome { case leased, referenced, collected }
+    private enum Outcome { case leased, referenced, collected, gone }
 
     private func collectTemporary(
         _ path: String, stripe: Stripe, grace: Duration, now: Duration, dryRun: Bool, report: inout CollectionReport
@@ -164,12 +163,24 @@ extension BlobStore {
         guard let status = try? fileSystem.status(path), now - status.modificationTime >= grace else { return }
         let removed: Bool = try stripe.guarded.withLock { guarded in
             guard !guarded.writing.contains(path) else { return false }
-            if !dryRun {
-                do { try fileSystem.removeFile(path) } catch { throw BlobError.io(error, "delete \(path)") }
-            }
-            return true
+            if dryRun { return true }
+            return try removeIfPresent(path)
         }
         if removed { report.removedTemporaryFiles.append(path) }
+    }
+
+    /// Deletes `path`; false when it is already gone. A temporary file seen in the listing may
+    /// have been renamed into place by its `put` before the folder's lock was taken, and another
+    /// collection may have taken a blob first: neither is a failure.
+    private func removeIfPresent(_ path: String) throws -> Bool {
+        do {
+            try fileSystem.removeFile(path)
+            return true
+        } catch let error as IOError where error.code == ENOENT {
+            return false
+        } catch {
+            throw BlobError.io(error, "delete \(path)")
+        }
     }
 
     /// The wall clock, as file times are kept.

@@ -287,6 +287,32 @@ func modificationTime(_ path: String) throws -> Duration {
         #expect(files(folder.path).isEmpty)
     }
 
+    /// A file that disappears between the listing and its delete (a `put` renamed its temporary
+    /// file into place, or another collection took the blob) is not an error and not counted.
+    @Test func filesGoneBeforeTheirDeleteAreNotFailures() throws {
+        let folder = Folder()
+        let fileSystem = InstrumentedFileSystem()
+        let store = try BlobStore(directory: folder.path, fileSystem: fileSystem)
+        let unused = try store.put(jpeg(4))
+        unused.release()
+        let fanOut = Path.directory(of: store.path(of: unused.digest))
+        let temporary = fanOut + "/.feed-1.tmp"
+        try Data([1]).write(to: URL(fileURLWithPath: temporary))
+        // Whoever gets there first removes each file just before the collector's own unlink.
+        fileSystem.failure = { operation, path, _ in
+            if operation == "unlink" { try? FileManager.default.removeItem(atPath: path) }
+            return nil
+        }
+        let report = try store.collect(roots: [SetRoots()], grace: .zero)
+        #expect(report.collected.isEmpty && report.removedTemporaryFiles.isEmpty)
+        #expect(files(folder.path).isEmpty)
+        // A real failure is still one.
+        fileSystem.failure = nil
+        try Data([1]).write(to: URL(fileURLWithPath: temporary))
+        fileSystem.failure = { operation, _, _ in operation == "unlink" ? EACCES : nil }
+        #expect(throws: BlobError.self) { try store.collect(roots: [SetRoots()], grace: .zero) }
+    }
+
     @Test func injectedFailuresLeaveNoBlobAndNoTemporaryFile() throws {
         for operation in ["open", "write", "sync", "rename", "syncdir"] {
             let folder = Folder()
