@@ -15,20 +15,15 @@ struct WireReader {
     }
 
     private let bytes: UnsafeRawBufferPointer
-    private var position: Int
-    private let end: Int
+    private var position = 0
+    private var end: Int { bytes.count }
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
-        position = 0
-        end = bytes.count
     }
 
-    private init(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) {
-        self.bytes = bytes
-        position = start
-        self.end = end
-    }
+    /// A reader of no bytes: an absent embedded message reads as its defaults.
+    static var empty: WireReader { WireReader(UnsafeRawBufferPointer(start: nil, count: 0)) }
 
     /// The next field's number and wire type, or nil at the end.
     mutating func nextField() throws(Unusual) -> (number: UInt64, type: WireType)? {
@@ -72,13 +67,7 @@ struct WireReader {
     }
 
     /// A reader over the next length-delimited field (an embedded message).
-    mutating func message() throws(Unusual) -> WireReader {
-        let length = try varint()
-        guard length <= UInt64(end - position) else { throw Unusual() }
-        let start = position
-        position += Int(length)
-        return WireReader(bytes, from: start, to: position)
-    }
+    mutating func message() throws(Unusual) -> WireReader { WireReader(try lengthDelimited()) }
 
     // Typed reads: each checks the wire type the schema gives the field.
 

@@ -64,7 +64,7 @@ enum SnapshotWireDecoder {
             }
         }
         let pin = PinID(id)
-        let album = try self.album(albumMessage ?? WireReader(UnsafeRawBufferPointer(start: nil, count: 0)), pin: pin)
+        let album = try self.album(albumMessage ?? WireReader.empty, pin: pin)
         return Pin(id: pin, coordinate: Coordinate(latitude: latitude, longitude: longitude), droppedAt: droppedAt, album: album)
     }
 
@@ -154,7 +154,7 @@ enum SnapshotWireDecoder {
         case 2: state = .failed(reason: failure)
         default: throw Unusual()
         }
-        let listed = try EventWireDecoder.listedPhoto(photo ?? WireReader(UnsafeRawBufferPointer(start: nil, count: 0)))
+        let listed = try EventWireDecoder.listedPhoto(photo ?? WireReader.empty)
         return PhotoSlot(number: number, photo: listed, state: state, resolvedAt: resolvedAt == 0 ? nil : resolvedAt)
     }
 }
