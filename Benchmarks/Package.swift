@@ -42,7 +42,6 @@ let package = Package(
                 "BenchKit",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "LogWorkload", package: "VirtualTourist"),
             ],
             path: "Benchmarks/EngineBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

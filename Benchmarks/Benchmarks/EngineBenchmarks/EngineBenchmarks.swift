@@ -13,7 +13,6 @@ import BlobStore
 import EventLog
 import Foundation
 import GRDB
-import LogWorkload
 import VirtualTourist
 
 /// Every fixture lives under one folder, removed after each benchmark.
@@ -116,7 +115,6 @@ final class BlobFixture {
     var counter: UInt64 = 0
     init() throws {
         store = try BlobStore(directory: fixtureFolder("blobs"))
-        var random = SplitMix(seed: 7)
-        photo = [0xFF, 0xD8, 0xFF, 0xE0] + (0..<29_996).map { _ in UInt8.random(in: 0...255, using: &random) }
+        photo = Fixtures.photo(seed: 7, size: 30_000)
     }
 }

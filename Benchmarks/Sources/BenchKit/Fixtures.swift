@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import LogWorkload
 import VirtualTourist
 
 /// Ready-made inputs for the Benchmark suite: the workload's events encoded for our log and for
@@ -35,5 +36,12 @@ public enum Fixtures {
         var state = TouristState()
         while let event = try cursor.next() { state.apply(try EventCodec.decode(event)) }
         return state
+    }
+
+    /// Photo-like bytes: a JPEG's first four bytes, then seeded random ones (they do not
+    /// compress, as real photos barely do).
+    public static func photo(seed: UInt64, size: Int) -> [UInt8] {
+        var random = SplitMix(seed: seed)
+        return [0xFF, 0xD8, 0xFF, 0xE0] + (0..<max(0, size - 4)).map { _ in UInt8.random(in: 0...255, using: &random) }
     }
 }

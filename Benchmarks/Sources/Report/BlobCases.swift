@@ -5,7 +5,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import LogWorkload
 
 /// Photo blobs: durable puts and gets of photo-sized blobs, and collecting many unused ones.
 struct BlobCases {
@@ -19,7 +18,7 @@ struct BlobCases {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let size = 30_000
         let store = try BlobStore(directory: base + "/put")
-        let photos = (0..<UInt64(options.photos)).map { photo($0, size: size) }
+        let photos = (0..<UInt64(options.photos)).map { Fixtures.photo(seed: $0, size: size) }
         var digests: [BlobDigest] = []
         let put = try Measure.seconds { for bytes in photos { digests.append(try store.put(bytes).digest) } }
         var total = 0
@@ -48,18 +47,13 @@ struct BlobCases {
     private func layOut(_ count: Int, in store: BlobStore) throws {
         let fileSystem = PosixFileSystem()
         for seed in 0..<UInt64(count) {
-            let bytes = photo(seed, size: 64)
+            let bytes = Fixtures.photo(seed: seed, size: 64)
             let path = store.path(of: BlobDigest.of(bytes))
             try fileSystem.createDirectory(Path.directory(of: path))
             let file = try fileSystem.openFile(path, .createOrTruncate)
             try file.write(bytes, at: 0)
             try file.close()
         }
-    }
-
-    private func photo(_ seed: UInt64, size: Int) -> [UInt8] {
-        var random = SplitMix(seed: seed)
-        return [0xFF, 0xD8, 0xFF, 0xE0] + (0..<size - 4).map { _ in UInt8.random(in: 0...255, using: &random) }
     }
 }
 
