@@ -140,8 +140,24 @@ let package = Package(
             dependencies: ["VirtualTourist", "EventLog", "FileIO", "LogWorkload", "StorageTestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        // Test doubles shared by the test targets: a file system that counts and fails calls.
+        // Test doubles shared by the test targets: a file system that counts and fails calls,
+        // and one in memory that can lose power.
         .target(name: "StorageTestSupport", dependencies: ["FileIO"], path: "Tests/StorageTestSupport"),
+        // The crash, power-loss, corruption and full-disk tests of the whole store (RELIABILITY.md),
+        // with the mixed workload they share with the process they kill.
+        .target(name: "ReliabilitySupport", dependencies: ["VirtualTourist", "BlobStore", "EventLog"], path: "Tests/ReliabilitySupport"),
+        .executableTarget(
+            name: "StoreCrashHelper",
+            dependencies: ["ReliabilitySupport", "VirtualTourist", "EventLog"],
+            path: "Tests/StoreCrashHelper"
+        ),
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: [
+                "ReliabilitySupport", "StoreCrashHelper", "VirtualTourist", "EventLog", "BlobStore", "FileIO",
+                "StorageTestSupport",
+            ]
+        ),
         .testTarget(
             name: "BlobStoreTests",
             dependencies: ["BlobStore", "FileIO", "LogWorkload", "StorageTestSupport"]

@@ -36,7 +36,6 @@ public struct BlobError: Error, Sendable, CustomStringConvertible {
 
     static func io(_ error: any Error, _ doing: String) -> BlobError {
         if let error = error as? BlobError { return error }
-        let full = (error as? IOError)?.isOutOfSpace == true ? " (the disk is full: free space and try again)" : ""
-        return BlobError(.io, "cannot \(doing)\(full)", cause: error)
+        return BlobError(.io, "cannot \(doing)\((error as? IOError)?.advice ?? "")", cause: error)
     }
 }

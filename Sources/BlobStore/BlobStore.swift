@@ -46,6 +46,8 @@ public final class BlobStore: Sendable {
         var leases: [BlobDigest: Int] = [:]
         /// Temporary files being written right now.
         var writing: Set<String> = []
+        /// Whether this process has made sure the fan-out folder's name is durable.
+        var folderIsDurable = false
     }
 
     /// One lock per fan-out folder: it serializes "take a lease" against "check, then delete"
@@ -65,7 +67,7 @@ public final class BlobStore: Sendable {
         self.root = Path.join(directory, "sha256")
         self.fileSystem = fileSystem
         self.options = options
-        do { try fileSystem.createDirectory(root) } catch { throw BlobError.io(error, "create \(root)") }
+        do { try fileSystem.createDirectoryDurably(root) } catch { throw BlobError.io(error, "create \(root)") }
     }
 
     /// The file a digest is stored in (whether or not it is there).
@@ -138,30 +140,38 @@ public final class BlobStore: Sendable {
     private func store(_ bytes: [UInt8], as digest: BlobDigest) throws -> Bool {
         let final = path(of: digest)
         let folder = Path.directory(of: final)
+        let stripe = stripe(digest)
+        do {
+            // Once per folder and process: its name must be durable before a blob in it is
+            // (it may have been made by a process that died before syncing the root).
+            try stripe.guarded.withLock { guarded in
+                guard !guarded.folderIsDurable else { return }
+                try fileSystem.createDirectory(folder)
+                try fileSystem.syncDirectory(root)
+                guarded.folderIsDurable = true
+            }
+        } catch {
+            throw BlobError.io(error, "create \(folder)")
+        }
         if let existing = try? fileSystem.openFile(final, .readOnly) {
             defer { try? existing.close() }
             if let stored = try? existing.readAll(), stored == bytes {
-                do { try fileSystem.setModificationTime(final, to: nil) } catch {
+                do {
+                    try fileSystem.setModificationTime(final, to: nil)
+                    // Its writer may have died between the rename and the folder's sync.
+                    try fileSystem.syncDirectory(folder)
+                } catch {
                     throw BlobError.io(error, "refresh the blob \(digest)")
                 }
                 return true
             }
             // A damaged copy: the write below replaces it.
         }
-        let newFolder: Bool
-        do {
-            newFolder = try fileSystem.status(folder) == nil
-            if newFolder { try fileSystem.createDirectory(folder) }
-        } catch {
-            throw BlobError.io(error, "create \(folder)")
-        }
         let temporary = Path.join(folder, ".\(Path.name(of: final))-\(UInt32.random(in: 0...UInt32.max)).tmp")
-        let stripe = stripe(digest)
         stripe.guarded.withLock { _ = $0.writing.insert(temporary) }
         defer { stripe.guarded.withLock { _ = $0.writing.remove(temporary) } }
         do {
             try fileSystem.writeAtomically(bytes, to: final, through: temporary)
-            if newFolder { try fileSystem.syncDirectory(root) }
         } catch {
             throw BlobError.io(error, "store the blob \(digest)")
         }

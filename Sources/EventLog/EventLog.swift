@@ -41,7 +41,7 @@ public final class EventLog: @unchecked Sendable {
     let fileSystem: any FileSystem
 
     private let core: GroupCommit
-    private let lock: FileLock
+    private let lock: any HeldLock
 
     /// Opens the log in `directory` for writing, creating it when missing (unless the
     /// configuration says not to), and recovers from a crash (see ``recovery``).
@@ -59,15 +59,15 @@ public final class EventLog: @unchecked Sendable {
             guard configuration.createIfMissing else {
                 throw LogError(.notALog, "there is no event log at \(directory)", file: directory)
             }
-            try io("create the log directory \(directory)") { try fileSystem.createDirectory(directory) }
+            try io("create the log directory \(directory)") { try fileSystem.createDirectoryDurably(directory) }
         case let status? where status.kind != .directory:
             throw LogError(.notALog, "\(directory) is a file, not an event log directory", file: directory)
         default:
             break
         }
-        let lock: FileLock
+        let lock: any HeldLock
         do {
-            lock = try FileLock.acquire(at: Path.join(directory, LogFormat.lockFileName), holder: holderLine(configuration))
+            lock = try fileSystem.lock(Path.join(directory, LogFormat.lockFileName), holder: holderLine(configuration))
         } catch let held as LockHeldError {
             throw LogError(
                 .locked,
@@ -85,7 +85,7 @@ public final class EventLog: @unchecked Sendable {
     }
 
     private init(
-        directory: String, configuration: LogConfiguration, fileSystem: any FileSystem, lock: FileLock,
+        directory: String, configuration: LogConfiguration, fileSystem: any FileSystem, lock: any HeldLock,
         writer: LogWriter, recovery: RecoveryReport
     ) {
         self.directory = directory

@@ -74,8 +74,7 @@ import FileIO
 extension LogError {
     /// Wraps a failed system call.
     static func io(_ error: IOError, _ doing: String) -> LogError {
-        let hint = error.isOutOfSpace ? " (the disk is full: free space and try again)" : ""
-        return LogError(.io, "cannot \(doing)\(hint)", file: error.path, cause: error)
+        LogError(.io, "cannot \(doing)\(error.advice)", file: error.path, cause: error)
     }
 
     /// Damage at a place in a segment.

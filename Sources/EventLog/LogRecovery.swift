@@ -190,7 +190,7 @@ enum Quarantine {
     /// Writes `bytes` durably under a name not yet taken and returns the path.
     static func keep(_ bytes: [UInt8], named name: String, in directory: String, fileSystem: any FileSystem) throws -> String {
         let folder = Path.join(directory, LogFormat.quarantineDirectoryName)
-        try io("create \(folder)") { try fileSystem.createDirectory(folder) }
+        try io("create \(folder)") { try fileSystem.createDirectoryDurably(folder) }
         var path = Path.join(folder, name)
         var attempt = 1
         while try io("look at \(path)", { try fileSystem.exists(path) }) {

@@ -83,9 +83,9 @@ public enum LogRepair {
     public static func execute(_ plan: RepairPlan, fileSystem: any FileSystem = PosixFileSystem()) throws {
         guard plan.isNeeded, let segment = plan.segment else { return }
         let directory = Path.directory(of: segment)
-        let lock: FileLock
+        let lock: any HeldLock
         do {
-            lock = try FileLock.acquire(at: Path.join(directory, LogFormat.lockFileName), holder: "repair")
+            lock = try fileSystem.lock(Path.join(directory, LogFormat.lockFileName), holder: "repair")
         } catch let held as LockHeldError {
             throw LogError(
                 .locked, "the log at \(directory) is open for writing by \(held.holder); close it before repairing",

@@ -16,7 +16,7 @@ import Darwin
 /// It is `flock(LOCK_EX | LOCK_NB)`: tied to the open file description, so a second
 /// `acquire` fails even inside the same process, and the kernel drops the lock when the
 /// holder exits or is killed. Only cooperating programs are held back (it is advisory).
-public final class FileLock: @unchecked Sendable {
+public final class FileLock: HeldLock, @unchecked Sendable {
     /// The lock file's path.
     public let path: String
     private var descriptor: Int32
@@ -73,6 +73,11 @@ public struct LockHeldError: Error, Sendable, Hashable, CustomStringConvertible 
     public var path: String
     /// The holder's line from the lock file, such as `pid=1234 host=box since=…`.
     public var holder: String
+
+    public init(path: String, holder: String) {
+        self.path = path
+        self.holder = holder
+    }
 
     public var description: String { "\(path) is locked by \(holder)" }
 }

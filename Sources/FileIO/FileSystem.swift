@@ -27,6 +27,17 @@ public protocol FileSystem: Sendable {
     func syncDirectory(_ path: String) throws
     /// Sets a file's modification time: to now when `time` is nil, else to `time` since 1970.
     func setModificationTime(_ path: String, to time: Duration?) throws
+    /// Takes the exclusive lock kept in the file at `path` (created when missing) or fails at
+    /// once, and writes `holder` into it so that a refused rival can name who holds it.
+    ///
+    /// - Throws: ``LockHeldError`` naming the holder; ``IOError`` when the file cannot be used.
+    func lock(_ path: String, holder: String) throws -> any HeldLock
+}
+
+/// A lock taken with ``FileSystem/lock(_:holder:)``; it is released by ``release()`` or when
+/// the owner goes away (even killed).
+public protocol HeldLock: AnyObject, Sendable {
+    func release()
 }
 
 /// How ``FileSystem/openFile(_:_:)`` opens a file.
@@ -98,6 +109,22 @@ extension RandomAccessFile {
 }
 
 extension FileSystem {
+    /// Creates a directory and any missing parents so that they survive a power cut: the
+    /// parent of each directory made is synced (a new name is durable only once its directory
+    /// is). Storage code makes its folders this way.
+    public func createDirectoryDurably(_ path: String) throws {
+        var missing: [String] = []
+        var current = path
+        while try status(current) == nil {
+            missing.append(current)
+            let parent = Path.directory(of: current)
+            if parent == current || parent == "." { break }
+            current = parent
+        }
+        try createDirectory(path)
+        for directory in missing.reversed() { try syncDirectory(Path.directory(of: directory)) }
+    }
+
     /// True when something exists at `path`.
     public func exists(_ path: String) throws -> Bool { try status(path) != nil }
 

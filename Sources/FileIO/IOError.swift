@@ -34,6 +34,17 @@ public struct IOError: Error, Sendable, Hashable, CustomStringConvertible {
     /// True when the failure is about space: ENOSPC, or EDQUOT (a quota).
     public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT }
 
+    /// What a person can do about the failures they can do something about, in parentheses
+    /// (for the end of a message), or "".
+    public var advice: String {
+        if isOutOfSpace { return " (the disk is full: free space and try again)" }
+        switch code {
+        case EROFS: return " (the file system is read-only: the store can be read, not changed)"
+        case EACCES, EPERM: return " (permission denied: check the folder's owner and mode)"
+        default: return ""
+        }
+    }
+
     public var description: String {
         "\(operation) \(path): \(IOError.message(for: code)) (\(IOError.name(for: code)))"
     }

@@ -101,6 +101,10 @@ public struct PosixFileSystem: FileSystem {
         guard utimensat(AT_FDCWD, path, times, 0) == 0 else { throw IOError.current("utimensat", path) }
     }
 
+    public func lock(_ path: String, holder: String) throws -> any HeldLock {
+        try FileLock.acquire(at: path, holder: holder)
+    }
+
     public func syncDirectory(_ path: String) throws {
         let descriptor = try retryingOnInterrupt("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
         defer { _ = systemClose(descriptor) }

@@ -314,11 +314,16 @@ func modificationTime(_ path: String) throws -> Duration {
     }
 
     @Test func injectedFailuresLeaveNoBlobAndNoTemporaryFile() throws {
-        for operation in ["open", "write", "sync", "rename", "syncdir"] {
+        // "syncdir /sha256": the fan-out folder's name cannot be made durable, so nothing is
+        // written; "syncdir": the blob's own folder cannot be synced after the rename.
+        for operation in ["open", "write", "sync", "rename", "syncdir /sha256", "syncdir"] {
             let folder = Folder()
             let fileSystem = InstrumentedFileSystem()
             let store = try BlobStore(directory: folder.path, fileSystem: fileSystem)
-            fileSystem.failure = { op, _, _ in op == operation ? EIO : nil }
+            fileSystem.failure = { op, path, _ in
+                if operation == "syncdir" { return op == "syncdir" && !path.hasSuffix("/sha256") ? EIO : nil }
+                return "\(op) /\(Path.name(of: path))" == operation || op == operation ? EIO : nil
+            }
             #expect(throws: BlobError.self, "\(operation)") { try store.put(jpeg(9)) }
             fileSystem.failure = nil
             let leftovers = files(folder.path)

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LogWorkload
+import StorageTestSupport
 import Testing
 
 /// Guarantees that need a second process: one writer per log, and durability across kill -9.

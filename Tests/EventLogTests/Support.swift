@@ -91,73 +91,9 @@ func writeBytes(_ bytes: [UInt8], to path: String) throws {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
 }
 
-/// The EventLogHelper executable, built beside the test bundle.
-func helperExecutable() throws -> URL {
-    #if os(Linux)
-    let directory = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        .deletingLastPathComponent()
-    #else
-    let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") } ?? Bundle.main
-    let directory = bundle.bundleURL.deletingLastPathComponent()
-    #endif
-    let helper = directory.appendingPathComponent("EventLogHelper")
-    guard FileManager.default.isExecutableFile(atPath: helper.path) else {
-        throw HelperMissing(path: helper.path)
-    }
-    return helper
-}
-
-struct HelperMissing: Error, CustomStringConvertible {
-    let path: String
-    var description: String { "the helper \(path) is missing: build it with `swift build --build-tests`" }
-}
-
-/// A helper process with its stdout read line by line.
-final class HelperProcess {
-    let process = Process()
-    private let output = Pipe()
-    private let input = Pipe()
-    private var buffer = Data()
-
-    init(_ arguments: [String]) throws {
-        process.executableURL = try helperExecutable()
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
-    }
-
-    var pid: Int32 { process.processIdentifier }
-
-    /// The next line of output, or nil when the process closed its output.
-    func readLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: 10) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                return line
-            }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty {
-                if buffer.isEmpty { return nil }
-                defer { buffer.removeAll() }
-                return String(decoding: buffer, as: UTF8.self)
-            }
-            buffer.append(chunk)
-        }
-    }
-
-    func closeInput() { try? input.fileHandleForWriting.close() }
-
-    func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    func wait() -> Int32 {
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
+extension HelperProcess {
+    /// The EventLogHelper with these arguments.
+    convenience init(_ arguments: [String]) throws { try self.init("EventLogHelper", arguments) }
 }
 
 /// Expects `body` to throw a ``LogError`` with `code`, and returns it for further checks.

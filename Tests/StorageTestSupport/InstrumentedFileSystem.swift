@@ -43,6 +43,10 @@ public final class InstrumentedFileSystem: FileSystem, @unchecked Sendable {
     }
     public func removeFile(_ path: String) throws { try check("unlink", path); try real.removeFile(path) }
     public func syncDirectory(_ path: String) throws { try check("syncdir", path); try real.syncDirectory(path) }
+    public func lock(_ path: String, holder: String) throws -> any HeldLock {
+        try check("lock", path)
+        return try real.lock(path, holder: holder)
+    }
     public func setModificationTime(_ path: String, to time: Duration?) throws {
         try check("utimensat", path)
         try real.setModificationTime(path, to: time)

@@ -52,7 +52,7 @@ public final class StoreImporter {
         createdFolder = !exists
         let fileSystem = PosixFileSystem()
         do {
-            try fileSystem.createDirectory(folder)
+            try fileSystem.createDirectoryDurably(folder)
             var configuration = LogConfiguration()
             configuration.durability = .none  // one sync at the end; a failed import is removed anyway
             log = try EventLog.open(at: Path.join(folder, "log"), configuration: configuration, fileSystem: fileSystem)

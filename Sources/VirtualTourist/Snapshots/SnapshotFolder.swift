@@ -34,7 +34,7 @@ final class SnapshotFolder: Sendable {
     /// Writes a snapshot durably and atomically, then prunes older ones.
     func write(_ state: TouristState, head: LogHead) throws {
         let bytes = try SnapshotFile.encode(state, head: head, compressor: try ZstdCompressor(level: 3))
-        try fileSystem.createDirectory(path)
+        try fileSystem.createDirectoryDurably(path)
         try fileSystem.writeAtomically(bytes, to: Path.join(path, SnapshotFile.name(for: state.sequence)))
         try prune()
     }

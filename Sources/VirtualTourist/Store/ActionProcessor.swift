@@ -30,6 +30,7 @@ final class ActionProcessor: @unchecked Sendable {
         var lastSnapshot: UInt64
         var snapshotInFlight = false
         var snapshotFailure: (any Error)?
+        var unconfirmedDigests: Set<PhotoDigest> = []
     }
 
     private let log: EventLog
@@ -67,8 +68,12 @@ final class ActionProcessor: @unchecked Sendable {
 
     var published: TouristState { shared.withLock { $0.published } }
 
-    /// Why the last snapshot could not be written, if it could not.
+    /// Why the most recent snapshot that failed could not be written (nil: none failed).
     var snapshotFailure: (any Error)? { shared.withLock { $0.snapshotFailure } }
+
+    /// The photos named by events whose append failed: an unconfirmed append may still be in
+    /// the log when it is reopened, so their images must not be collected before then.
+    var unconfirmedDigests: Set<PhotoDigest> { shared.withLock { $0.unconfirmedDigests } }
 
     /// Runs an action: `build` proposes events from the current state; they are checked,
     /// appended and applied, or the action fails and nothing is appended.
@@ -115,8 +120,11 @@ final class ActionProcessor: @unchecked Sendable {
         wakeups.finish()
         await task?.value
         await snapshotTask?.value
-        if state.sequence > shared.withLock({ $0.lastSnapshot }) {
-            _ = writeSnapshot(state, log.head)
+        // The published head, not the log's: after a failed sync the log's head can be past
+        // the last events the store accepted.
+        let (lastSnapshot, head) = shared.withLock { ($0.lastSnapshot, $0.publishedHead) }
+        if state.sequence > lastSnapshot {
+            _ = writeSnapshot(state, head)
         }
         let subscribers = shared.withLock { shared in
             defer { shared.subscribers = [:] }
@@ -182,7 +190,17 @@ final class ActionProcessor: @unchecked Sendable {
                 contentsOf: payloads, timestamps: Array(repeating: now, count: payloads.count))
             precondition(range.lowerBound == state.sequence + 1, "only the store's processor appends to its log")
         } catch {
-            let failure = DomainError(.storage, "the log refused the events; nothing changed", cause: error)
+            // A failed write is undone (nothing changed); a failed sync leaves the events'
+            // fate to the next open, and the log's message says so.
+            let logError = error as? LogError
+            let outcome = logError?.code == .writerFailed ? "" : "; nothing changed"
+            let failure = DomainError(
+                .storage, "the log did not accept the events: \(logError?.message ?? "\(error)")\(outcome)", cause: error)
+            let named = accepted.flatMap(\.1).compactMap { recorded -> PhotoDigest? in
+                if case .photoDownloaded(let photo) = recorded.event { return photo.digest }
+                return nil
+            }
+            shared.withLock { $0.unconfirmedDigests.formUnion(named) }
             for (pending, _) in accepted { pending.continuation.resume(throwing: failure) }
             return
         }
@@ -259,7 +277,7 @@ final class ActionProcessor: @unchecked Sendable {
         do { try snapshots.write(state, head: head) } catch { failure = error }
         shared.withLock { shared in
             if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, state.sequence) }
-            shared.snapshotFailure = failure
+            if let failure { shared.snapshotFailure = failure }
         }
         return failure == nil
     }

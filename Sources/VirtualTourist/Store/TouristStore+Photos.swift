@@ -124,11 +124,12 @@ final class StoreBlobRoots: BlobRoots {
     func referencedDigests() throws -> Set<PhotoDigest> {
         let inWindow = try window()
         computedWindow.withLock { $0 = inWindow }
-        return processor.published.referencedDigests.union(inWindow)
+        return processor.published.referencedDigests.union(inWindow).union(processor.unconfirmedDigests)
     }
 
     func isReferenced(_ digest: PhotoDigest) -> Bool {
         processor.published.photoReferences[digest] != nil || computedWindow.withLock { $0.contains(digest) }
+            || processor.unconfirmedDigests.contains(digest)
     }
 }
 

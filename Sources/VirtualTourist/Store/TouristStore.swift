@@ -130,8 +130,8 @@ public final class TouristStore: Sendable {
         throw DomainError(.closed, "the store at \(folder) closed before the awaited state came")
     }
 
-    /// Why the last snapshot could not be written, if it could not (the store works on;
-    /// opening just replays more).
+    /// Why the most recent snapshot that failed since the store opened could not be written
+    /// (nil: none failed). The store works on without it; opening just replays more.
     public var snapshotFailure: (any Error)? { processor.snapshotFailure }
 
     /// Finishes queued actions, writes a snapshot, and closes the log (releasing its lock).
@@ -154,7 +154,7 @@ public final class TouristStore: Sendable {
         switch status {
         case nil:
             guard options.createIfMissing else { throw DomainError(.notAStore, "there is no store at \(folder)") }
-            do { try fileSystem.createDirectory(folder) } catch { throw storageError(error, "cannot create \(folder)") }
+            do { try fileSystem.createDirectoryDurably(folder) } catch { throw storageError(error, "cannot create \(folder)") }
         case let status? where status.kind != .directory:
             throw DomainError(.notAStore, "\(folder) is a file, not a Virtual Tourist store")
         default:
@@ -189,6 +189,6 @@ public final class TouristStore: Sendable {
     static func storageError(_ error: any Error, _ doing: String) -> DomainError {
         if let error = error as? DomainError { return error }
         if let error = error as? LogError { return DomainError(.storage, "\(doing): \(error.message)", cause: error) }
-        return DomainError(.storage, doing, cause: error)
+        return DomainError(.storage, doing + ((error as? IOError)?.advice ?? ""), cause: error)
     }
 }
