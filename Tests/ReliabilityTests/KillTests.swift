@@ -57,6 +57,7 @@ import Testing
             #expect(found.isEmpty, "after kill \(round): \(found)")
             if !found.isEmpty { break }
             survived += 1
+            if survived % 100 == 0 { print("kill -9: \(survived) kills survived so far") }
             // The check appended one event; what it wrote is acknowledged too.
             let reader = try StoreReader.open(at: store)
             try reader.forEachEvent(from: reader.lastSequence) { acknowledged[$0.sequence] = fingerprint($0) }
