@@ -47,10 +47,7 @@ import Glibc
         return run
     }
 
-    static func newDisk() -> SimulatedDisk {
-        let disk = SimulatedDisk(root: "/disk")
-        return disk
-    }
+    static func newDisk() -> SimulatedDisk { SimulatedDisk(root: "/disk") }
 
     @Test(arguments: SimulatedDisk.PowerLoss.allCases)
     func aPowerCutAtEveryOperationKeepsEveryGuarantee(_ loss: SimulatedDisk.PowerLoss) async throws {

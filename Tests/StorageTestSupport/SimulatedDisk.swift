@@ -235,7 +235,7 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
         if dead { throw IOError(operation: operation, path: path, code: EIO) }
     }
 
-    private func rename(changes: [(String, Node?)]) {
+    private func changeNames(_ changes: [(String, Node?)]) {
         order += 1
         for (path, node) in changes {
             names[path] = node
@@ -283,7 +283,7 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
                 try begin(.create, path)
                 inode = Inode([], time: Self.now())
                 inode.durable = []
-                rename(changes: [(path, .file(inode))])
+                changeNames([(path, .file(inode))])
             }
             return SimulatedFile(path: path, inode: inode, disk: self, writable: mode != .readOnly)
         }
@@ -303,7 +303,7 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
             if case .file? = names[current] { throw IOError(operation: "mkdir", path: current, code: ENOTDIR) }
             for directory in missing.reversed() {
                 try begin(.makeDirectory, directory)
-                rename(changes: [(directory, .directory)])
+                changeNames([(directory, .directory)])
             }
         }
     }
@@ -334,7 +334,7 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
             guard let node = names[source] else { throw IOError(operation: "rename", path: source, code: ENOENT) }
             try requireDirectory(Path.directory(of: destination), "rename")
             try begin(.rename, destination)
-            rename(changes: [(destination, node), (source, nil)])
+            changeNames([(destination, node), (source, nil)])
         }
     }
 
@@ -343,7 +343,7 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
             try checkAlive("unlink", path)
             _ = try file(path, "unlink")
             try begin(.remove, path)
-            rename(changes: [(path, nil)])
+            changeNames([(path, nil)])
         }
     }
 
