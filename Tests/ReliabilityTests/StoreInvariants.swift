@@ -1,19 +1,9 @@
 import EventLog
 import FileIO
 import Foundation
+import StorageTestSupport
 import ReliabilitySupport
 @testable import VirtualTourist
-
-/// A fresh folder under the system's temporary folder, removed afterwards.
-final class TemporaryFolder {
-    let path: String
-
-    init(_ label: String) {
-        path = NSTemporaryDirectory() + "vt-reliability-\(label)-\(UUID().uuidString.prefix(8))"
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Folds events from the empty state, as a store with no snapshot would.
 func fold(_ events: [RecordedEvent]) -> TouristState {

@@ -1,6 +1,7 @@
 import EventLog
 import FileIO
 import Foundation
+import StorageTestSupport
 import Testing
 @testable import VirtualTourist
 

@@ -1,23 +1,11 @@
 import EventLog
 import FileIO
 import Foundation
+import StorageTestSupport
 import Synchronization
 import LogWorkload
 import Testing
 @testable import VirtualTourist
-
-/// A fresh folder under the system's temporary folder, removed afterwards.
-final class TemporaryFolder {
-    let path: String
-
-    init(_ label: String) {
-        path = NSTemporaryDirectory() + "vt-domain-\(label)-\(UUID().uuidString.prefix(8))"
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func sub(_ name: String) -> String { path + "/" + name }
-}
 
 /// A clock the test moves by hand.
 final class TestClock: LogClock, @unchecked Sendable {

@@ -1,0 +1,15 @@
+import Foundation
+
+/// A fresh folder path under the system's temporary folder (not created), removed with
+/// everything in it when the value goes away.
+public final class TemporaryFolder {
+    public let path: String
+
+    public init(_ label: String) {
+        path = NSTemporaryDirectory() + "vt-test-\(label)-\(UUID().uuidString.prefix(8))"
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    public func sub(_ name: String) -> String { path + "/" + name }
+}
