@@ -40,7 +40,7 @@ public final class EventLog: @unchecked Sendable {
     public let recovery: RecoveryReport
     let fileSystem: any FileSystem
 
-    private let core: GroupCommit
+    let core: GroupCommit  // internal for the tests that check it is freed
     private let lock: any HeldLock
 
     /// Opens the log in `directory` for writing, creating it when missing (unless the

@@ -92,6 +92,9 @@ final class GroupCommit: @unchecked Sendable {
         monitor.broadcast()
         monitor.unlock()
         threadExited.wait()
+        // The thread's closure holds self: dropping the thread breaks that cycle, or every
+        // closed log would keep its writer, buffers and zstd context alive.
+        thread = nil
         try writer.close()
     }
 

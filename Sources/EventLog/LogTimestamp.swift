@@ -33,9 +33,14 @@ public struct LogTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// ISO 8601 in UTC with microseconds.
     public var description: String {
-        let micros = microsecondsSinceEpoch
-        let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
-        let fraction = micros - seconds * 1_000_000
+        // Floor division by remainder: `micros - 999_999` (and `seconds * 1_000_000`) would
+        // overflow for the earliest times, which a damaged log or an import can hold.
+        var seconds = microsecondsSinceEpoch / 1_000_000
+        var fraction = microsecondsSinceEpoch % 1_000_000
+        if fraction < 0 {
+            seconds -= 1
+            fraction += 1_000_000
+        }
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)

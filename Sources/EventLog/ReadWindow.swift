@@ -28,13 +28,22 @@ final class ReadWindow {
 
     /// `length` bytes at `offset`, or nil when the file ends before `offset + length`.
     func bytes(at offset: Int64, count length: Int) throws -> UnsafeRawBufferPointer? {
+        // An offset from a damaged index (its entry's checksum intact) can be near Int64.max,
+        // where no file has bytes; `offset + length` must not overflow.
+        guard offset >= 0, offset <= Int64.max - Int64(length) else { return nil }
         if offset >= start, offset + Int64(length) <= start + Int64(count) {
             let from = Int(offset - start)
             return UnsafeRawBufferPointer(rebasing: storage[from..<from + length])
         }
         let sequential = count > 0 && offset >= start && offset <= start + Int64(count)
         nextRead = sequential ? min(chunkSize, nextRead * 2) : min(chunkSize, 64 << 10)
-        let wanted = max(length, nextRead)
+        var wanted = max(length, nextRead)
+        if wanted > storage.count, length > nextRead {
+            // A damaged batch header with a valid checksum can claim up to 4 GiB: allocate no
+            // more than the file holds, and let the short read answer that it ends before.
+            let size = try io("read the size of \(file.path)") { try file.size() }
+            wanted = max(nextRead, Int(clamping: min(Int64(wanted), size - offset)))
+        }
         if wanted > storage.count {
             storage.deallocate()
             storage = .allocate(byteCount: wanted, alignment: 16)

@@ -25,7 +25,9 @@ public struct FlickrAPIKey: Sendable, Hashable, CustomStringConvertible, CustomD
     /// `text` with every occurrence of the key replaced by `•••`: applied to anything the
     /// service or the network sends back before it becomes a message.
     public func redact(_ text: String) -> String {
-        text.replacing(secret, with: "•••")
+        // Matched as Unicode scalars, not Characters: a combining mark after the key's last
+        // character makes a different Character, and the key would not be recognised.
+        String(text.unicodeScalars.replacing(secret.unicodeScalars, with: "•••".unicodeScalars))
     }
 
     /// The environment variable that holds the key.

@@ -28,14 +28,15 @@ public enum FlickrResponse {
             throw error
         } catch {
             throw PhotoSourceError(
-                .badResponse, "the photo service's answer is not JSON (\(body.count) bytes: \(redact(preview(body))))")
+                .badResponse, "the photo service's answer is not JSON (\(body.count) bytes: \(preview(body, redact: redact)))")
         }
         switch root["stat"] as? String {
         case "ok":
             break
         case "fail":
             let code = integer(root["code"])
-            let message = redact((root["message"] as? String).map { String($0.prefix(300)) } ?? "no message")
+            // Redacted before it is cut: a key cut in two is no longer recognised.
+            let message = (root["message"] as? String).map { String(redact($0).prefix(300)) } ?? "no message"
             let said = "the photo service refused the search (code \(code.map(String.init) ?? "?"): \(message))"
             if let code, invalidKeyCodes.contains(code) {
                 throw PhotoSourceError(.invalidKey, said + "; check FLICKR_API_KEY")
@@ -55,7 +56,10 @@ public enum FlickrResponse {
         let page = integer(photos["page"]) ?? 1
         let perPage = integer(photos["perpage"]) ?? integer(photos["per_page"]) ?? list.count
         let total = integer(photos["total"]) ?? found.count
-        let pages = integer(photos["pages"]) ?? (total > 0 && perPage > 0 ? (total + perPage - 1) / perPage : 0)
+        // Rounded up without `total + perPage - 1`, which overflows for a total given as a
+        // string of 19 digits.
+        let pages = integer(photos["pages"])
+            ?? (total > 0 && perPage > 0 ? total / perPage + (total % perPage > 0 ? 1 : 0) : 0)
         guard page >= 0, pages >= 0, perPage >= 0, total >= 0 else {
             throw PhotoSourceError(.badResponse, "the photo service's answer has a negative page, page count or total")
         }
@@ -104,10 +108,12 @@ public enum FlickrResponse {
         return (scheme == "https" || scheme == "http") && url.host != nil
     }
 
-    /// The start of a body, printable, for an error message.
-    static func preview(_ body: [UInt8]) -> String {
-        let head = String(decoding: body.prefix(60), as: UTF8.self)
+    /// The start of a body, redacted and printable, for an error message. The whole text is
+    /// redacted before it is cut, so that a key across the cut cannot leave half of itself.
+    static func preview(_ body: [UInt8], redact: (String) -> String) -> String {
+        let text = redact(String(decoding: body, as: UTF8.self))
+        let head = text.prefix(60)
         let printable = String(head.unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
-        return body.isEmpty ? "empty" : "\"" + printable + (body.count > 60 ? "…" : "") + "\""
+        return body.isEmpty ? "empty" : "\"" + printable + (head.endIndex < text.endIndex ? "…" : "") + "\""
     }
 }

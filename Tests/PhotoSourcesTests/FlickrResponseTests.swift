@@ -86,6 +86,35 @@ import DemoPhotoServer
             }
         }
     }
+
+    /// Found by fuzzing (Fuzz/Regressions/FuzzFlickr): a message cut before it was redacted
+    /// showed the part of the key before the cut, and a combining mark after the key made it
+    /// a different Character, so the key was not recognised at all.
+    @Test(arguments: [
+        String(repeating: "x", count: 50) + "0123456789abcdef0123456789abcdef",
+        #"{"stat":"fail","code":3,"message":""# + String(repeating: "x", count: 290) + #"0123456789abcdef0123456789abcdef"}"#,
+        "0123456789abcdef0123456789abcdef\u{301}",
+    ])
+    func noPieceOfTheKeyReachesAMessage(answer: String) throws {
+        let key = try FlickrAPIKey("0123456789abcdef0123456789abcdef")
+        do {
+            _ = try FlickrResponse.parse(Self.body(answer), wantedSizes: ["url_m"], redact: key.redact)
+            Issue.record("accepted")
+        } catch {
+            // Any 8 characters of the key in a row would give part of it away.
+            let pieces = (0...24).map { String(key.secret.dropFirst($0).prefix(8)) }
+            #expect(!pieces.contains { error.message.contains($0) }, "\(error.message)")
+        }
+    }
+
+    /// Found by fuzzing: the page count rounded up as `total + perPage - 1` overflowed for a
+    /// total given as the largest 64-bit number.
+    @Test func theLargestTotalGivesAPageCountWithoutOverflow() throws {
+        let answer = #"{"stat":"ok","photos":{"total":"9223372036854775807","perpage":2,"photo":[]}}"#
+        let page = try FlickrResponse.parse(Self.body(answer), wantedSizes: ["url_m"])
+        #expect(page.pages == Int.max / 2 + 1)
+        #expect(page.total == Int.max)
+    }
 }
 
 @Suite struct ImageIntegrityTests {

@@ -13,6 +13,17 @@ import Testing
         }
     }
 
+    /// Found by fuzzing (Fuzz/Regressions/FuzzImport/time-us-int64-min.jsonl): an imported
+    /// line may hold any 64-bit time, and writing the earliest one as text overflowed.
+    @Test func anImportedLineAtTheEarliestTimeRoundTrips() throws {
+        let line = #"{"pin":"00000000000000a1","seq":1,"time":"x","time_us":-9223372036854775808,"type":"PinRemoved"}"#
+        let recorded = try EventJSON.decode(line).recorded()
+        #expect(recorded.timestamp.microsecondsSinceEpoch == .min)
+        let written = try EventJSON(recorded).encodedLine()
+        #expect(try EventJSON.decode(written).recorded() == recorded)
+        #expect(written.contains(".224192Z"))
+    }
+
     @Test func payloadsThatAreNotEventsAreNamedBySequence() {
         let t = LogTimestamp(microsecondsSinceEpoch: 0)
         let cases: [([UInt8], String)] = [

@@ -136,6 +136,34 @@ import Testing
         #expect(state.pins[pin]!.coordinate == rome)
     }
 
+    /// Found by fuzzing (Fuzz/Regressions/FuzzSnapshot/collection-max-then-drag): a snapshot
+    /// can hold an album on the last collection number. Moving its pin, or New Collection,
+    /// needs a next number: both are refused, where the fold used to trap on the overflow.
+    @Test func anAlbumOnTheLastCollectionNumberStartsNoOther() {
+        let pin = PinID(1), still = PinID(2)
+        var state = fold(recorded([
+            (.pinDropped(pin, rome), nil),
+            (.albumRequested(AlbumRequest(pin: pin, collection: 1, page: 1, perPage: 3, place: rome)), 1),
+            (.photosListed(PhotoListing(pin: pin, collection: 1, page: 1, pages: 1, total: 0, photos: [])), 2),
+            (.pinDropped(still, rome), nil),
+        ]))
+        state.pins[pin]!.album.collection = .max
+        let before = state
+        for event in [
+            DomainEvent.pinDragged(pin, paris),
+            .collectionReplaced(pin: pin, oldCollection: .max, newCollection: 0),
+        ] {
+            let problem = state.problem(with: event)
+            #expect(problem?.code == .wrongAlbumState)
+            #expect(problem?.message.contains("collection 4294967295, the last number there is") == true)
+            state.apply(RecordedEvent(sequence: state.sequence + 1, timestamp: t, cause: nil, event: event))
+        }
+        #expect(state.ignoredEvents == before.ignoredEvents + 2)
+        #expect(state.pins == before.pins)
+        // A pin whose album was never requested needs no collection number to move.
+        #expect(state.problem(with: .pinDragged(still, paris)) == nil)
+    }
+
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func generatedStoriesNeverBreakTheRules(_ seed: UInt64) {
         var story = StoryGenerator(seed: seed)

@@ -20,7 +20,9 @@ extension TouristState {
 
         case .pinDragged(let id, let place):
             if let problem = place.problem { return DomainError(.invalidPlace, "pin \(id) cannot move there: \(problem)") }
-            return pins[id] == nil ? unknown(id) : nil
+            guard let pin = pins[id] else { return unknown(id) }
+            // A requested album moves with the pin into the next collection (see the fold).
+            return pin.album.phase == .notRequested ? nil : lastCollection(pin)
 
         case .pinRemoved(let id):
             return pins[id] == nil ? unknown(id) : nil
@@ -95,7 +97,8 @@ extension TouristState {
         case .collectionReplaced(let pinID, let old, let new):
             guard let pin = pins[pinID] else { return unknown(pinID) }
             if let stale = staleness(pin, old) { return stale }
-            if new != old &+ 1 || new == 0 {
+            if let last = lastCollection(pin) { return last }
+            if new != old &+ 1 {
                 return DomainError(.invalidArgument, "collection \(old) is followed by \(old &+ 1), not \(new)")
             }
             switch pin.album.status {
@@ -110,6 +113,16 @@ extension TouristState {
     }
 
     private func unknown(_ id: PinID) -> DomainError { Self.unknownPin(id) }
+
+    /// Collection numbers are 32 bits and never reused, so that a late result can always be
+    /// told from a current one: an album on the last number has no next collection.
+    private func lastCollection(_ pin: Pin) -> DomainError? {
+        guard pin.album.collection == .max else { return nil }
+        return DomainError(
+            .wrongAlbumState,
+            "pin \(pin.id)'s album is on collection \(UInt32.max), the last number there is; it cannot start another "
+                + "(remove the pin and drop a new one)")
+    }
 
     static func unknownPin(_ id: PinID) -> DomainError {
         DomainError(.unknownPin, "there is no pin \(id)")
