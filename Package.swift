@@ -17,6 +17,9 @@ let package = Package(
         .library(name: "AlbumPipeline", targets: ["AlbumPipeline"]),
         .library(name: "WebApp", targets: ["WebApp"]),
         .executable(name: "vt", targets: ["vt"]),
+        // Test support, a product so that the fuzz targets (Fuzz/) read logs on the same
+        // in-memory disk as the tests.
+        .library(name: "StorageTestSupport", targets: ["StorageTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),

@@ -122,13 +122,22 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
         }
     }
 
-    /// Replaces a file's bytes, as damage would (no I/O is counted).
+    /// Replaces a file's bytes, as damage would, or puts a new file into an existing folder,
+    /// as if written and synced long ago: durable, and no I/O is counted.
     public func overwrite(_ path: String, with bytes: [UInt8]) {
         mutex.withLock {
-            guard case .file(let inode)? = names[path] else { return }
-            inode.data = bytes
-            inode.durable = bytes
-            inode.pending = []
+            switch names[path] {
+            case .file(let inode)?:
+                inode.data = bytes
+                inode.durable = bytes
+                inode.pending = []
+            case nil:
+                guard case .directory? = names[Path.directory(of: path)] else { return }
+                names[path] = .file(Inode(bytes, time: Self.now()))
+                durableNames[path] = names[path]
+            case .directory?:
+                return
+            }
         }
     }
 
@@ -438,9 +447,12 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
     }
 }
 
+/// Holds its disk strongly (the disk holds no lock objects, so there is no cycle): Swift keeps
+/// a weak reference's side table behind a tagged pointer that LeakSanitizer cannot follow, and
+/// the fuzz targets, which run on this disk, would report it as a leak.
 final class SimulatedLock: HeldLock, @unchecked Sendable {
     let path: String
-    weak var disk: SimulatedDisk?
+    let disk: SimulatedDisk
     private let released = NSLock()
     private var done = false
     init(path: String, disk: SimulatedDisk) {
@@ -453,7 +465,7 @@ final class SimulatedLock: HeldLock, @unchecked Sendable {
             defer { done = true }
             return !done
         }
-        if first { disk?.unlock(path) }
+        if first { disk.unlock(path) }
     }
 }
 

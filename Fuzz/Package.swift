@@ -1,0 +1,53 @@
+// swift-tools-version: 6.1
+// Coverage-guided fuzz targets (libFuzzer) for the parsers that read bytes from outside: the
+// event log's segments and batches, snapshot files, JSON-lines imports and Flickr's answers.
+// In its own package, like Benchmarks/, so that the sanitizer build (every module compiled with
+// coverage and AddressSanitizer) stays out of the main build; it uses the main package by path.
+// Build and run with scripts/fuzz; Fuzz/README.md has the details.
+import PackageDescription
+
+let package = Package(
+    name: "VirtualTouristFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "VirtualTourist", path: ".."),
+    ],
+    targets: [
+        // Segment files (batches, the hash chain, sparse indexes) read through the public
+        // LogReader, LogVerifier, recovery and repair on the tests' in-memory disk
+        // (SimulatedDisk), and every event payload through EventCodec and the fold.
+        .executableTarget(
+            name: "FuzzBatch",
+            dependencies: [
+                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "FileIO", package: "VirtualTourist"),
+                .product(name: "BlobStore", package: "VirtualTourist"),
+                .product(name: "VirtualTourist", package: "VirtualTourist"),
+                .product(name: "StorageTestSupport", package: "VirtualTourist"),
+            ]
+        ),
+        // `.snap` files: header, checksums, zstd and the StateSnapshot message, then the fold
+        // and the state's readers on whatever state came out.
+        .executableTarget(
+            name: "FuzzSnapshot",
+            dependencies: [
+                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "VirtualTourist", package: "VirtualTourist"),
+            ]
+        ),
+        // `vt import` input: EventJSON per line, the rules and the fold, round trips through
+        // JSON and protobuf, and the real StoreImporter.
+        .executableTarget(
+            name: "FuzzImport",
+            dependencies: [
+                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "VirtualTourist", package: "VirtualTourist"),
+            ]
+        ),
+        // Answers of flickr.photos.search, with a key that must never reach a message.
+        .executableTarget(
+            name: "FuzzFlickr",
+            dependencies: [.product(name: "PhotoSources", package: "VirtualTourist")]
+        ),
+    ]
+)
