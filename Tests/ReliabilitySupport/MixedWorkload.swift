@@ -15,6 +15,10 @@ public struct MixedWorkload {
     /// fails part-way leaves the events acknowledged before the failure here.
     public var acknowledged: [RecordedEvent] = []
 
+    /// Past this many pins a drop becomes a removal: a person keeps a few dozen, and a state of
+    /// that size keeps steps and snapshots from growing with the length of a run.
+    static let pinLimit = 24
+
     public init(seed: UInt64) { random = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
 
     /// What one step did.
@@ -68,12 +72,14 @@ public struct MixedWorkload {
         let state = store.state
         let pins = state.pinsInDropOrder
         let roll = next(100)
-        if pins.isEmpty || roll < 14 {
+        if pins.isEmpty || (roll < 14 && pins.count < Self.pinLimit) {
             let id = PinID(UInt64(next(Int.max)) | 1)
             return .appended([try await store.record(.pinDropped(id, place()))])
         }
         let pin = pins[next(pins.count)]
         switch roll {
+        case ..<14:
+            return .appended([try await store.removePin(pin.id)])
         case ..<18:
             let region = MapRegion(center: place(), latitudeSpan: 1 + Double(next(40)), longitudeSpan: 1 + Double(next(80)))
             return .appended([try await store.changeRegion(to: region)])

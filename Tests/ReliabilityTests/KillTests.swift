@@ -7,7 +7,9 @@ import Testing
 
 /// kill -9 at random moments of a real process running the mixed workload on a real store
 /// (real files, fsync, locks). After each kill the store is reopened and checked by
-/// ``violations(ofStoreAt:fileSystem:acknowledged:written:)``; the next round resumes on it.
+/// ``violations(ofStoreAt:fileSystem:acknowledged:written:checkpoint:)``, from the last
+/// round's checkpoint (so a round reads only what the rounds before did not); the next round
+/// resumes on it. After the last kill, the whole store is checked again from its first event.
 ///
 /// `VT_KILLS` sets the number of kills (30 by default; RELIABILITY.md runs 1,000).
 @Suite(.serialized) struct KillTests {
@@ -24,6 +26,7 @@ import Testing
         var acknowledged: [UInt64: String] = [:]
         var survived = 0
         var recoveredTails = 0
+        var checkpoint: StoreCheckpoint?
         for round in 1...Self.kills {
             let helper = try HelperProcess("StoreCrashHelper", [store, String(next(1 << 40))])
             var line = helper.readLine()
@@ -53,7 +56,8 @@ import Testing
             while let ack = helper.readLine() { _ = record(ack, into: &acknowledged) }
 
             let found = await violations(
-                ofStoreAt: store, fileSystem: PosixFileSystem(), acknowledged: acknowledged, written: nil)
+                ofStoreAt: store, fileSystem: PosixFileSystem(), acknowledged: acknowledged, written: nil,
+                checkpoint: &checkpoint)
             #expect(found.isEmpty, "after kill \(round): \(found)")
             if !found.isEmpty { break }
             survived += 1
@@ -62,6 +66,8 @@ import Testing
             let reader = try StoreReader.open(at: store)
             try reader.forEachEvent(from: reader.lastSequence) { acknowledged[$0.sequence] = fingerprint($0) }
         }
+        let whole = await violations(ofStoreAt: store, fileSystem: PosixFileSystem(), acknowledged: acknowledged, written: nil)
+        #expect(whole.isEmpty, "the whole store, after the last kill: \(whole)")
         let reader = try StoreReader.open(at: store)
         #expect(reader.lastSequence > UInt64(Self.kills) * 3, "the helpers appended \(reader.lastSequence) events")
         print("kill -9: \(survived) of \(Self.kills) kills survived; \(reader.lastSequence) events, \(acknowledged.count) acknowledged, \(recoveredTails) torn tails cut")

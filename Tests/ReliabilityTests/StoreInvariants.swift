@@ -12,6 +12,23 @@ func fold(_ events: [RecordedEvent]) -> TouristState {
     return state
 }
 
+/// What a check proved of a store: its log up to `head` (hashed into the chain, so that the
+/// hash stands for every byte before it) folds to `state`. The next check of the same store
+/// starts there and reads only what came after, so a long kill loop does not slow down.
+struct StoreCheckpoint {
+    var head: LogHead
+    var state: TouristState
+}
+
+/// ``violations(ofStoreAt:fileSystem:acknowledged:written:checkpoint:)`` from the first event.
+func violations(
+    ofStoreAt folder: String, fileSystem: any FileSystem, acknowledged: [UInt64: String], written: [RecordedEvent]?
+) async -> [String] {
+    var fromScratch: StoreCheckpoint?
+    return await violations(
+        ofStoreAt: folder, fileSystem: fileSystem, acknowledged: acknowledged, written: written, checkpoint: &fromScratch)
+}
+
 /// Opens the store in `folder` as a crash (or a fault) left it and checks every guarantee of
 /// DESIGN.md that a crash could break; returns what it found broken (nothing, when sound).
 ///
@@ -23,8 +40,13 @@ func fold(_ events: [RecordedEvent]) -> TouristState {
 /// - Every photo the state references has its blob, with the right bytes, also after a
 ///   collection.
 /// - It is usable: an action is accepted, and the store closes and reopens to the same state.
+///
+/// With a `checkpoint` from an earlier check, the log up to it must be unchanged (the same
+/// head hash) and only the events after it are read and folded onto its state; the check
+/// leaves a new checkpoint behind when it finds nothing wrong.
 func violations(
-    ofStoreAt folder: String, fileSystem: any FileSystem, acknowledged: [UInt64: String], written: [RecordedEvent]?
+    ofStoreAt folder: String, fileSystem: any FileSystem, acknowledged: [UInt64: String], written: [RecordedEvent]?,
+    checkpoint: inout StoreCheckpoint?
 ) async -> [String] {
     var found: [String] = []
     let store: TouristStore
@@ -34,36 +56,49 @@ func violations(
         return ["the store does not open: \(error)"]
     }
     do {
-        let events = try store.events()
-        if events.map(\.sequence) != Array(1...UInt64(max(events.count, 1))).prefix(events.count).map({ $0 }) {
-            found.append("the log's sequences are not 1…\(events.count)")
+        let logPath = Path.join(folder, "log")
+        let first = (checkpoint?.head.sequence ?? 0) + 1
+        if let checkpoint {
+            let head = try LogReader(directory: logPath, fileSystem: fileSystem).head(at: checkpoint.head.sequence)
+            if head != checkpoint.head { found.append("the log up to \(checkpoint.head.sequence), checked before, changed") }
         }
-        for (sequence, print) in acknowledged.sorted(by: { $0.key < $1.key }) {
-            guard sequence <= events.count else {
-                found.append("acknowledged event \(sequence) is lost (the log ends at \(events.count))")
+        let events = store.lastSequence >= first ? try store.events(from: first) : []
+        let last = first + UInt64(events.count) - 1
+        if events.map(\.sequence) != Array(first..<first + UInt64(events.count)) {
+            found.append("the log's sequences are not \(first)…\(last)")
+        }
+        for (sequence, print) in acknowledged.sorted(by: { $0.key < $1.key }) where sequence >= first {
+            guard sequence <= last else {
+                found.append("acknowledged event \(sequence) is lost (the log ends at \(last))")
                 break
             }
-            if fingerprint(events[Int(sequence) - 1]) != print { found.append("acknowledged event \(sequence) changed") }
+            if fingerprint(events[Int(sequence - first)]) != print { found.append("acknowledged event \(sequence) changed") }
         }
         if let written {
-            if events.count > written.count || events != Array(written.prefix(events.count)) {
-                found.append("the log (\(events.count) events) is not a prefix of what was written (\(written.count))")
+            let expected = written.dropFirst(Int(first) - 1)
+            if events.count > expected.count || events != Array(expected.prefix(events.count)) {
+                found.append("the log (to \(last)) is not a prefix of what was written (\(written.count) events)")
             }
         }
-        let state = store.state
-        if fold(events) != state { found.append("the state differs from a fresh fold of the log") }
+        var folded = checkpoint?.state ?? TouristState()
+        folded.apply(contentsOf: events)
+        if folded != store.state { found.append("the state differs from a fresh fold of the log") }
         found += missingBlobs(store, "after opening")
         _ = try store.collectGarbage(grace: .zero)
         found += missingBlobs(store, "after a collection")
 
         let place = Coordinate(latitude: 1, longitude: 2)
-        let added = try await store.record(.pinDropped(PinID(UInt64.max - UInt64(events.count)), place))
+        let added = try await store.record(.pinDropped(PinID(UInt64.max - store.lastSequence), place))
         try await store.close()
+        folded.apply(added)
         let reopened = try await TouristStore.open(at: folder, options: crashTestOptions(), fileSystem: fileSystem)
-        if reopened.lastSequence != added.sequence || reopened.state != fold(events + [added]) {
+        if reopened.lastSequence != added.sequence || reopened.state != folded {
             found.append("after one more action and a reopen, the state is not the fold of the log")
         }
         try await reopened.close()
+        if found.isEmpty, let head = try LogReader(directory: logPath, fileSystem: fileSystem).head(at: added.sequence) {
+            checkpoint = StoreCheckpoint(head: head, state: folded)
+        }
     } catch {
         found.append("the recovered store failed: \(error)")
         try? await store.close()
