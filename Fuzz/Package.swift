@@ -13,12 +13,15 @@ let package = Package(
         .package(name: "VirtualTourist", path: ".."),
     ],
     targets: [
+        // The oracle and the header-field writes every target shares.
+        .target(name: "FuzzSupport"),
         // Segment files (batches, the hash chain, sparse indexes) read through the public
         // LogReader, LogVerifier, recovery and repair on the tests' in-memory disk
         // (SimulatedDisk), and every event payload through EventCodec and the fold.
         .executableTarget(
             name: "FuzzBatch",
             dependencies: [
+                "FuzzSupport",
                 .product(name: "EventLog", package: "VirtualTourist"),
                 .product(name: "FileIO", package: "VirtualTourist"),
                 .product(name: "BlobStore", package: "VirtualTourist"),
@@ -31,6 +34,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzSnapshot",
             dependencies: [
+                "FuzzSupport",
                 .product(name: "EventLog", package: "VirtualTourist"),
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
             ]
@@ -40,6 +44,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzImport",
             dependencies: [
+                "FuzzSupport",
                 .product(name: "EventLog", package: "VirtualTourist"),
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
             ]
@@ -47,7 +52,11 @@ let package = Package(
         // Answers of flickr.photos.search, with a key that must never reach a message.
         .executableTarget(
             name: "FuzzFlickr",
-            dependencies: [.product(name: "PhotoSources", package: "VirtualTourist")]
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "PhotoSources", package: "VirtualTourist"),
+                .product(name: "LogWorkload", package: "VirtualTourist"),
+            ]
         ),
     ]
 )

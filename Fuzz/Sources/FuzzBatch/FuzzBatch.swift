@@ -12,6 +12,7 @@ import BlobStore
 import EventLog
 import FileIO
 import Foundation
+import FuzzSupport
 import StorageTestSupport
 import VirtualTourist
 
@@ -260,17 +261,4 @@ enum LogFiles {
     static func sha256(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         bytes.withUnsafeBytes { BlobDigest.of($0).bytes }
     }
-
-    static func read<T: FixedWidthInteger>(_: T.Type, _ bytes: [UInt8], _ offset: Int) -> T {
-        bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
-    }
-
-    static func write<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8], at offset: Int) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<offset + $0.count, with: $0) }
-    }
-}
-
-/// An oracle: stops the run with its message (in -O builds `precondition` drops the message).
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

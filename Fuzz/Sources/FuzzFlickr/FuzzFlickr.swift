@@ -6,6 +6,8 @@
 //
 // Input: the HTTP body.
 
+import FuzzSupport
+import LogWorkload
 import PhotoSources
 
 /// A key in Flickr's format. The corpus echoes it the way a service may echo a request.
@@ -92,6 +94,7 @@ func replacing(_ old: String, with new: String, in bytes: [UInt8]) -> [UInt8] {
 /// New Collection's page from this answer: always in 1…last, and another page than the
 /// current one whenever there is another.
 func choosePages(_ page: PhotoSearchPage) {
+    // Seeded from the input, so that a crash reproduces from its input alone.
     var random = SplitMix(seed: UInt64(truncatingIfNeeded: page.total))
     let last = PageChoice.lastServedPage(pages: page.pages, perPage: page.perPage)
     require(last >= 1, "the last served page is \(last)")
@@ -101,22 +104,4 @@ func choosePages(_ page: PhotoSearchPage) {
         require((1...last).contains(chosen), "page \(chosen) is outside 1…\(last)")
         require(last == 1 || chosen != current, "New Collection chose the current page \(current) again")
     }
-}
-
-/// A small deterministic generator, so that a crash reproduces from its input alone.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// An oracle: stops the run with its message (in -O builds `precondition` drops the message).
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

@@ -7,6 +7,7 @@
 
 import EventLog
 import Foundation
+import FuzzSupport
 import VirtualTourist
 
 /// Enough lines to reach every rule; the importer itself takes any number.
@@ -109,9 +110,4 @@ final class ImporterBox: @unchecked Sendable {
     let importer: StoreImporter
     var error: (any Error)?
     init(_ importer: StoreImporter) { self.importer = importer }
-}
-
-/// An oracle: stops the run with its message (in -O builds `precondition` drops the message).
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

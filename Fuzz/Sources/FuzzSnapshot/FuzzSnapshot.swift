@@ -7,6 +7,7 @@
 
 import EventLog
 import Foundation
+import FuzzSupport
 import VirtualTourist
 
 struct Options: OptionSet {
@@ -56,10 +57,6 @@ func prepare(_ file: inout [UInt8], _ options: Options) {
     }
 }
 
-func write<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8], at offset: Int) {
-    withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<offset + $0.count, with: $0) }
-}
-
 /// What a store does with a loaded state: reads it, prints it, diffs it, and folds the next
 /// events onto it. Each event kind is tried on each pin (a few), from the snapshot's state.
 func use(_ state: TouristState) {
@@ -104,9 +101,4 @@ func probes(for pin: Pin) -> [DomainEvent] {
         .collectionReplaced(pin: pin.id, oldCollection: collection, newCollection: collection &+ 1),
         .pinRemoved(pin.id),
     ]
-}
-
-/// An oracle: stops the run with its message (in -O builds `precondition` drops the message).
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }
