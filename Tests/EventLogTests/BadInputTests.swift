@@ -46,8 +46,7 @@ import Testing
         let path = directory.path + "/00000000000000000001.seg"
         var bytes = try readBytes(path)
         bytes[8] = 2
-        let crc = IndependentDump.crc32c(bytes[0..<60])
-        bytes.replaceSubrange(60..<64, with: withUnsafeBytes(of: crc.littleEndian, Array.init))
+        setField(IndependentDump.crc32c(bytes[0..<60]), in: &bytes, at: 60)
         try writeBytes(bytes, to: path)
         let error = expectLogError(.unsupportedVersion) { try readAll(directory.path) }
         #expect(error?.message.contains("version 2") == true)

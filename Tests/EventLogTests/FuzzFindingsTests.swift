@@ -17,10 +17,8 @@ import Testing
         var bytes = try readBytes(segment)
         let last = try #require(batchLocations(bytes).last)
         #expect(last.firstSequence == 20)
-        withUnsafeBytes(of: UInt32(0xFFFF_FFF0).littleEndian) { bytes.replaceSubrange(last.offset + 20..<last.offset + 24, with: $0) }
-        withUnsafeBytes(of: CRC32C.checksum(bytes[last.offset..<last.offset + 80]).littleEndian) {
-            bytes.replaceSubrange(last.offset + 80..<last.offset + 84, with: $0)
-        }
+        setField(UInt32(0xFFFF_FFF0), in: &bytes, at: last.offset + 20)
+        setField(IndependentDump.crc32c(bytes[last.offset..<last.offset + 80]), in: &bytes, at: last.offset + 80)
         try writeBytes(bytes, to: segment)
 
         let file = RecordingFile(try PosixFileSystem().openFile(segment, .readOnly))
@@ -46,10 +44,8 @@ import Testing
         var bytes = try readBytes(index)
         #expect(bytes.count >= 24 + 3 * 28, "the log should have several index entries")
         let entry = 24 + 28  // the second entry
-        withUnsafeBytes(of: UInt64(0x7FFF_FFFF_FFFF_FFF0).littleEndian) { bytes.replaceSubrange(entry + 16..<entry + 24, with: $0) }
-        withUnsafeBytes(of: CRC32C.checksum(bytes[entry..<entry + 24]).littleEndian) {
-            bytes.replaceSubrange(entry + 24..<entry + 28, with: $0)
-        }
+        setField(UInt64(0x7FFF_FFFF_FFFF_FFF0), in: &bytes, at: entry + 16)
+        setField(IndependentDump.crc32c(bytes[entry..<entry + 24]), in: &bytes, at: entry + 24)
         try writeBytes(bytes, to: index)
 
         let window = ReadWindow(file: try PosixFileSystem().openFile(index, .readOnly))

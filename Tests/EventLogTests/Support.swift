@@ -145,6 +145,11 @@ func makeSegmentedLog(_ path: String, events: UInt64, segmentSize: Int = 4096, c
     try log.close()
 }
 
+/// Writes `value` little-endian over `bytes[offset...]`, as the log's formats store numbers.
+func setField<T: FixedWidthInteger>(_ value: T, in bytes: inout [UInt8], at offset: Int) {
+    bytes.replaceSubrange(offset..<offset + MemoryLayout<T>.size, with: withUnsafeBytes(of: value.littleEndian, Array.init))
+}
+
 func flipByte(at offset: Int, in path: String, mask: UInt8 = 0x01) throws {
     var bytes = try readBytes(path)
     bytes[offset] ^= mask

@@ -67,7 +67,7 @@ func violations(
         if events.map(\.sequence) != Array(first..<first + UInt64(events.count)) {
             found.append("the log's sequences are not \(first)…\(last)")
         }
-        for (sequence, print) in acknowledged.sorted(by: { $0.key < $1.key }) where sequence >= first {
+        for (sequence, print) in acknowledged.filter({ $0.key >= first }).sorted(by: { $0.key < $1.key }) {
             guard sequence <= last else {
                 found.append("acknowledged event \(sequence) is lost (the log ends at \(last))")
                 break
