@@ -77,8 +77,19 @@ public final class EventLog: @unchecked Sendable {
         } catch let error as IOError {
             throw LogError.io(error, "lock the log at \(directory)")
         }
-        let (writer, report) = try LogRecovery.openWriter(
-            directory: directory, configuration: configuration, fileSystem: fileSystem)
+        let writer: any CommitWriter
+        let report: RecoveryReport
+        do {
+            switch try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) ?? configuration.format {
+            case .v1:
+                (writer, report) = try LogRecovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
+            case .v2:
+                (writer, report) = try Format2Recovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
+            }
+        } catch {
+            lock.release()
+            throw error
+        }
         return EventLog(
             directory: directory, configuration: configuration, fileSystem: fileSystem, lock: lock, writer: writer,
             recovery: report)
@@ -86,7 +97,7 @@ public final class EventLog: @unchecked Sendable {
 
     private init(
         directory: String, configuration: LogConfiguration, fileSystem: any FileSystem, lock: any HeldLock,
-        writer: LogWriter, recovery: RecoveryReport
+        writer: any CommitWriter, recovery: RecoveryReport
     ) {
         self.directory = directory
         self.configuration = configuration

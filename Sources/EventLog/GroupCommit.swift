@@ -13,7 +13,7 @@ import Foundation
 /// Invariants (under `monitor`): at most one leader (`leaderActive`); only the leader touches
 /// `writer`; a request's `result` is set exactly once, before its waiter is released.
 final class GroupCommit: @unchecked Sendable {
-    private let writer: LogWriter
+    let writer: any CommitWriter
     private let maxBatchSize: Int
     private let syncInterval: Duration?
     private let monitor = Monitor()
@@ -26,12 +26,12 @@ final class GroupCommit: @unchecked Sendable {
     private var thread: Thread?
     private let threadExited = DispatchSemaphore(value: 0)
 
-    init(writer: LogWriter, configuration: LogConfiguration) {
+    init(writer: any CommitWriter, configuration: LogConfiguration) {
         self.writer = writer
         self.maxBatchSize = configuration.maxBatchSize
         if case .interval(let interval) = configuration.durability { syncInterval = interval } else { syncInterval = nil }
         self.appendedThrough = writer.nextSequence - 1
-        self.headHash = writer.previousHash
+        self.headHash = writer.headHash
         let thread = Thread { [self] in run() }
         thread.name = "EventLog writer"
         self.thread = thread
@@ -121,7 +121,7 @@ final class GroupCommit: @unchecked Sendable {
             }
         }
         appendedThrough = writer.nextSequence - 1
-        headHash = writer.previousHash
+        headHash = writer.headHash
         unsynced = writer.hasUnsyncedWrites
         leaderActive = false
         monitor.broadcast()

@@ -24,8 +24,22 @@ public struct LogConfiguration: Sendable {
     public var durability: Durability = .always
     /// zstd level for batch payloads (see `ZSTD_minCLevel()...ZSTD_maxCLevel()`).
     public var compressionLevel: Int32 = 3
-    /// A new segment starts once the current one reaches this many bytes.
+    /// The format a new log is created in (an existing log keeps its own; `vt upgrade`
+    /// converts format 1 to 2). FORMAT.md describes both.
+    public var format: LogFormatVersion = .v1
+    /// A new segment starts once the current one reaches this many bytes (format 1).
     public var segmentSize: Int = 64 << 20
+    /// Format 2: a new hot-tail segment starts once the active one reaches this many bytes;
+    /// each sealed segment is then compacted into a block file.
+    public var hotTailSegmentSize: Int = 4 << 20
+    /// Format 2: raw bytes of events a sealed block aims at (FORMAT.md, "Compaction").
+    public var blockSize: Int = 1 << 20
+    /// Format 2: how compaction lays out a block's events.
+    public var blockLayout: Format2.Layout = .columns
+    /// Format 2: the zstd level compaction uses for blocks.
+    public var blockCompressionLevel: Int32 = 9
+    /// Format 2: compact each sealed segment in the background, in the writer's process.
+    public var compactsInBackground = true
     /// Bytes of segment between two sparse-index entries.
     public var indexInterval: Int = 16 << 10
     /// The largest event accepted, in bytes.
@@ -65,6 +79,13 @@ public struct LogConfiguration: Sendable {
             throw fail("newLogID must be \(LogFormat.segmentLogIDSize) bytes")
         }
         guard preallocationSize >= 0 else { throw fail("preallocationSize must not be negative") }
+        guard hotTailSegmentSize >= 4096 else { throw fail("hotTailSegmentSize must be at least 4096 bytes") }
+        guard (1...Format2.maxRawLength / 2).contains(blockSize) else {
+            throw fail("blockSize must be between 1 byte and 32 MiB")
+        }
+        guard ZstdCompressor.levels.contains(blockCompressionLevel) else {
+            throw fail("zstd level \(blockCompressionLevel) is outside \(ZstdCompressor.levels)")
+        }
     }
 
     var preallocates: Bool { durability == .always && preallocationSize > 0 }

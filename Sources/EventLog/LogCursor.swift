@@ -33,7 +33,12 @@ public final class LogCursor {
     private var isFinished = false
 
     /// Where and why the events stop for now, when the log ends in a torn or in-progress batch.
-    public private(set) var incompleteTail: (file: String, offset: Int64, reason: String)?
+    public var incompleteTail: (file: String, offset: Int64, reason: String)? {
+        format2?.incompleteTail ?? format1Tail
+    }
+    private var format1Tail: (file: String, offset: Int64, reason: String)?
+    /// The engine for a format-2 log, made on the first read that finds one.
+    private var format2: Format2Cursor?
 
     init(reader: LogReader, start: Start, lastSequence: UInt64?, lastTime: LogTimestamp?) {
         self.reader = reader
@@ -46,6 +51,15 @@ public final class LogCursor {
 
     /// The next event, or nil at the current end of the log (or past the cursor's bounds).
     public func next() throws -> LogEvent? {
+        if let format2 { return try format2.next() }
+        if !positioned, reader.format == nil || reader.segments.isEmpty { try reader.refresh() }
+        if reader.format == .v2 {
+            let engine = Format2Cursor(
+                directory: reader.directory, fileSystem: reader.fileSystem, start: start, lastSequence: lastSequence,
+                lastTime: lastTime)
+            format2 = engine
+            return try engine.next()
+        }
         while !isFinished {
             if batch != nil, let event = batch!.next() {
                 if let lastSequence, event.sequence > lastSequence { return finish() }
@@ -60,7 +74,7 @@ public final class LogCursor {
             guard let scanner else { return nil }
             switch try scanner.next() {
             case .batch(let found):
-                incompleteTail = nil
+                format1Tail = nil
                 confirmingEnd = false
                 if skippable(found.header) { continue }
                 switch DecodedBatch.decode(found.header, stored: found.stored, decompressor: decompressor) {
@@ -85,7 +99,7 @@ public final class LogCursor {
                 case .inProgress:
                     continue
                 case .tornTail:
-                    incompleteTail = (scanner.path, damage.offset, damage.reason)
+                    format1Tail = (scanner.path, damage.offset, damage.reason)
                     scanner.window.invalidate()
                     return nil
                 case .corruption:

@@ -25,6 +25,8 @@ public final class LogReader {
     /// The hash the first batch of the log must name.
     private(set) var genesis: ChainHash?
     private var firstTimestamps: [UInt64: LogTimestamp] = [:]
+    /// The log's format, once its first data file exists.
+    public private(set) var format: LogFormatVersion?
 
     /// Opens a reader. An existing empty directory is an empty log (a writer may be about to
     /// create it).
@@ -40,7 +42,7 @@ public final class LogReader {
             throw LogError(.notALog, "\(directory) is a file, not an event log directory", file: directory)
         }
         let listing = try refresh()
-        if segments.isEmpty, !listing.foreign.isEmpty {
+        if format == nil, segments.isEmpty, !listing.foreign.isEmpty {
             throw LogError(
                 .notALog, "\(directory) holds files that are not part of an event log", file: directory)
         }
@@ -49,7 +51,10 @@ public final class LogReader {
     /// Lists the directory again, to see segments created since.
     @discardableResult
     func refresh() throws -> SegmentFiles.Listing {
+        if format == nil { format = try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) }
         let listing = try SegmentFiles.list(directory, fileSystem)
+        // A format-2 log's files are read by Format2Cursor and Format2Directory.
+        if format == .v2 { return listing }
         if let first = listing.segments.first, first != 1 {
             throw LogError(
                 .corrupt,
@@ -85,11 +90,13 @@ public final class LogReader {
         return try cursor.next()
     }
 
-    /// The head at `sequence`: the hash of the batch whose last event is `sequence` (for 0, the
-    /// chain's anchor). Nil when no batch ends exactly there, or the log does not reach it.
-    /// Checks the batch as every read does.
+    /// The head at `sequence`: in a format-2 log, the event chain's head after that event (any
+    /// sequence); in a format-1 log, the hash of the batch whose last event is `sequence` (nil
+    /// when no batch ends exactly there). For 0, the chain's anchor; nil when the log does not
+    /// reach `sequence`. Checks what it reads as every read does.
     public func head(at sequence: UInt64) throws -> LogHead? {
         if segments.isEmpty { try refresh() }
+        if format == .v2 { return try Format2Heads.head(at: sequence, directory: directory, fileSystem: fileSystem) }
         guard let genesis else { return nil }
         if sequence == 0 { return LogHead(sequence: 0, hash: genesis) }
         let cursor = try events(from: sequence, through: sequence)
@@ -100,6 +107,7 @@ public final class LogReader {
     /// The sequence number of the last complete event (0 for an empty log).
     public func lastSequence() throws -> UInt64 {
         try refresh()
+        if format == .v2 { return try Format2Heads.lastSequence(directory: directory, fileSystem: fileSystem) }
         guard let first = segments.last else { return 0 }
         let segment = try openSegment(first)
         defer { segment.close() }

@@ -13,14 +13,18 @@ final class AppendRequest {
     var result: Result<Range<UInt64>, LogError>?
     /// An async appender parks here until its request has a result.
     var continuation: CheckedContinuation<Void, Never>?
+    /// A request with no events that asks a format-2 writer to seal its active segment (so that
+    /// compaction can take everything written so far).
+    let isRoll: Bool
     /// True when a thread is blocked waiting for this request (it can lead itself); false for
     /// async appends and the background syncs, which the writer thread leads.
     var hasBlockedCaller = false
 
-    init(payloads: [[UInt8]], timestamps: [LogTimestamp]?, isSync: Bool = false) {
+    init(payloads: [[UInt8]], timestamps: [LogTimestamp]?, isSync: Bool = false, isRoll: Bool = false) {
         self.payloads = payloads
         self.timestamps = timestamps
         self.isSync = isSync
+        self.isRoll = isRoll
         self.rawSize = payloads.reduce(0) { $0 + $1.count + 2 * LogFormat.maxVarintLength }
     }
 }

@@ -74,3 +74,29 @@ public final class ZstdDecompressor {
         return failed ? nil : output
     }
 }
+
+extension ZstdDecompressor {
+    /// Decompresses a payload that must be exactly one zstd frame stating its content size, with
+    /// no bytes after it, whose content is at most `maxRawLength` bytes (FORMAT.md, format 2's
+    /// validity rules). The failure says which rule broke.
+    func decompressSingleFrame(_ frame: UnsafeRawBufferPointer, maxRawLength: Int) -> Result<[UInt8], DamageReason> {
+        guard frame.count > 0 else { return .failure(DamageReason("zstd frame is empty")) }
+        let frameLength = ZSTD_findFrameCompressedSize(frame.baseAddress, frame.count)
+        guard ZSTD_isError(frameLength) == 0 else { return .failure(DamageReason("zstd frame is malformed")) }
+        guard frameLength == frame.count else {
+            return .failure(DamageReason("zstd frame is followed by \(frame.count - frameLength) other bytes"))
+        }
+        let contentSize = ZSTD_getFrameContentSize(frame.baseAddress, frame.count)
+        // ZSTD_CONTENTSIZE_UNKNOWN and ZSTD_CONTENTSIZE_ERROR are the two largest values.
+        guard contentSize < UInt64.max - 1 else {
+            return .failure(DamageReason("zstd frame does not state its content size"))
+        }
+        guard contentSize <= UInt64(maxRawLength) else {
+            return .failure(DamageReason("zstd frame states \(contentSize) bytes, over the 64 MiB limit"))
+        }
+        guard let output = decompress(frame, rawLength: Int(contentSize)) else {
+            return .failure(DamageReason("zstd frame does not decompress to the \(contentSize) bytes it states"))
+        }
+        return .success(output)
+    }
+}

@@ -1,0 +1,215 @@
+import FileIO
+
+/// ``LogCursor``'s engine for a format-2 log: block files block by block, then hot-tail
+/// segments record by record, each checked as it is read (CRCs, sequence, times, and the
+/// chain links between blocks; rehashing every event is `verify`'s job). Memory: one decoded
+/// block or record and one read window.
+final class Format2Cursor {
+    private var files: Format2Directory
+    private let start: LogCursor.Start
+    private let lastSequence: UInt64?
+    private let lastTime: LogTimestamp?
+    private let decompressor = ZstdDecompressor()
+
+    /// The next sequence number to hand out (or to scan past, when starting by time).
+    private var expected: UInt64
+    private var current: Open?
+    private var run: EventRun.Iterator?
+    /// What the next file must start from, when the cursor came to it by reading on.
+    private var chainAtEnd: ChainHash?
+    private var timeAtEnd: Int64?
+    private var confirmingEnd = false
+    private var isFinished = false
+    private var positioned = false
+    private(set) var incompleteTail: (file: String, offset: Int64, reason: String)?
+
+    private enum Open {
+        case blocks(BlockFileScanner)
+        case tail(TailScanner)
+    }
+
+    init(directory: String, fileSystem: any FileSystem, start: LogCursor.Start, lastSequence: UInt64?, lastTime: LogTimestamp?) {
+        self.files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        self.start = start
+        self.lastSequence = lastSequence
+        self.lastTime = lastTime
+        if case .sequence(let first) = start { expected = first } else { expected = 1 }
+    }
+
+    deinit { close() }
+
+    func close() {
+        if case .tail(let scanner) = current { scanner.close() }
+        current = nil
+    }
+
+    func next() throws -> LogEvent? {
+        while !isFinished {
+            if run != nil, let event = run!.next() {
+                if event.sequence < expected { continue }
+                if let lastSequence, event.sequence > lastSequence { return finish() }
+                if let lastTime, event.timestamp > lastTime { return finish() }
+                expected = event.sequence + 1
+                if case .time(let since) = start, event.timestamp < since { continue }
+                return event
+            }
+            run = nil
+            if current == nil {
+                if !positioned { try positionByTime() }
+                guard try openFile(holding: expected) else { return nil }
+            }
+            switch current! {
+            case .blocks(let scanner):
+                if let block = try scanner.next(expectChain: chainAtEnd, expectTime: timeAtEnd) {
+                    chainAtEnd = nil
+                    timeAtEnd = nil
+                    if block.header.lastSequence < expected { continue }
+                    if case .time(let since) = start, block.header.lastTime < since.microsecondsSinceEpoch {
+                        expected = block.header.lastSequence + 1
+                        continue
+                    }
+                    switch SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor) {
+                    case .success(let decoded): run = decoded.run.makeIterator(firstSequence: block.header.firstSequence)
+                    case .failure(let reason):
+                        throw LogError.corrupt(reason.description, file: scanner.path, offset: block.offset, sequence: block.header.firstSequence)
+                    }
+                } else {
+                    chainAtEnd = scanner.chain
+                    timeAtEnd = scanner.time
+                    expected = max(expected, scanner.nextSequence)
+                    current = nil
+                }
+            case .tail(let scanner):
+                switch try scanner.next() {
+                case .record(let record, _):
+                    incompleteTail = nil
+                    confirmingEnd = false
+                    let first = scanner.nextSequence - UInt64(record.eventCount)
+                    if scanner.nextSequence <= expected { continue }
+                    run = record.run.makeIterator(firstSequence: first)
+                case .end:
+                    guard try moveOn(from: scanner) else { return nil }
+                case .damaged(let offset, let reason, let definite):
+                    try files.refresh()
+                    let isLast = files.files.last?.firstSequence == scanner.header.firstSequence
+                    if try scanner.isTornTail(at: offset, definite: definite, isLastSegment: isLast) {
+                        incompleteTail = (scanner.path, offset, reason)
+                        scanner.window.invalidate()
+                        return nil
+                    }
+                    // A valid record further on: the bytes here may have been caught half-written
+                    // by a reader beside the writer. Read them once more before judging.
+                    scanner.window.invalidate()
+                    if !definite, case .record(let record, _) = try scanner.next() {
+                        if scanner.nextSequence > expected {
+                            run = record.run.makeIterator(firstSequence: scanner.nextSequence - UInt64(record.eventCount))
+                        }
+                        continue
+                    }
+                    throw LogError.corrupt(reason, file: scanner.path, offset: offset, sequence: scanner.nextSequence)
+                }
+            }
+        }
+        return nil
+    }
+
+    private func finish() -> LogEvent? {
+        isFinished = true
+        run = nil
+        return nil
+    }
+
+    /// At a segment's end: on to the next file when one exists (reading this end once more
+    /// first, as the writer may have appended just before it rolled), else the end for now.
+    private func moveOn(from scanner: TailScanner) throws -> Bool {
+        try files.refresh()
+        scanner.window.invalidate()
+        // A later file starts where this one ends (an empty segment is never followed by one).
+        guard scanner.nextSequence > scanner.header.firstSequence,
+            let position = files.position(holding: scanner.nextSequence),
+            files.files[position].firstSequence == scanner.nextSequence
+        else {
+            return false
+        }
+        if !confirmingEnd {
+            confirmingEnd = true
+            return true
+        }
+        confirmingEnd = false
+        timeAtEnd = scanner.time
+        chainAtEnd = nil
+        expected = max(expected, scanner.nextSequence)
+        scanner.close()
+        current = nil
+        return true
+    }
+
+    /// Opens the file holding `sequence`. False when the log does not reach it (yet).
+    private func openFile(holding sequence: UInt64) throws -> Bool {
+        for attempt in 0..<3 {
+            if attempt > 0 || files.files.isEmpty { try files.refresh() }
+            guard let position = files.position(holding: sequence) else { return false }
+            let file = files.files[position]
+            if position == 0 { chainAtEnd = files.anchor; timeAtEnd = Format2.timeBeforeFirstEvent }
+            do {
+                switch file.kind {
+                case .blocks(let header):
+                    guard header.lastSequence >= sequence else {
+                        if position == files.files.count - 1 { return false }
+                        continue
+                    }
+                    current = .blocks(try BlockFileScanner(path: file.path, header: header, fileSystem: files.fileSystem))
+                case .segment:
+                    let scanner = try TailScanner.open(path: file.path, fileSystem: files.fileSystem, decompressor: decompressor)
+                    if let time = timeAtEnd, scanner.header.timeBefore != time {
+                        let path = file.path
+                        scanner.close()
+                        throw LogError(
+                            .corrupt, "the log is damaged: \(path)'s time_before is not the time of the event before it",
+                            file: path, offset: Int64(Format2.segmentTimeBeforeOffset), sequence: file.firstSequence)
+                    }
+                    if let chain = chainAtEnd, scanner.header.chainBefore != chain {
+                        let path = file.path
+                        scanner.close()
+                        throw LogError(
+                            .corrupt, "the log is damaged: \(path)'s chain_before is not the head where the file before it ends",
+                            file: path, offset: Int64(Format2.segmentChainBeforeOffset), sequence: file.firstSequence)
+                    }
+                    chainAtEnd = nil
+                    timeAtEnd = nil
+                    current = .tail(scanner)
+                }
+                return true
+            } catch let error as LogError where error.code == .io && attempt < 2 {
+                // A compaction removed the segment between the listing and the open: list again.
+                continue
+            }
+        }
+        return false
+    }
+
+    /// For a cursor that starts at a time: begin in the last file whose events before it are
+    /// all earlier than that time (its `time_before` is).
+    private func positionByTime() throws {
+        positioned = true
+        guard case .time(let since) = start else { return }
+        try files.refresh()
+        var chosen = files.files.first?.firstSequence ?? 1
+        for file in files.files.reversed() {
+            let before: Int64
+            switch file.kind {
+            case .blocks(let header):
+                let scanner = try BlockFileScanner(path: file.path, header: header, fileSystem: files.fileSystem)
+                guard let first = try scanner.next(expectChain: nil, expectTime: nil) else { continue }
+                before = first.header.timeBefore
+            case .segment:
+                before = try Format2Directory.readSegmentHeader(file.path, fileSystem: files.fileSystem).timeBefore
+            }
+            if before < since.microsecondsSinceEpoch {
+                chosen = file.firstSequence
+                break
+            }
+        }
+        expected = chosen
+    }
+}

@@ -1,0 +1,314 @@
+import FileIO
+
+/// A format-2 log's data files as a reader sees them: block files, then hot-tail segments, each
+/// with its first sequence, with any segment that a block file covers (a compaction's leftover)
+/// left out (FORMAT.md, "Compaction: the swap protocol").
+struct Format2Directory {
+    enum Kind: Equatable {
+        case blocks(BlockFileHeader)
+        case segment
+    }
+
+    struct DataFile: Equatable {
+        let firstSequence: UInt64
+        let kind: Kind
+        var path: String
+    }
+
+    let directory: String
+    let fileSystem: any FileSystem
+    private(set) var files: [DataFile] = []
+    private(set) var logID: [UInt8]?
+    private(set) var origin = LogOrigin.none
+    /// Segments hidden because a block file covers them.
+    private(set) var covered: [UInt64] = []
+    private(set) var temporaries: [String] = []
+    private(set) var foreign: [String] = []
+
+    init(directory: String, fileSystem: any FileSystem) {
+        self.directory = directory
+        self.fileSystem = fileSystem
+    }
+
+    /// The chain's head before event 1.
+    var anchor: ChainHash? { logID.map { origin.anchor(logID: $0) } }
+
+    /// Lists the directory again and reads the block files' headers.
+    mutating func refresh() throws {
+        let listing = try Format2Listing.list(directory, fileSystem)
+        temporaries = listing.temporaries
+        foreign = listing.foreign
+        var files: [DataFile] = []
+        var end: UInt64 = 0  // the last sequence the block files cover
+        for first in listing.blockFiles {
+            let path = SegmentFiles.blockFilePath(directory, first)
+            let header = try Format2Directory.readBlockFileHeader(path, fileSystem: fileSystem)
+            guard header.firstSequence == first else {
+                throw LogError(
+                    .corrupt, "the log is damaged: \(path) says it starts at sequence \(header.firstSequence), but its name says \(first)",
+                    file: path, offset: 16, sequence: first)
+            }
+            try adopt(logID: header.logID, origin: header.origin, file: path)
+            files.append(DataFile(firstSequence: first, kind: .blocks(header), path: path))
+            end = max(end, header.lastSequence)
+        }
+        covered = listing.segments.filter { $0 <= end }
+        for first in listing.segments where first > end {
+            files.append(DataFile(firstSequence: first, kind: .segment, path: SegmentFiles.segmentPath(directory, first)))
+        }
+        if logID == nil, let first = files.first, first.kind == .segment {
+            let header = try Format2Directory.readSegmentHeader(first.path, fileSystem: fileSystem)
+            try adopt(logID: header.logID, origin: header.origin, file: first.path)
+        }
+        if let first = files.first, first.firstSequence != 1 {
+            throw LogError(
+                .corrupt,
+                "the log is damaged: its first file starts at sequence \(first.firstSequence), so the events before it are"
+                    + " missing from \(directory)",
+                file: first.path, sequence: 1)
+        }
+        // Block files must follow one another exactly; the first segment must start right after.
+        for (file, next) in zip(files, files.dropFirst()) {
+            if case .blocks(let header) = file.kind, header.lastSequence + 1 != next.firstSequence {
+                throw LogError(
+                    .corrupt,
+                    "the log is damaged: \(file.path) ends at sequence \(header.lastSequence), but the next file starts at \(next.firstSequence)",
+                    file: next.path, sequence: header.lastSequence + 1)
+            }
+        }
+        self.files = files
+    }
+
+    private mutating func adopt(logID: [UInt8], origin: LogOrigin, file: String) throws {
+        if let known = self.logID {
+            guard known == logID, self.origin == origin else {
+                throw LogError(
+                    .corrupt, "the log is damaged: \(file) belongs to another log (log id \(hex(logID)), not \(hex(known)))",
+                    file: file, offset: 24)
+            }
+        } else {
+            self.logID = logID
+            self.origin = origin
+        }
+    }
+
+    /// The position in ``files`` of the file holding `sequence` (the last starting at or before it).
+    func position(holding sequence: UInt64) -> Int? {
+        files.lastIndex { $0.firstSequence <= sequence }
+    }
+
+    static func readBlockFileHeader(_ path: String, fileSystem: any FileSystem) throws -> BlockFileHeader {
+        let file = try io("open the block file \(path)") { try fileSystem.openFile(path, .readOnly) }
+        defer { try? file.close() }
+        let bytes = try io("read \(path)") { try file.read(count: Format2.blockFileHeaderSize, at: 0) }
+        return try BlockFileHeader.decode(bytes, file: path)
+    }
+
+    static func readSegmentHeader(_ path: String, fileSystem: any FileSystem) throws -> TailSegmentHeader {
+        let file = try io("open the segment \(path)") { try fileSystem.openFile(path, .readOnly) }
+        defer { try? file.close() }
+        let bytes = try io("read \(path)") { try file.read(count: Format2.segmentHeaderSize, at: 0) }
+        return try checkedSegmentHeader(bytes, path: path)
+    }
+
+    static func checkedSegmentHeader(_ bytes: [UInt8], path: String) throws -> TailSegmentHeader {
+        guard bytes.count >= 10, Array(bytes[0..<8]) == LogFormat.segmentMagic else {
+            throw LogError(.notALog, "\(path) is not a segment of an event log: its first bytes are not VTLOGSEG", file: path, offset: 0)
+        }
+        let version = bytes.getLittleEndian(UInt16.self, at: 8)
+        guard version == Format2.segmentVersion else {
+            throw LogError(
+                .corrupt, "the log is damaged: \(path) is a segment of format \(version) in a format-2 log",
+                file: path, offset: 8)
+        }
+        let header = try TailSegmentHeader.decode(bytes, file: path)
+        let expected = SegmentFiles.sequence(in: Path.name(of: path), LogFormat.segmentExtension)
+        guard header.firstSequence == expected else {
+            throw LogError(
+                .corrupt, "the log is damaged: \(path) says it starts at sequence \(header.firstSequence), but its name says \(expected ?? 0)",
+                file: path, offset: 16, sequence: expected)
+        }
+        return header
+    }
+}
+
+/// Walks the blocks of one block file, checking each header and the link between blocks. The
+/// payload is read only when asked for.
+final class BlockFileScanner {
+    let path: String
+    let header: BlockFileHeader
+    let window: ReadWindow
+    private(set) var position = Int64(Format2.blockFileHeaderSize)
+    private(set) var blocksRead = 0
+    /// The previous block's `chain_after` and last time: what the next block must start from.
+    private(set) var chain: ChainHash?
+    private(set) var time: Int64?
+    private(set) var nextSequence: UInt64
+
+    init(path: String, header: BlockFileHeader, fileSystem: any FileSystem) throws {
+        self.path = path
+        self.header = header
+        let file = try io("open the block file \(path)") { try fileSystem.openFile(path, .readOnly) }
+        self.window = ReadWindow(file: file)
+        self.nextSequence = header.firstSequence
+    }
+
+    deinit { window.close() }
+
+    /// The next block's header and its stored payload (valid until the next call), or nil after
+    /// the last block. `expectChain`/`expectTime` are what the first block must start from.
+    func next(expectChain: ChainHash?, expectTime: Int64?) throws -> (header: BlockHeader, offset: Int64, stored: UnsafeRawBufferPointer)? {
+        if blocksRead == Int(header.blockCount) {
+            let size = try io("read the size of \(path)") { try window.file.size() }
+            guard position == size, nextSequence == header.lastSequence + 1 else {
+                throw corrupt("its \(header.blockCount) blocks end at offset \(position) and sequence \(nextSequence - 1), not at its end", at: position)
+            }
+            return nil
+        }
+        guard let head = try window.bytes(at: position, count: Format2.blockHeaderSize) else {
+            throw corrupt("an incomplete block header", at: position)
+        }
+        let block: BlockHeader
+        switch BlockHeader.decode(head) {
+        case .failure(let reason): throw corrupt(reason.description, at: position)
+        case .success(let decoded): block = decoded
+        }
+        guard block.firstSequence == nextSequence else {
+            throw corrupt("a block that starts at sequence \(block.firstSequence)", at: position)
+        }
+        if let expected = chain ?? expectChain, block.chainBefore != expected {
+            throw corrupt("a block whose chain_before is not the head where the events before it end (a block is missing or moved)", at: position)
+        }
+        if let expected = time ?? expectTime, block.timeBefore != expected {
+            throw corrupt("a block whose time_before is not the time of the event before it", at: position)
+        }
+        guard block.lastSequence <= header.lastSequence else {
+            throw corrupt("a block that runs past the file's \(header.eventCount) events", at: position)
+        }
+        guard let whole = try window.bytes(at: position, count: block.totalSize) else {
+            throw corrupt("an incomplete block", at: position)
+        }
+        let offset = position
+        position += Int64(block.totalSize)
+        blocksRead += 1
+        chain = block.chainAfter
+        time = block.lastTime
+        nextSequence = block.lastSequence + 1
+        return (block, offset, UnsafeRawBufferPointer(rebasing: whole[Format2.blockHeaderSize...]))
+    }
+
+    func corrupt(_ what: String, at offset: Int64) -> LogError {
+        LogError.corrupt(what, file: path, offset: offset, sequence: nextSequence)
+    }
+}
+
+/// Walks the records of one hot-tail segment (FORMAT.md, "Hot-tail record", "Damage and recovery").
+final class TailScanner {
+    enum Step {
+        case record(TailRecord, offset: Int64)
+        case end(Int64)
+        case damaged(offset: Int64, reason: String, definite: Bool)
+    }
+
+    let path: String
+    let header: TailSegmentHeader
+    let window: ReadWindow
+    private(set) var position = Int64(Format2.segmentHeaderSize)
+    private(set) var nextSequence: UInt64
+    private(set) var time: Int64
+    private let decompressor: ZstdDecompressor
+
+    init(path: String, header: TailSegmentHeader, window: ReadWindow, decompressor: ZstdDecompressor) {
+        self.path = path
+        self.header = header
+        self.window = window
+        self.nextSequence = header.firstSequence
+        self.time = header.timeBefore
+        self.decompressor = decompressor
+    }
+
+    static func open(path: String, fileSystem: any FileSystem, mode: OpenMode = .readOnly, decompressor: ZstdDecompressor) throws -> TailScanner {
+        let file = try io("open the segment \(path)") { try fileSystem.openFile(path, mode) }
+        let window = ReadWindow(file: file)
+        let bytes = Array(try window.available(at: 0, upTo: Format2.segmentHeaderSize))
+        let header: TailSegmentHeader
+        do { header = try Format2Directory.checkedSegmentHeader(bytes, path: path) } catch {
+            window.close()
+            throw error
+        }
+        return TailScanner(path: path, header: header, window: window, decompressor: decompressor)
+    }
+
+    func close() { window.close() }
+
+    /// Reads the next record. Advances only past valid records.
+    func next() throws -> Step {
+        let peek = try window.available(at: position, upTo: Format2.maxRecordHeadLength + 1)
+        guard let first = peek.first else { return .end(position) }
+        if first == 0 {
+            if let stray = try nonZeroOffset(from: position) {
+                return .damaged(offset: position, reason: "non-zero bytes at offset \(stray), after the end of data", definite: false)
+            }
+            return .end(position)
+        }
+        var cursor = ByteCursor(peek)
+        guard let head = cursor.readVarint(), cursor.position <= Format2.maxRecordHeadLength else {
+            return .damaged(offset: position, reason: peek.count <= Format2.maxRecordHeadLength ? "an incomplete record head" : "a malformed record head", definite: false)
+        }
+        let stored = head >> 1
+        guard stored >= UInt64(Format2.minRecordStoredLength), stored <= UInt64(Format2.maxRawLength) else {
+            return .damaged(offset: position, reason: "a record head stating \(stored) stored bytes", definite: false)
+        }
+        let size = cursor.position + Int(stored) + Format2.recordCRCSize
+        guard let whole = try window.bytes(at: position, count: size) else {
+            let present = window.cached(at: position, upTo: size).count
+            return .damaged(offset: position, reason: "an incomplete record (\(present) of \(size) bytes)", definite: false)
+        }
+        switch TailRecord.read(whole, timeBefore: time, decompressor: decompressor) {
+        case .end:
+            return .end(position)
+        case .damaged(let reason, let definite):
+            return .damaged(offset: position, reason: reason, definite: definite)
+        case .record(let record):
+            let offset = position
+            position += Int64(record.size)
+            nextSequence += UInt64(record.eventCount)
+            time = record.lastTime
+            return .record(record, offset: offset)
+        }
+    }
+
+    /// Damage means a torn tail only in the active segment and when no valid record starts
+    /// anywhere after it (FORMAT.md, "Damage and recovery (format 2)").
+    func isTornTail(at offset: Int64, definite: Bool, isLastSegment: Bool) throws -> Bool {
+        guard !definite, isLastSegment else { return false }
+        return try validRecordOffset(after: offset) == nil
+    }
+
+    /// The first position after `offset` where a whole valid record starts, if any. A record
+    /// found there must parse with the time it would count from unknown, so times are taken
+    /// from the last good event (a later record's deltas are still non-negative).
+    func validRecordOffset(after offset: Int64) throws -> Int64? {
+        let size = try io("read the size of \(path)") { try window.file.size() }
+        guard size > offset + 1 else { return nil }
+        let rest = try io("read \(path)") { try window.file.read(count: Int(size - offset - 1), at: offset + 1) }
+        return rest.withUnsafeBytes { bytes -> Int64? in
+            for start in 0..<bytes.count where bytes[start] != 0 {
+                if case .record = TailRecord.read(UnsafeRawBufferPointer(rebasing: bytes[start...]), timeBefore: time, decompressor: decompressor) {
+                    return offset + 1 + Int64(start)
+                }
+            }
+            return nil
+        }
+    }
+
+    func nonZeroOffset(from offset: Int64) throws -> Int64? {
+        var chunkStart = offset
+        while true {
+            let chunk = try window.available(at: chunkStart, upTo: 1 << 20)
+            if chunk.isEmpty { return nil }
+            if let index = chunk.firstIndex(where: { $0 != 0 }) { return chunkStart + Int64(index) }
+            chunkStart += Int64(chunk.count)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import FileIO
+
+/// Opening a format-2 log for writing (FORMAT.md, "Damage and recovery (format 2)" and the
+/// recovery column of "Compaction: the swap protocol"): check the files, finish or undo an
+/// interrupted compaction, cut a torn tail, and hand the writer its state. Under the lock.
+///
+/// Cost: every block file's block headers (no payloads), every segment's header, and the
+/// active segment's records, whose events are hashed to learn the chain's head (at most one
+/// hot-tail segment: 4 MiB by default).
+enum Format2Recovery {
+    static func openWriter(
+        directory: String, configuration: LogConfiguration, fileSystem: any FileSystem
+    ) throws -> (TailWriter, RecoveryReport) {
+        var report = RecoveryReport()
+        var files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        try files.refresh()
+        if files.files.isEmpty {
+            guard files.foreign.isEmpty else {
+                let names = files.foreign.sorted().prefix(5).joined(separator: ", ")
+                throw LogError(
+                    .notALog,
+                    "\(directory) holds files that are not part of an event log (\(names)); use an empty or new directory",
+                    file: directory)
+            }
+            try removeTemporaries(files.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
+            return (try createLog(directory: directory, configuration: configuration, fileSystem: fileSystem), report)
+        }
+
+        // Check first, change nothing; then clean up.
+        var chain: ChainHash = files.anchor!
+        var time = Format2.timeBeforeFirstEvent
+        var next: UInt64 = 1
+        for file in files.files {
+            guard case .blocks(let header) = file.kind else { continue }
+            let scanner = try BlockFileScanner(path: file.path, header: header, fileSystem: fileSystem)
+            while let block = try scanner.next(expectChain: chain, expectTime: time) {
+                chain = block.header.chainAfter
+                time = block.header.lastTime
+            }
+            next = header.lastSequence + 1
+        }
+        let segments = files.files.filter { $0.kind == .segment }
+        var tail: (scanner: TailScanner, damage: (offset: Int64, reason: String, definite: Bool)?)? = nil
+        var lastChain = EventChain(head: chain, after: next - 1)
+        let decompressor = ZstdDecompressor()
+        defer { tail?.scanner.close() }
+        for (position, file) in segments.enumerated() {
+            let isLast = position == segments.count - 1
+            let scanner = try TailScanner.open(
+                path: file.path, fileSystem: fileSystem, mode: isLast ? .readWrite : .readOnly, decompressor: decompressor)
+            guard scanner.header.firstSequence == next else {
+                scanner.close()
+                throw LogError(
+                    .corrupt, "the log is damaged: \(file.path) starts at sequence \(scanner.header.firstSequence), but the file before it ends at \(next - 1)",
+                    file: file.path, offset: 0, sequence: next)
+            }
+            guard scanner.header.timeBefore == time, scanner.header.logID == files.logID!, scanner.header.origin == files.origin else {
+                scanner.close()
+                throw LogError(
+                    .corrupt, "the log is damaged: \(file.path)'s header does not continue the file before it (time, log id or origin)",
+                    file: file.path, offset: 0, sequence: next)
+            }
+            // The first segment must continue the chain where the block files end. (The links
+            // between later segments need their events hashed: verify checks them.)
+            if position == 0, scanner.header.chainBefore != chain {
+                scanner.close()
+                throw LogError(
+                    .corrupt, "the log is damaged: \(file.path)'s chain_before is not the head where the block files end",
+                    file: file.path, offset: Int64(Format2.segmentChainBeforeOffset), sequence: next)
+            }
+            if !isLast {
+                // A sealed segment: its records must all be valid; its end sets the next start.
+                var scanning = true
+                while scanning {
+                    switch try scanner.next() {
+                    case .record: continue
+                    case .end: scanning = false
+                    case .damaged(let offset, let reason, _):
+                        scanner.close()
+                        throw LogError.corrupt(reason, file: file.path, offset: offset, sequence: scanner.nextSequence)
+                    }
+                }
+                next = scanner.nextSequence
+                time = scanner.time
+                scanner.close()
+                continue
+            }
+            lastChain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
+            var damage: (Int64, String, Bool)? = nil
+            scan: while true {
+                switch try scanner.next() {
+                case .record(let record, _):
+                    var events = record.run.makeIterator(firstSequence: lastChain.sequence + 1)
+                    while let event = events.next() { lastChain.append(time: event.timestamp, payload: event.payload) }
+                case .end:
+                    break scan
+                case .damaged(let offset, let reason, let definite):
+                    damage = (offset, reason, definite)
+                    break scan
+                }
+            }
+            if let (offset, reason, definite) = damage,
+                !(try scanner.isTornTail(at: offset, definite: definite, isLastSegment: true))
+            {
+                scanner.close()
+                throw LogError.corrupt(reason, file: file.path, offset: offset, sequence: scanner.nextSequence)
+            }
+            next = scanner.nextSequence
+            time = scanner.time
+            tail = (scanner, damage.map { (offset: $0.0, reason: $0.1, definite: $0.2) })
+        }
+
+        try removeTemporaries(files.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
+        // A compaction that stopped after its rename: the block file was checked above.
+        for first in files.covered {
+            for path in [SegmentFiles.segmentPath(directory, first), SegmentFiles.indexPath(directory, first)] {
+                if try io("look at \(path)", { try fileSystem.exists(path) }) {
+                    try io("remove \(path), which a block file replaced") { try fileSystem.removeFile(path) }
+                    report.removedTemporaryFiles.append(Path.name(of: path))
+                }
+            }
+        }
+        if !files.covered.isEmpty { try io("sync \(directory)") { try fileSystem.syncDirectory(directory) } }
+
+        let active: ActiveTail
+        if let (scanner, damage) = tail {
+            if let damage {
+                report.cutTail = try cut(
+                    scanner, at: damage.offset, reason: damage.reason, directory: directory, fileSystem: fileSystem)
+            }
+            active = ActiveTail(
+                header: scanner.header, path: scanner.path, file: scanner.window.file, dataEnd: scanner.position,
+                allocatedEnd: try io("read the size of \(scanner.path)") { try scanner.window.file.size() })
+            tail = nil  // the writer owns the file now
+        } else {
+            // Only block files: start a segment after them.
+            let header = TailSegmentHeader(
+                firstSequence: next, logID: files.logID!, createdAt: configuration.clock.now(), timeBefore: time,
+                chainBefore: chain, origin: files.origin)
+            try TailWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
+            active = try ActiveTail.open(
+                directory: directory, header: header, dataEnd: Int64(Format2.segmentHeaderSize), fileSystem: fileSystem)
+        }
+        let writer = try TailWriter(
+            directory: directory, fileSystem: fileSystem, configuration: configuration, logID: files.logID!,
+            origin: files.origin, nextSequence: next, lastTime: time, chain: lastChain, segment: active)
+        return (writer, report)
+    }
+
+    /// A new, empty format-2 log: segment 1 with a fresh random log id.
+    static func createLog(
+        directory: String, configuration: LogConfiguration, fileSystem: any FileSystem, origin: LogOrigin = .none
+    ) throws -> TailWriter {
+        var generator = SystemRandomNumberGenerator()
+        let logID = configuration.newLogID
+            ?? (0..<LogFormat.segmentLogIDSize).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let anchor = origin.anchor(logID: logID)
+        let header = TailSegmentHeader(
+            firstSequence: 1, logID: logID, createdAt: configuration.clock.now(),
+            timeBefore: Format2.timeBeforeFirstEvent, chainBefore: anchor, origin: origin)
+        try TailWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
+        let active = try ActiveTail.open(
+            directory: directory, header: header, dataEnd: Int64(Format2.segmentHeaderSize), fileSystem: fileSystem)
+        return try TailWriter(
+            directory: directory, fileSystem: fileSystem, configuration: configuration, logID: logID, origin: origin,
+            nextSequence: 1, lastTime: Format2.timeBeforeFirstEvent, chain: EventChain(head: anchor), segment: active)
+    }
+
+    private static func removeTemporaries(
+        _ names: [String], directory: String, fileSystem: any FileSystem, report: inout RecoveryReport
+    ) throws {
+        for name in names {
+            try io("remove the unfinished write \(name)") { try fileSystem.removeFile(Path.join(directory, name)) }
+            report.removedTemporaryFiles.append(name)
+        }
+    }
+
+    /// Copies the torn bytes to `quarantine/`, then truncates the segment to the last valid record.
+    private static func cut(
+        _ scanner: TailScanner, at offset: Int64, reason: String, directory: String, fileSystem: any FileSystem
+    ) throws -> TornTail {
+        let file = scanner.window.file
+        let size = try io("read the size of \(scanner.path)") { try file.size() }
+        let bytes = try io("read the torn tail of \(scanner.path)") { try file.read(count: Int(size - offset), at: offset) }
+        let copy = try Quarantine.keep(
+            bytes, named: "\(Path.name(of: scanner.path))-\(offset).torn", in: directory, fileSystem: fileSystem)
+        try io("cut the torn tail of \(scanner.path)") {
+            try file.truncate(to: offset)
+            try file.sync()
+        }
+        scanner.window.invalidate()
+        return TornTail(
+            segment: scanner.path, offset: offset, bytes: size - offset, events: nil,
+            firstLostSequence: scanner.nextSequence, reason: reason, copy: copy)
+    }
+}

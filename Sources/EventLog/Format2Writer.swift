@@ -1,0 +1,266 @@
+import FileIO
+
+/// What ``GroupCommit`` needs of a writer: format 1's ``LogWriter`` or format 2's
+/// ``TailWriter``. Used by one thread at a time (the group-commit leader).
+protocol CommitWriter: AnyObject {
+    var directory: String { get }
+    var nextSequence: UInt64 { get }
+    /// The chain's head after the last event written (format 1: the last batch's hash).
+    var headHash: ChainHash { get }
+    var hasUnsyncedWrites: Bool { get }
+    func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>]
+    func sync() throws
+    func close() throws
+}
+
+extension LogWriter: CommitWriter {
+    var headHash: ChainHash { previousHash }
+}
+
+/// The active hot-tail segment of a format-2 log.
+struct ActiveTail {
+    let header: TailSegmentHeader
+    let path: String
+    let file: any RandomAccessFile
+    /// The end of data: where the next record goes.
+    var dataEnd: Int64
+    /// The file's size: `dataEnd` plus any preallocated zeros.
+    var allocatedEnd: Int64
+
+    static func open(directory: String, header: TailSegmentHeader, dataEnd: Int64, fileSystem: any FileSystem) throws -> ActiveTail {
+        let path = SegmentFiles.segmentPath(directory, header.firstSequence)
+        let file = try io("open the segment \(path) for writing") { try fileSystem.openFile(path, .readWrite) }
+        let size = try io("read the size of \(path)") { try file.size() }
+        return ActiveTail(header: header, path: path, file: file, dataEnd: dataEnd, allocatedEnd: size)
+    }
+}
+
+/// Format 2's writer: one hot-tail record per group commit (FORMAT.md, "Hot-tail record"), the
+/// event chain kept as it goes, a new segment when the active one is full. Sealed segments are
+/// left to the compactor.
+final class TailWriter: CommitWriter {
+    let directory: String
+    let fileSystem: any FileSystem
+    let configuration: LogConfiguration
+    let logID: [UInt8]
+    let origin: LogOrigin
+    private(set) var nextSequence: UInt64
+    private(set) var lastTime: Int64
+    private(set) var chain: EventChain
+    private(set) var segment: ActiveTail
+    private var builder = TailRecordBuilder()
+    private var output: [UInt8] = []
+    private let compressor: ZstdCompressor
+    private(set) var hasUnsyncedWrites = false
+    private(set) var failure: LogError?
+    /// Called (on the leader's thread, after the roll) with the first sequence of each segment
+    /// sealed by a roll: the background compactor's cue.
+    var onSealed: (@Sendable (UInt64) -> Void)?
+
+    var headHash: ChainHash { chain.head }
+
+    init(
+        directory: String, fileSystem: any FileSystem, configuration: LogConfiguration, logID: [UInt8], origin: LogOrigin,
+        nextSequence: UInt64, lastTime: Int64, chain: EventChain, segment: ActiveTail
+    ) throws {
+        self.directory = directory
+        self.fileSystem = fileSystem
+        self.configuration = configuration
+        self.logID = logID
+        self.origin = origin
+        self.nextSequence = nextSequence
+        self.lastTime = lastTime
+        self.chain = chain
+        self.segment = segment
+        self.compressor = try ZstdCompressor(level: configuration.compressionLevel)
+    }
+
+    func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>] {
+        if let failure { return group.map { _ in .failure(TailWriter.refusal(after: failure)) } }
+        builder.reset(timeBefore: lastTime)
+        var results: [Result<Range<UInt64>, LogError>] = []
+        results.reserveCapacity(group.count)
+        var sequence = nextSequence
+        var last = LogTimestamp(microsecondsSinceEpoch: lastTime)
+        var written: [Int] = []
+        var wantsSync = false
+        let now = group.contains { !$0.payloads.isEmpty && $0.timestamps == nil } ? configuration.clock.now() : nil
+        var pendingChain = chain
+        for (position, request) in group.enumerated() {
+            if request.payloads.isEmpty {
+                wantsSync = wantsSync || request.isSync
+                results.append(.success(sequence..<sequence))
+                continue
+            }
+            let first = request.timestamps?.first ?? now!
+            if first < last {
+                results.append(.failure(request.timestamps == nil
+                    ? LogError(
+                        .clockWentBackwards,
+                        "the clock reads \(first), earlier than the log's last event (\(last)); nothing was appended."
+                            + " Wait until the clock passes that time, or fix the clock")
+                    : LogError(
+                        .invalidArgument,
+                        "the events' timestamps start at \(first), earlier than the log's last event (\(last)); nothing was appended")))
+                continue
+            }
+            for (index, payload) in request.payloads.enumerated() {
+                let time = request.timestamps?[index] ?? now!
+                builder.add(payload, at: time.microsecondsSinceEpoch)
+                pendingChain.append(time: time, payload: payload[...])
+            }
+            let count = UInt64(request.payloads.count)
+            results.append(.success(sequence..<sequence + count))
+            sequence += count
+            last = request.timestamps?.last ?? now!
+            written.append(position)
+        }
+        if !written.isEmpty {
+            do {
+                try writeRecord()
+                chain = pendingChain
+            } catch {
+                let failure = error as? LogError ?? LogError(.io, "cannot append", cause: error)
+                for position in written { results[position] = .failure(failure) }
+                return results
+            }
+            if configuration.durability == .always { wantsSync = true }
+        }
+        if wantsSync, hasUnsyncedWrites {
+            do {
+                try sync()
+            } catch {
+                let failure = error as? LogError ?? LogError(.writerFailed, "cannot sync")
+                for position in results.indices where (try? results[position].get()) != nil {
+                    results[position] = .failure(failure)
+                }
+            }
+        }
+        if group.contains(where: \.isRoll) {
+            let rolled = rollNow()
+            for (position, request) in group.enumerated() where request.isRoll { results[position] = rolled }
+        }
+        return results
+    }
+
+    func sync() throws {
+        if let failure { throw TailWriter.refusal(after: failure) }
+        do {
+            try segment.file.sync()
+            hasUnsyncedWrites = false
+        } catch let error as IOError {
+            let failure = LogError(
+                .writerFailed,
+                "could not sync \(segment.path); appends since the last sync may or may not be in the log when it is"
+                    + " reopened. Reopen the log to continue",
+                file: segment.path, cause: error)
+            self.failure = failure
+            throw failure
+        }
+    }
+
+    func close() throws {
+        defer { try? segment.file.close() }
+        guard failure == nil else { return }
+        try io("trim the preallocated tail of \(segment.path)") { try segment.file.truncate(to: segment.dataEnd) }
+        try sync()
+    }
+
+    private static func refusal(after failure: LogError) -> LogError {
+        LogError(.writerFailed, "the log refuses appends after an earlier failure; reopen it", cause: failure)
+    }
+
+    private func writeRecord() throws {
+        output.removeAll(keepingCapacity: true)
+        builder.encode(compressor: compressor, into: &output)
+        if segment.dataEnd >= Int64(configuration.hotTailSegmentSize), segment.dataEnd > Int64(Format2.segmentHeaderSize) {
+            try roll()
+        }
+        let offset = segment.dataEnd
+        let end = offset + Int64(output.count)
+        try preallocate(upTo: end)
+        do {
+            try segment.file.write(output, at: offset)
+        } catch let error as IOError {
+            do {
+                try segment.file.truncate(to: offset)
+                segment.allocatedEnd = offset
+            } catch {
+                failure = LogError(
+                    .writerFailed, "a failed append could not be undone in \(segment.path); reopen the log",
+                    file: segment.path, offset: offset, cause: error as? IOError)
+            }
+            throw LogError.io(error, "append to \(segment.path)")
+        }
+        segment.dataEnd = end
+        segment.allocatedEnd = max(segment.allocatedEnd, end)
+        nextSequence += UInt64(builder.count)
+        lastTime = builder.lastTime
+        hasUnsyncedWrites = true
+    }
+
+    /// A roll asked for from outside (compaction of everything): seals the active segment when
+    /// it holds anything.
+    private func rollNow() -> Result<Range<UInt64>, LogError> {
+        guard segment.dataEnd > Int64(Format2.segmentHeaderSize) else { return .success(nextSequence..<nextSequence) }
+        do {
+            try roll()
+            return .success(nextSequence..<nextSequence)
+        } catch {
+            return .failure(error as? LogError ?? LogError(.io, "cannot start a new segment", cause: error))
+        }
+    }
+
+    /// Seals the active segment (zero tail cut, synced) and starts the next, whose header carries
+    /// the chain's head and the last time (FORMAT.md, "Segment header (136 bytes)").
+    private func roll() throws {
+        try io("seal the segment \(segment.path)") { try segment.file.truncate(to: segment.dataEnd) }
+        segment.allocatedEnd = segment.dataEnd
+        if hasUnsyncedWrites { try sync() }
+        let sealed = segment.header.firstSequence
+        let header = TailSegmentHeader(
+            firstSequence: nextSequence, logID: logID, createdAt: configuration.clock.now(), timeBefore: lastTime,
+            chainBefore: chain.head, origin: origin)
+        try TailWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
+        let next: ActiveTail
+        do {
+            next = try ActiveTail.open(
+                directory: directory, header: header, dataEnd: Int64(Format2.segmentHeaderSize), fileSystem: fileSystem)
+        } catch let error as LogError {
+            failure = LogError(.writerFailed, "the new segment could not be opened; reopen the log", cause: error)
+            throw error
+        }
+        try? segment.file.close()
+        segment = next
+        onSealed?(sealed)
+    }
+
+    /// Writes a new segment's header durably and atomically (temporary file, sync, rename, sync
+    /// the directory).
+    static func createSegment(directory: String, header: TailSegmentHeader, fileSystem: any FileSystem) throws {
+        let path = SegmentFiles.segmentPath(directory, header.firstSequence)
+        try io("create the segment \(path)") { try fileSystem.writeAtomically(header.encoded(), to: path) }
+    }
+
+    private static let zeros = [UInt8](repeating: 0, count: 256 << 10)
+
+    private func preallocate(upTo end: Int64) throws {
+        guard configuration.preallocates, end > segment.allocatedEnd else { return }
+        let chunk = Int64(configuration.preallocationSize)
+        let target = (end + chunk - 1) / chunk * chunk
+        var position = segment.allocatedEnd
+        do {
+            while position < target {
+                let count = Int(min(Int64(TailWriter.zeros.count), target - position))
+                try TailWriter.zeros.withUnsafeBytes {
+                    try segment.file.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: position)
+                }
+                position += Int64(count)
+            }
+        } catch let error as IOError {
+            try? segment.file.truncate(to: segment.allocatedEnd)
+            throw LogError.io(error, "extend \(segment.path)")
+        }
+        segment.allocatedEnd = target
+    }
+}

@@ -1,0 +1,250 @@
+/// The 116-byte header in front of every sealed block (FORMAT.md, "Block").
+public struct BlockHeader: Equatable, Sendable {
+    public var codec: Format2.Codec
+    public var layout: Format2.Layout
+    public var hasErasures: Bool
+    public var firstSequence: UInt64
+    public var eventCount: UInt32
+    public var storedLength: UInt32
+    public var rawLength: UInt32
+    public var timeBefore: Int64
+    public var lastTime: Int64
+    public var chainBefore: ChainHash
+    public var chainAfter: ChainHash
+    public var payloadCRC: UInt32
+
+    public var lastSequence: UInt64 { firstSequence + UInt64(eventCount) - 1 }
+    /// Header and stored payload: the block's size on disk.
+    public var totalSize: Int { Format2.blockHeaderSize + Int(storedLength) }
+
+    /// The header's bytes, both checksums included (`payloadCRC` must already be set).
+    func encoded() -> [UInt8] {
+        var bytes = Format2.blockMagic
+        bytes.append(Format2.blockVersion)
+        bytes.append(codec.rawValue)
+        bytes.append(layout.rawValue)
+        bytes.append(hasErasures ? Format2.blockFlagErased : 0)
+        bytes.appendLittleEndian(firstSequence)
+        bytes.appendLittleEndian(eventCount)
+        bytes.appendLittleEndian(storedLength)
+        bytes.appendLittleEndian(rawLength)
+        bytes.appendLittleEndian(timeBefore)
+        bytes.appendLittleEndian(lastTime)
+        bytes.append(contentsOf: chainBefore.bytes)
+        bytes.append(contentsOf: chainAfter.bytes)
+        bytes.appendLittleEndian(payloadCRC)
+        bytes.appendLittleEndian(CRC32C.checksum(bytes))
+        assert(bytes.count == Format2.blockHeaderSize)
+        return bytes
+    }
+
+    /// Reads and checks the header at the start of `bytes` (at least 116 of them). Every
+    /// failure is corruption in a block file, which a crash cannot tear.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<BlockHeader, DamageReason> {
+        guard bytes.count >= Format2.blockHeaderSize else {
+            return .failure(DamageReason("an incomplete block header (\(bytes.count) of \(Format2.blockHeaderSize) bytes)"))
+        }
+        guard bytes[0..<4].elementsEqual(Format2.blockMagic) else {
+            return .failure(DamageReason("no block header (the bytes are not VTBK)"))
+        }
+        let crcOffset = Format2.blockHeaderCRCOffset
+        guard UInt32(littleEndianBytes: bytes, at: crcOffset) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<crcOffset])) else {
+            return .failure(DamageReason("a block header that fails its checksum"))
+        }
+        guard bytes[4] == Format2.blockVersion else {
+            return .failure(DamageReason("a block of format version \(bytes[4])"))
+        }
+        guard let codec = Format2.Codec(rawValue: bytes[5]) else {
+            return .failure(DamageReason("a block with an unknown codec \(bytes[5])"))
+        }
+        guard let layout = Format2.Layout(rawValue: bytes[6]) else {
+            return .failure(DamageReason("a block with an unknown layout \(bytes[6])"))
+        }
+        guard bytes[7] & ~Format2.blockFlagErased == 0 else {
+            return .failure(DamageReason("a block with unknown flags \(bytes[7])"))
+        }
+        func hash(_ offset: Int) -> ChainHash { ChainHash(bytes: Array(bytes[offset..<offset + 32])) }
+        let header = BlockHeader(
+            codec: codec, layout: layout, hasErasures: bytes[7] & Format2.blockFlagErased != 0,
+            firstSequence: UInt64(littleEndianBytes: bytes, at: Format2.blockFirstSequenceOffset),
+            eventCount: UInt32(littleEndianBytes: bytes, at: Format2.blockEventCountOffset),
+            storedLength: UInt32(littleEndianBytes: bytes, at: Format2.blockStoredLengthOffset),
+            rawLength: UInt32(littleEndianBytes: bytes, at: Format2.blockRawLengthOffset),
+            timeBefore: Int64(littleEndianBytes: bytes, at: Format2.blockTimeBeforeOffset),
+            lastTime: Int64(littleEndianBytes: bytes, at: Format2.blockLastTimeOffset),
+            chainBefore: hash(Format2.blockChainBeforeOffset), chainAfter: hash(Format2.blockChainAfterOffset),
+            payloadCRC: UInt32(littleEndianBytes: bytes, at: Format2.blockPayloadCRCOffset))
+        if let problem = header.fieldProblem { return .failure(DamageReason("a block header with \(problem)")) }
+        return .success(header)
+    }
+
+    private var fieldProblem: String? {
+        if firstSequence == 0 { return "sequence 0" }
+        if eventCount == 0 { return "no events" }
+        if firstSequence > UInt64.max - UInt64(eventCount) { return "sequence numbers past 2^64" }
+        if rawLength > Format2.maxRawLength { return "a raw length of \(rawLength) bytes, over the 64 MiB limit" }
+        if codec == .raw, storedLength != rawLength { return "a raw payload whose stored and raw lengths differ" }
+        if lastTime < timeBefore { return "a last time before the time it counts from" }
+        return nil
+    }
+}
+
+/// A sealed block whose payload was checked, decompressed and parsed (FORMAT.md, "Block").
+///
+/// ```swift
+/// let block = try SealedBlock.decode(header, stored: payload, decompressor: zstd).get()
+/// for event in block.events { … }
+/// ```
+public struct SealedBlock {
+    public let header: BlockHeader
+    let run: EventRun
+
+    /// Checks the stored payload against its CRC, decompresses it and parses every event.
+    /// Any failure is corruption: block files are written whole before they are named.
+    public static func decode(
+        _ header: BlockHeader, stored: UnsafeRawBufferPointer, decompressor: ZstdDecompressor
+    ) -> Result<SealedBlock, DamageReason> {
+        guard stored.count == Int(header.storedLength) else {
+            return .failure(DamageReason("an incomplete block (\(stored.count) of \(header.storedLength) payload bytes)"))
+        }
+        guard CRC32C.checksum(stored) == header.payloadCRC else {
+            return .failure(DamageReason("a block whose payload fails its checksum"))
+        }
+        let raw: [UInt8]
+        switch header.codec {
+        case .raw:
+            raw = Array(stored)
+        case .zstd:
+            switch decompressor.decompressSingleFrame(stored, maxRawLength: Format2.maxRawLength) {
+            case .success(let output): raw = output
+            case .failure(let reason): return .failure(DamageReason("a block whose \(reason)"))
+            }
+            guard raw.count == Int(header.rawLength) else {
+                return .failure(DamageReason("a block whose zstd frame holds \(raw.count) bytes, not \(header.rawLength)"))
+            }
+        }
+        let parsed = EventRun.parse(
+            raw, layout: header.layout, count: Int(header.eventCount), timeBefore: header.timeBefore,
+            hasErasures: header.hasErasures)
+        switch parsed {
+        case .failure(let reason):
+            return .failure(DamageReason("a block whose events do not parse: \(reason)"))
+        case .success(let run):
+            guard run.lastTime == header.lastTime else {
+                return .failure(DamageReason("a block whose events end at time \(run.lastTime), not at its last time \(header.lastTime)"))
+            }
+            return .success(SealedBlock(header: header, run: run))
+        }
+    }
+
+    /// Every event, in order; an erased event's payload is its 32-byte digest.
+    public var events: [LogEvent] {
+        var iterator = run.makeIterator(firstSequence: header.firstSequence)
+        var events: [LogEvent] = []
+        events.reserveCapacity(run.count)
+        while let event = iterator.next() { events.append(event) }
+        return events
+    }
+
+    /// Sequence numbers of the erased events.
+    public var erasedSequences: [UInt64] { run.erased.map { header.firstSequence + UInt64($0) } }
+
+    /// Rehashes every event from `chainBefore` and says whether it ends at `chainAfter`
+    /// (`verify`'s check; readers check only the links between blocks).
+    public func chainHolds() -> Bool {
+        var chain = EventChain(head: header.chainBefore, after: header.firstSequence - 1)
+        var iterator = run.makeIterator(firstSequence: header.firstSequence)
+        while let event = iterator.next() {
+            if iterator.isErased {
+                event.payload.withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
+            } else {
+                chain.append(time: event.timestamp, payload: event.payload)
+            }
+        }
+        return chain.head == header.chainAfter
+    }
+}
+
+/// Gathers events into one sealed block and encodes it, computing the chain as it goes.
+///
+/// ```swift
+/// var builder = BlockBuilder(firstSequence: 1, timeBefore: Format2.timeBeforeFirstEvent, chainBefore: anchor)
+/// builder.add(payload, at: time)
+/// let header = builder.encode(layout: .columns, compressor: zstd, into: &file)
+/// ```
+public struct BlockBuilder {
+    public let firstSequence: UInt64
+    public let timeBefore: Int64
+    public let chainBefore: ChainHash
+    private var chain: EventChain
+    private var times: [Int64] = []
+    private var payloads: [ArraySlice<UInt8>] = []
+    private var erased: [Int] = []
+    public private(set) var rawPayloadBytes = 0
+
+    public init(firstSequence: UInt64, timeBefore: Int64, chainBefore: ChainHash) {
+        precondition(firstSequence >= 1)
+        self.firstSequence = firstSequence
+        self.timeBefore = timeBefore
+        self.chainBefore = chainBefore
+        self.chain = EventChain(head: chainBefore, after: firstSequence - 1)
+    }
+
+    public var count: Int { times.count }
+    public var lastTime: Int64 { times.last ?? timeBefore }
+    /// The chain's head after the events added so far.
+    public var chainAfter: ChainHash { chain.head }
+
+    public mutating func add(_ payload: ArraySlice<UInt8>, at time: Int64) {
+        precondition(time >= lastTime, "times must not decrease")
+        chain.append(time: LogTimestamp(microsecondsSinceEpoch: time), payload: payload)
+        times.append(time)
+        payloads.append(payload)
+        rawPayloadBytes += payload.count
+    }
+
+    /// Adds an event whose payload was erased: only its digest stays (FORMAT.md, "Erased events").
+    public mutating func addErased(digest: [UInt8], at time: Int64) {
+        precondition(time >= lastTime && digest.count == Format2.digestSize)
+        digest.withUnsafeBytes { chain.append(time: LogTimestamp(microsecondsSinceEpoch: time), digest: $0) }
+        erased.append(times.count)
+        times.append(time)
+        payloads.append(digest[...])
+        rawPayloadBytes += digest.count
+    }
+
+    /// Appends the block (header, then payload) to `output` and returns its header. zstd is
+    /// used only when it makes the payload smaller.
+    @discardableResult
+    public func encode(layout: Format2.Layout, compressor: ZstdCompressor?, into output: inout [UInt8]) -> BlockHeader {
+        precondition(!times.isEmpty)
+        var raw: [UInt8] = []
+        raw.reserveCapacity(rawPayloadBytes + 6 * times.count)
+        if !erased.isEmpty {
+            raw.appendVarint(UInt64(erased.count))
+            var previous = 0
+            for (index, position) in erased.enumerated() {
+                raw.appendVarint(UInt64(index == 0 ? position : position - previous))
+                previous = position
+            }
+        }
+        raw.appendEvents(times: times, payloads: payloads, layout: layout, timeBefore: timeBefore)
+        precondition(raw.count <= Format2.maxRawLength, "a block holds at most 64 MiB of raw events")
+        var compressed: [UInt8] = []
+        var codec = Format2.Codec.raw
+        if let compressor, raw.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
+            compressed.count < raw.count
+        {
+            codec = .zstd
+        }
+        let stored = codec == .zstd ? compressed : raw
+        let header = BlockHeader(
+            codec: codec, layout: layout, hasErasures: !erased.isEmpty, firstSequence: firstSequence,
+            eventCount: UInt32(times.count), storedLength: UInt32(stored.count), rawLength: UInt32(raw.count),
+            timeBefore: timeBefore, lastTime: lastTime, chainBefore: chainBefore, chainAfter: chain.head,
+            payloadCRC: CRC32C.checksum(stored))
+        output.append(contentsOf: header.encoded())
+        output.append(contentsOf: stored)
+        return header
+    }
+}

@@ -1,0 +1,178 @@
+import Crypto
+@testable import EventLog
+import Testing
+
+/// Sealed blocks (FORMAT.md, "Block file" and "Erased events"): both layouts, both codecs,
+/// erased events, the chain they carry, and damage anywhere in them.
+@Suite struct Format2BlockTests {
+    typealias Event = (time: Int64, payload: [UInt8])
+
+    static func block(
+        _ events: [Event], layout: Format2.Layout, compress: Bool, erase: Set<Int> = [], firstSequence: UInt64 = 1,
+        timeBefore: Int64 = Format2.timeBeforeFirstEvent, chainBefore: ChainHash? = nil
+    ) -> (bytes: [UInt8], header: BlockHeader) {
+        var builder = BlockBuilder(
+            firstSequence: firstSequence, timeBefore: timeBefore,
+            chainBefore: chainBefore ?? EventChain.anchor(logID: Format2CodecTests.logID))
+        for (index, event) in events.enumerated() {
+            if erase.contains(index) {
+                let digest = event.payload.withUnsafeBytes { EventChain.digest(of: $0) }
+                builder.addErased(digest: digest, at: event.time)
+            } else {
+                builder.add(event.payload[...], at: event.time)
+            }
+        }
+        var bytes: [UInt8] = []
+        let header = builder.encode(layout: layout, compressor: compress ? try! ZstdCompressor(level: 3) : nil, into: &bytes)
+        return (bytes, header)
+    }
+
+    static func decode(_ bytes: [UInt8]) -> Result<SealedBlock, DamageReason> {
+        bytes.withUnsafeBytes { raw in
+            switch BlockHeader.decode(raw) {
+            case .failure(let reason): return .failure(reason)
+            case .success(let header):
+                let stored = UnsafeRawBufferPointer(rebasing: raw[min(raw.count, Format2.blockHeaderSize)...])
+                return SealedBlock.decode(header, stored: stored, decompressor: ZstdDecompressor())
+            }
+        }
+    }
+
+    @Test(arguments: Format2.Layout.allCases, [false, true])
+    func blocksRoundTripWithTheChainOfTheirEvents(_ layout: Format2.Layout, _ compress: Bool) throws {
+        let events = Format2CodecTests.events(300, compressible: true)
+        let (bytes, header) = Self.block(events, layout: layout, compress: compress)
+        #expect(header.codec == (compress ? .zstd : .raw))
+        #expect(header.layout == layout)
+        let block = try Self.decode(bytes).get()
+        #expect(block.header == header)
+        #expect(block.events.map(\.sequence) == Array(1...300))
+        #expect(block.events.map(\.timestamp.microsecondsSinceEpoch) == events.map(\.time))
+        #expect(block.events.map { Array($0.payload) } == events.map(\.payload))
+        #expect(block.chainHolds())
+        #expect(header.chainAfter.bytes == Format2CodecTests.independentHead(events, logID: Format2CodecTests.logID))
+    }
+
+    /// The chain's head after N events does not depend on how the events are grouped.
+    @Test(arguments: [1, 7, 64, 500])
+    func theHeadAfterAnEventIsTheSameWhateverTheBlockSize(_ blockSize: Int) throws {
+        let events = Format2CodecTests.events(500, seed: 3)
+        var chainBefore = EventChain.anchor(logID: Format2CodecTests.logID)
+        var timeBefore = Format2.timeBeforeFirstEvent
+        var start = 0
+        var links: [(ChainHash, ChainHash)] = []
+        while start < events.count {
+            let slice = Array(events[start..<min(events.count, start + blockSize)])
+            let (bytes, header) = Self.block(
+                slice, layout: .columns, compress: true, firstSequence: UInt64(start + 1), timeBefore: timeBefore,
+                chainBefore: chainBefore)
+            #expect(try Self.decode(bytes).get().chainHolds())
+            links.append((header.chainBefore, header.chainAfter))
+            chainBefore = header.chainAfter
+            timeBefore = header.lastTime
+            start += slice.count
+        }
+        #expect(chainBefore.bytes == Format2CodecTests.independentHead(events, logID: Format2CodecTests.logID))
+        // Each block's chain_before is the previous one's chain_after: the readers' cheap check.
+        #expect(zip(links, links.dropFirst()).allSatisfy { $0.1 == $1.0 })
+    }
+
+    @Test(arguments: Format2.Layout.allCases)
+    func erasedEventsKeepTheirDigestAndTheChain(_ layout: Format2.Layout) throws {
+        let events = Format2CodecTests.events(50, seed: 9)
+        let erased: Set<Int> = [0, 1, 17, 49]
+        let (whole, wholeHeader) = Self.block(events, layout: layout, compress: true)
+        let (bytes, header) = Self.block(events, layout: layout, compress: true, erase: erased)
+        #expect(header.hasErasures)
+        #expect(header.chainAfter == wholeHeader.chainAfter)
+        let block = try Self.decode(bytes).get()
+        #expect(block.chainHolds())
+        #expect(block.erasedSequences == erased.sorted().map { UInt64($0 + 1) })
+        for (index, event) in block.events.enumerated() {
+            let expected = erased.contains(index)
+                ? Array(SHA256.hash(data: events[index].payload)) : events[index].payload
+            #expect(Array(event.payload) == expected, "event \(index)")
+        }
+        #expect(try Self.decode(whole).get().erasedSequences.isEmpty)
+    }
+
+    @Test(arguments: Format2.Layout.allCases, [false, true])
+    func everyFlippedByteOfABlockIsDetected(_ layout: Format2.Layout, _ compress: Bool) {
+        let (bytes, _) = Self.block(Format2CodecTests.events(40, seed: 5), layout: layout, compress: compress)
+        for offset in bytes.indices {
+            var flipped = bytes
+            flipped[offset] ^= 0x10
+            if case .success = Self.decode(flipped) { Issue.record("a flip at offset \(offset) was not detected") }
+        }
+    }
+
+    @Test func blocksThatBreakARuleAreRefusedWithTheRuleNamed() throws {
+        let (bytes, _) = Self.block(Format2CodecTests.events(10), layout: .columns, compress: false)
+        /// Rewrites a header field and both checksums, so only the rule can refuse it.
+        func with(_ change: (inout [UInt8]) -> Void, payload: (([UInt8]) -> [UInt8])? = nil) -> [UInt8] {
+            var header = Array(bytes.prefix(Format2.blockHeaderSize))
+            var stored = Array(bytes.dropFirst(Format2.blockHeaderSize))
+            if let payload { stored = payload(stored) }
+            change(&header)
+            header.setLittleEndian(CRC32C.checksum(stored), at: Format2.blockPayloadCRCOffset)
+            header.setLittleEndian(CRC32C.checksum(header[0..<Format2.blockHeaderCRCOffset]), at: Format2.blockHeaderCRCOffset)
+            return header + stored
+        }
+        let cases: [(String, [UInt8])] = [
+            ("unknown codec", with { $0[5] = 7 }),
+            ("unknown layout", with { $0[6] = 2 }),
+            ("unknown flags", with { $0[7] = 0x02 }),
+            ("no events", with { $0.setLittleEndian(UInt32(0), at: Format2.blockEventCountOffset) }),
+            ("more events than stored", with { $0.setLittleEndian(UInt32(11), at: Format2.blockEventCountOffset) }),
+            ("last time before", with { $0.setLittleEndian(Int64.min, at: Format2.blockLastTimeOffset) }),
+            ("wrong last time", with { $0.setLittleEndian(Int64(5), at: Format2.blockLastTimeOffset) }),
+            ("raw length over 64 MiB", with { $0.setLittleEndian(UInt32(Format2.maxRawLength + 1), at: Format2.blockRawLengthOffset) }),
+            ("stored ≠ raw with codec 0", with({ $0.setLittleEndian(UInt32(bytes.count - Format2.blockHeaderSize + 1), at: Format2.blockStoredLengthOffset) }, payload: { $0 + [0] })),
+            ("sequence 0", with { $0.setLittleEndian(UInt64(0), at: Format2.blockFirstSequenceOffset) }),
+            ("bytes after the last payload", with({ $0.setLittleEndian(UInt32(bytes.count - Format2.blockHeaderSize + 1), at: Format2.blockStoredLengthOffset); $0.setLittleEndian(UInt32(bytes.count - Format2.blockHeaderSize + 1), at: Format2.blockRawLengthOffset) }, payload: { $0 + [0] })),
+        ]
+        for (name, block) in cases {
+            guard case .failure(let reason) = Self.decode(block) else { Issue.record("\(name) was accepted"); continue }
+            #expect(!reason.description.isEmpty, "\(name)")
+        }
+    }
+
+    /// A reader written from FORMAT.md's tables alone decodes a raw columns block.
+    @Test func anIndependentReaderDecodesAColumnsBlockFromTheDocumentsTables() throws {
+        let events = Format2CodecTests.events(20, seed: 11)
+        let (bytes, _) = Self.block(events, layout: .columns, compress: false)
+        func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+        func i64(_ at: Int) -> Int64 { (0..<8).reduce(Int64(0)) { $0 | Int64(bytes[at + $1]) << (8 * Int64($1)) } }
+        #expect(Array(bytes[0..<4]) == Array("VTBK".utf8))
+        #expect(bytes[5] == 0 && bytes[6] == 1)
+        let count = u32(16)
+        var position = 116
+        func varint() -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = bytes[position]
+                position += 1
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+        var time = i64(28)
+        var times: [Int64] = []
+        for _ in 0..<count {
+            time = time &+ Int64(bitPattern: varint())
+            times.append(time)
+        }
+        let lengths = (0..<count).map { _ in Int(varint()) }
+        var payloads: [[UInt8]] = []
+        for length in lengths {
+            payloads.append(Array(bytes[position..<position + length]))
+            position += length
+        }
+        #expect(position == bytes.count)
+        #expect(times == events.map(\.time))
+        #expect(payloads == events.map(\.payload))
+        #expect(i64(36) == events.last!.time)
+    }
+}
