@@ -42,6 +42,8 @@ public final class EventLog: @unchecked Sendable {
 
     let core: GroupCommit  // internal for the tests that check it is freed
     private let lock: any HeldLock
+    /// Format 2 only: the log's compactions.
+    private let compactor: Compactor?
 
     /// Opens the log in `directory` for writing, creating it when missing (unless the
     /// configuration says not to), and recovers from a crash (see ``recovery``).
@@ -104,12 +106,42 @@ public final class EventLog: @unchecked Sendable {
         self.fileSystem = fileSystem
         self.lock = lock
         self.recovery = recovery
+        if let tail = writer as? TailWriter {
+            let compactor = Compactor(directory: directory, configuration: configuration, fileSystem: fileSystem)
+            tail.onSealed = { activeFirst in compactor.schedule(before: activeFirst) }
+            self.compactor = compactor
+        } else {
+            self.compactor = nil
+        }
         self.core = GroupCommit(writer: writer, configuration: configuration)
     }
 
     deinit {
         try? core.close()
+        compactor?.stop()
         lock.release()
+    }
+
+    /// The format this log is written in.
+    public var format: LogFormatVersion { compactor == nil ? .v1 : .v2 }
+
+    /// Format 2: seals the active segment (after the appends queued before this call) and
+    /// compacts every sealed segment into a block file, now (FORMAT.md, "Compaction: the swap
+    /// protocol"). Appends go on meanwhile, into the new active segment. A format-1 log has
+    /// nothing to compact: ``LogError/Code/invalidArgument``.
+    @discardableResult
+    public func compact() throws -> CompactionReport {
+        guard let compactor else {
+            throw LogError(.invalidArgument, "\(directory) is a format-1 log, which has no compaction; upgrade it to format 2 first")
+        }
+        let active = try core.submit(AppendRequest(payloads: [], timestamps: nil, isRoll: true)).lowerBound
+        return try compactor.compactNow(before: active)
+    }
+
+    /// Format 2: what background compaction has done so far, and its last failure, if the last
+    /// attempt failed (the segments are then still there; the next roll tries again).
+    public var backgroundCompactions: (reports: [CompactionReport], lastError: LogError?) {
+        (compactor?.reports ?? [], compactor?.lastError)
     }
 
     /// The sequence number of the last event appended (0 for an empty log).
@@ -173,6 +205,7 @@ public final class EventLog: @unchecked Sendable {
     /// Later calls on this instance throw ``LogError/Code/closed``. Calling it twice is harmless.
     public func close() throws {
         defer { lock.release() }
+        defer { compactor?.stop() }
         try core.close()
     }
 

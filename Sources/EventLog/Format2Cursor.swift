@@ -124,12 +124,17 @@ final class Format2Cursor {
     private func moveOn(from scanner: TailScanner) throws -> Bool {
         try files.refresh()
         scanner.window.invalidate()
-        // A later file starts where this one ends (an empty segment is never followed by one).
+        // Another file holds what comes next: a segment that starts where this one ends, or a
+        // block file that a compaction made of this segment and others (an empty segment is
+        // never followed by one).
         guard scanner.nextSequence > scanner.header.firstSequence,
-            let position = files.position(holding: scanner.nextSequence),
-            files.files[position].firstSequence == scanner.nextSequence
-        else {
-            return false
+            let position = files.position(holding: scanner.nextSequence)
+        else { return false }
+        switch files.files[position].kind {
+        case .segment:
+            guard files.files[position].firstSequence == scanner.nextSequence else { return false }
+        case .blocks(let header):
+            guard header.lastSequence >= scanner.nextSequence else { return false }
         }
         if !confirmingEnd {
             confirmingEnd = true
@@ -150,7 +155,15 @@ final class Format2Cursor {
             if attempt > 0 || files.files.isEmpty { try files.refresh() }
             guard let position = files.position(holding: sequence) else { return false }
             let file = files.files[position]
-            if position == 0 { chainAtEnd = files.anchor; timeAtEnd = Format2.timeBeforeFirstEvent }
+            // What the file must start from is known only when it starts right where the cursor
+            // stands (it came to it by reading on), or at sequence 1.
+            if position == 0 {
+                chainAtEnd = files.anchor
+                timeAtEnd = Format2.timeBeforeFirstEvent
+            } else if file.firstSequence != sequence {
+                chainAtEnd = nil
+                timeAtEnd = nil
+            }
             do {
                 switch file.kind {
                 case .blocks(let header):

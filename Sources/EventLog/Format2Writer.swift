@@ -53,8 +53,8 @@ final class TailWriter: CommitWriter {
     private let compressor: ZstdCompressor
     private(set) var hasUnsyncedWrites = false
     private(set) var failure: LogError?
-    /// Called (on the leader's thread, after the roll) with the first sequence of each segment
-    /// sealed by a roll: the background compactor's cue.
+    /// Called (on the leader's thread, after a roll) with the new active segment's first
+    /// sequence: everything before it is sealed. The background compactor's cue.
     var onSealed: (@Sendable (UInt64) -> Void)?
 
     var headHash: ChainHash { chain.head }
@@ -217,7 +217,6 @@ final class TailWriter: CommitWriter {
         try io("seal the segment \(segment.path)") { try segment.file.truncate(to: segment.dataEnd) }
         segment.allocatedEnd = segment.dataEnd
         if hasUnsyncedWrites { try sync() }
-        let sealed = segment.header.firstSequence
         let header = TailSegmentHeader(
             firstSequence: nextSequence, logID: logID, createdAt: configuration.clock.now(), timeBefore: lastTime,
             chainBefore: chain.head, origin: origin)
@@ -232,7 +231,7 @@ final class TailWriter: CommitWriter {
         }
         try? segment.file.close()
         segment = next
-        onSealed?(sealed)
+        onSealed?(header.firstSequence)
     }
 
     /// Writes a new segment's header durably and atomically (temporary file, sync, rename, sync

@@ -1,0 +1,102 @@
+import FileIO
+import Foundation
+
+/// Runs compactions for one open format-2 log: in the background after each roll (on a thread
+/// of its own, so an append never waits for one), or at once when asked (``EventLog/compact()``).
+/// One compaction at a time. A background failure is kept (``lastError``) and the next roll
+/// tries again; the segments stay as they were.
+final class Compactor: @unchecked Sendable {
+    private let directory: String
+    private let configuration: LogConfiguration
+    private let fileSystem: any FileSystem
+    private let monitor = Monitor()
+    /// The active segment's first sequence at the last roll not yet compacted.
+    private var pending: UInt64?
+    private var running = false
+    private var stopping = false
+    private var thread: Thread?
+    private let threadExited = DispatchSemaphore(value: 0)
+    private var lastFailure: LogError?
+    private var completed: [CompactionReport] = []
+
+    init(directory: String, configuration: LogConfiguration, fileSystem: any FileSystem) {
+        self.directory = directory
+        self.configuration = configuration
+        self.fileSystem = fileSystem
+        guard configuration.compactsInBackground else { return }
+        let thread = Thread { [self] in run() }
+        thread.name = "EventLog compactor"
+        self.thread = thread
+        thread.start()
+    }
+
+    var lastError: LogError? { monitor.withLock { lastFailure } }
+    var reports: [CompactionReport] { monitor.withLock { completed } }
+
+    /// Everything before `activeFirst` is sealed: compact it in the background.
+    func schedule(before activeFirst: UInt64) {
+        monitor.withLock {
+            guard thread != nil, !stopping else { return }
+            pending = max(pending ?? 0, activeFirst)
+            monitor.broadcast()
+        }
+    }
+
+    /// Compacts everything before `activeFirst` now, after any compaction in progress.
+    func compactNow(before activeFirst: UInt64) throws -> CompactionReport {
+        monitor.lock()
+        while running { monitor.wait() }
+        running = true
+        monitor.unlock()
+        defer {
+            monitor.withLock {
+                running = false
+                monitor.broadcast()
+            }
+        }
+        return try Format2Compaction.compact(
+            directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst)
+    }
+
+    /// Lets a compaction in progress finish, and stops the thread.
+    func stop() {
+        monitor.lock()
+        guard thread != nil, !stopping else {
+            monitor.unlock()
+            return
+        }
+        stopping = true
+        monitor.broadcast()
+        monitor.unlock()
+        threadExited.wait()
+        thread = nil
+    }
+
+    private func run() {
+        monitor.lock()
+        while true {
+            if stopping { break }
+            guard let activeFirst = pending, !running else {
+                monitor.wait()
+                continue
+            }
+            pending = nil
+            running = true
+            monitor.unlock()
+            let result = Result { try Format2Compaction.compact(
+                directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst) }
+            monitor.lock()
+            running = false
+            switch result {
+            case .success(let report):
+                completed.append(report)
+                lastFailure = nil
+            case .failure(let error):
+                lastFailure = error as? LogError ?? LogError(.io, "compaction failed", cause: error)
+            }
+            monitor.broadcast()
+        }
+        monitor.unlock()
+        threadExited.signal()
+    }
+}

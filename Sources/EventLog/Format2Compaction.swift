@@ -1,0 +1,179 @@
+import FileIO
+
+/// What one compaction did.
+public struct CompactionReport: Sendable, Hashable, CustomStringConvertible {
+    /// The block file written, nil when there was nothing sealed to compact.
+    public var blockFile: String?
+    public var segments = 0
+    public var blocks = 0
+    public var events: UInt64 = 0
+    /// Bytes of the segments replaced, and of the block file that replaced them.
+    public var bytesBefore: Int64 = 0
+    public var bytesAfter: Int64 = 0
+
+    public init() {}
+
+    public var description: String {
+        guard let blockFile else { return "nothing to compact" }
+        return "compacted \(segments) segment\(segments == 1 ? "" : "s") (\(events) events, \(bytesBefore) bytes) into"
+            + " \(blocks) block\(blocks == 1 ? "" : "s") in \(Path.name(of: blockFile)) (\(bytesAfter) bytes)"
+    }
+}
+
+/// Compaction: sealed hot-tail segments become one block file (FORMAT.md, "Compaction: the swap
+/// protocol"). Runs under the writer's lock, beside the writer: it reads only sealed segments
+/// and creates only new names, so appends never wait for it.
+///
+/// Memory: one block's events and their compressed form. Cost: every event read, hashed twice
+/// (once building the blocks, once checking what was written) and compressed.
+enum Format2Compaction {
+    /// Compacts every segment that starts before `activeFirst` (the active segment's first
+    /// sequence), or does nothing when there is none.
+    static func compact(
+        directory: String, configuration: LogConfiguration, fileSystem: any FileSystem, before activeFirst: UInt64
+    ) throws -> CompactionReport {
+        var report = CompactionReport()
+        var files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        try files.refresh()
+        let sealed = files.files.filter { $0.kind == .segment && $0.firstSequence < activeFirst }
+        guard let first = sealed.first, let logID = files.logID else { return report }
+        guard let nextFile = files.files.first(where: { $0.firstSequence > sealed.last!.firstSequence }) else {
+            return report  // the active segment is not there: nothing is sealed after all
+        }
+        let compressor = try ZstdCompressor(level: configuration.blockCompressionLevel)
+        let decompressor = ZstdDecompressor()
+
+        // Where the chain and the time stand before the first sealed segment.
+        let firstScanner = try TailScanner.open(path: first.path, fileSystem: fileSystem, decompressor: decompressor)
+        let chainBefore = firstScanner.header.chainBefore
+        let timeBefore = firstScanner.header.timeBefore
+        firstScanner.close()
+        if let previous = files.files.last(where: { $0.firstSequence < first.firstSequence }), case .blocks(let header) = previous.kind {
+            let scanner = try BlockFileScanner(path: previous.path, header: header, fileSystem: fileSystem)
+            while try scanner.next(expectChain: nil, expectTime: nil) != nil {}
+            guard scanner.chain == chainBefore, scanner.time == timeBefore else {
+                throw LogError(
+                    .corrupt, "the log is damaged: \(first.path) does not continue the chain where \(previous.path) ends",
+                    file: first.path, offset: Int64(Format2.segmentChainBeforeOffset), sequence: first.firstSequence)
+            }
+        }
+
+        let temporary = SegmentFiles.blockFilePath(directory, first.firstSequence) + LogFormat.temporaryExtension
+        let final = SegmentFiles.blockFilePath(directory, first.firstSequence)
+        let out = try io("create \(temporary)") { try fileSystem.openFile(temporary, .createOrTruncate) }
+        var written: [ChainHash] = []
+        do {
+            var builder = BlockBuilder(firstSequence: first.firstSequence, timeBefore: timeBefore, chainBefore: chainBefore)
+            var position = Int64(Format2.blockFileHeaderSize)
+            var buffer: [UInt8] = []
+            func flush() throws {
+                guard builder.count > 0 else { return }
+                buffer.removeAll(keepingCapacity: true)
+                let header = builder.encode(layout: configuration.blockLayout, compressor: compressor, into: &buffer)
+                try io("write \(temporary)") { try out.write(buffer, at: position) }
+                position += Int64(buffer.count)
+                written.append(header.chainAfter)
+                builder = BlockBuilder(firstSequence: header.lastSequence + 1, timeBefore: header.lastTime, chainBefore: header.chainAfter)
+            }
+            // Header first as a placeholder: counts are known only at the end.
+            try io("write \(temporary)") { try out.write([UInt8](repeating: 0, count: Format2.blockFileHeaderSize), at: 0) }
+            for segment in sealed {
+                let scanner = try TailScanner.open(path: segment.path, fileSystem: fileSystem, decompressor: decompressor)
+                defer { scanner.close() }
+                guard scanner.header.chainBefore == builder.chainAfter, scanner.header.timeBefore == builder.lastTime,
+                    scanner.header.firstSequence == builder.firstSequence + UInt64(builder.count)
+                else {
+                    throw LogError(
+                        .corrupt, "the log is damaged: \(segment.path)'s header does not continue the segment before it",
+                        file: segment.path, offset: 0, sequence: segment.firstSequence)
+                }
+                report.bytesBefore += try io("read the size of \(segment.path)") { try scanner.window.file.size() }
+                reading: while true {
+                    switch try scanner.next() {
+                    case .record(let record, _):
+                        var events = record.run.makeIterator(firstSequence: scanner.nextSequence - UInt64(record.eventCount))
+                        while let event = events.next() {
+                            if builder.rawPayloadBytes + event.payload.count > configuration.blockSize { try flush() }
+                            builder.add(event.payload, at: event.timestamp.microsecondsSinceEpoch)
+                        }
+                    case .end:
+                        break reading
+                    case .damaged(let offset, let reason, _):
+                        throw LogError.corrupt(reason, file: segment.path, offset: offset, sequence: scanner.nextSequence)
+                    }
+                }
+                report.segments += 1
+            }
+            let lastSequence = builder.firstSequence + UInt64(builder.count) - 1
+            let chainAfter = builder.chainAfter
+            let timeAfter = builder.lastTime
+            try flush()
+            // The next file must start where the compacted ones end, with the same chain.
+            if nextFile.kind == .segment {
+                let next = try Format2Directory.readSegmentHeader(nextFile.path, fileSystem: fileSystem)
+                guard next.firstSequence == lastSequence + 1, next.chainBefore == chainAfter, next.timeBefore == timeAfter else {
+                    throw LogError(
+                        .corrupt, "the log is damaged: \(nextFile.path) does not continue the chain where the sealed segments end",
+                        file: nextFile.path, offset: 0, sequence: lastSequence + 1)
+                }
+            }
+            let header = BlockFileHeader(
+                firstSequence: first.firstSequence, eventCount: lastSequence - first.firstSequence + 1, logID: logID,
+                origin: files.origin, createdAt: configuration.clock.now(), blockCount: UInt32(written.count))
+            try io("write \(temporary)") { try out.write(header.encoded(), at: 0) }
+            try io("sync \(temporary)") { try out.sync() }
+            try? out.close()
+            report.blocks = written.count
+            report.events = header.eventCount
+            report.bytesAfter = position
+
+            // Step 4: what is on disk must rehash to the same chain.
+            try check(temporary, header: header, chainBefore: chainBefore, expected: written, fileSystem: fileSystem)
+        } catch {
+            try? out.close()
+            try? fileSystem.removeFile(temporary)
+            throw error
+        }
+        // Step 5, the commit point; step 6, the clean-up.
+        try io("rename \(temporary) to \(final)") { try fileSystem.rename(temporary, to: final) }
+        try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }
+        for segment in sealed {
+            try io("remove \(segment.path)") { try fileSystem.removeFile(segment.path) }
+            let index = SegmentFiles.indexPath(directory, segment.firstSequence)
+            if try io("look at \(index)", { try fileSystem.exists(index) }) {
+                try io("remove \(index)") { try fileSystem.removeFile(index) }
+            }
+        }
+        try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }
+        report.blockFile = final
+        return report
+    }
+
+    /// Reads a written block file back, decodes every block and rehashes every event.
+    private static func check(
+        _ path: String, header: BlockFileHeader, chainBefore: ChainHash, expected: [ChainHash], fileSystem: any FileSystem
+    ) throws {
+        let onDisk = try Format2Directory.readBlockFileHeader(path, fileSystem: fileSystem)
+        guard onDisk == header else {
+            throw LogError(.corrupt, "compaction read back another header from \(path); nothing was changed", file: path, offset: 0)
+        }
+        let scanner = try BlockFileScanner(path: path, header: header, fileSystem: fileSystem)
+        let decompressor = ZstdDecompressor()
+        var index = 0
+        while let block = try scanner.next(expectChain: chainBefore, expectTime: nil) {
+            let decoded = SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor)
+            guard index < expected.count, block.header.chainAfter == expected[index],
+                case .success(let sealed) = decoded, sealed.chainHolds()
+            else {
+                throw LogError(
+                    .corrupt, "compaction read back block \(index) of \(path) and its events do not rehash to the chain"
+                        + " computed from the segments; nothing was changed",
+                    file: path, offset: block.offset, sequence: block.header.firstSequence)
+            }
+            index += 1
+        }
+        guard index == expected.count else {
+            throw LogError(.corrupt, "compaction read back \(index) blocks from \(path), not \(expected.count)", file: path)
+        }
+    }
+}

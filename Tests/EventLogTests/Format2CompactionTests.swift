@@ -1,0 +1,128 @@
+@testable import EventLog
+import FileIO
+import Foundation
+import Testing
+
+/// Compaction (FORMAT.md, "Compaction: the swap protocol"): sealed segments become a block
+/// file, the events and the chain stay exactly as they were, readers beside it never see an
+/// event twice or miss one, and every step's leftovers are recovered.
+@Suite struct Format2CompactionTests {
+    static func names(_ path: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != "LOCK" }.sorted()
+    }
+
+    @Test(arguments: [Format2.Layout.rows, .columns])
+    func compactionKeepsEveryEventAndTheChainAndShrinksTheLog(_ layout: Format2.Layout) throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = Format2LogTests.format2(clock: clock)
+        configuration.blockLayout = layout
+        configuration.blockSize = 4096
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        var appended = try Format2LogTests.fill(log, clock: clock, commits: 300)
+        let before = try readAll(folder.path)
+        let report = try log.compact()
+        #expect(report.events == UInt64(appended.count))
+        #expect(report.segments == 1)
+        #expect(report.blocks > 5)
+        #expect(report.bytesAfter < report.bytesBefore)
+        #expect(try Self.names(folder.path) == ["00000000000000000001.blk", String(format: "%020d.seg", appended.count + 1)])
+        #expect(try readAll(folder.path) == before)
+        #expect(log.head.hash.bytes == Format2CodecTests.independentHead(appended, logID: Format2CodecTests.logID))
+
+        // Appends go on; a second compaction makes a second block file after the first.
+        appended += try Format2LogTests.fill(log, clock: clock, commits: 50, from: 300)
+        try log.compact()
+        try log.close()
+        let files = try Self.names(folder.path)
+        #expect(files.filter { $0.hasSuffix(".blk") }.count == 2)
+        let reader = try LogReader(directory: folder.path)
+        let events = try readAll(folder.path)
+        #expect(events.map { Array($0.payload) } == appended.map(\.payload))
+        #expect(events.map(\.timestamp.microsecondsSinceEpoch) == appended.map(\.time))
+        for sequence in [1, 5, 299, appended.count - 1, appended.count] {
+            let expected = Format2CodecTests.independentHead(Array(appended.prefix(sequence)), logID: Format2CodecTests.logID)
+            #expect(try reader.head(at: UInt64(sequence))?.hash.bytes == expected, "head at \(sequence)")
+        }
+        #expect(try reader.lastSequence() == UInt64(appended.count))
+        let since = try reader.events(since: LogTimestamp(microsecondsSinceEpoch: appended[400].time)).next()
+        #expect(since?.timestamp.microsecondsSinceEpoch == appended[400].time)
+
+        // Reopened, it continues the same chain.
+        let reopened = try EventLog.open(at: folder.path, configuration: configuration)
+        #expect(reopened.recovery.isClean)
+        #expect(reopened.head.hash.bytes == Format2CodecTests.independentHead(appended, logID: Format2CodecTests.logID))
+        try reopened.close()
+    }
+
+    @Test func sealedSegmentsAreCompactedInTheBackground() throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
+        configuration.compactsInBackground = true
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        let appended = try Format2LogTests.fill(log, clock: clock, commits: 300)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while log.backgroundCompactions.reports.isEmpty, ContinuousClock.now < deadline { usleep(5_000) }
+        #expect(log.backgroundCompactions.lastError == nil)
+        #expect(!log.backgroundCompactions.reports.isEmpty)
+        try log.close()
+        #expect(try Self.names(folder.path).contains { $0.hasSuffix(".blk") })
+        #expect(try readAll(folder.path).map { Array($0.payload) } == appended.map(\.payload))
+    }
+
+    @Test func aReaderBesideACompactionSeesEveryEventOnce() throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2(clock: clock, segmentSize: 4096))
+        try Format2LogTests.fill(log, clock: clock, commits: 200)
+        let cursor = try LogReader(directory: folder.path).events(from: 1)
+        var seen: [UInt64] = []
+        for _ in 0..<100 { if let event = try cursor.next() { seen.append(event.sequence) } }
+        try log.compact()
+        try Format2LogTests.fill(log, clock: clock, commits: 20, from: 200)
+        while let event = try cursor.next() { seen.append(event.sequence) }
+        #expect(seen == Array(1...log.lastSequence))
+        try log.close()
+    }
+
+    @Test func theLeftoversOfAnInterruptedCompactionAreRecovered() throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        let configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        try Format2LogTests.fill(log, clock: clock, commits: 200)
+        try log.close()
+        let segments = try snapshot(folder.path).filter { $0.key.hasSuffix(".seg") }
+        let expected = try readAll(folder.path)
+
+        // Stopped after the rename, before the segments were removed (step 6).
+        let compacting = try EventLog.open(at: folder.path, configuration: configuration)
+        try compacting.compact()
+        try compacting.close()
+        for (name, bytes) in segments where !FileManager.default.fileExists(atPath: folder.sub(name)) {
+            try writeBytes(bytes, to: folder.sub(name))
+        }
+        #expect(try readAll(folder.path) == expected, "readers must hide the segments a block file covers")
+        let reopened = try EventLog.open(at: folder.path, configuration: configuration)
+        #expect(reopened.recovery.removedTemporaryFiles.count == segments.count)
+        try reopened.close()
+        #expect(try Self.names(folder.path).filter { $0.hasSuffix(".seg") }.count == 1)
+        #expect(try readAll(folder.path) == expected)
+
+        // Stopped before the rename (steps 2–4): a temporary block file, never read, removed.
+        try writeBytes([1, 2, 3], to: folder.sub("00000000000000000500.blk.tmp"))
+        #expect(try readAll(folder.path) == expected)
+        let again = try EventLog.open(at: folder.path, configuration: configuration)
+        #expect(again.recovery.removedTemporaryFiles == ["00000000000000000500.blk.tmp"])
+        try again.close()
+    }
+
+    @Test func aFormatOneLogHasNothingToCompact() throws {
+        let folder = TemporaryDirectory()
+        let log = try EventLog.open(at: folder.path, configuration: configuration())
+        #expect(log.format == .v1)
+        expectLogError(.invalidArgument) { try log.compact() }
+        try log.close()
+    }
+}
