@@ -17,12 +17,15 @@ public struct RepairPlan: Sendable, Hashable, CustomStringConvertible {
     /// the events dropped are at least `firstDroppedSequence...lastDroppedSequence`.
     public var lastDroppedSequence: UInt64?
 
+    /// The log's format: it decides how much of a file's start is its header.
+    public var format = LogFormatVersion.v1
+
     public var isNeeded: Bool { damage != nil }
 
     public var description: String {
         guard let damage, let segment else { return "the log needs no repair" }
         var text = "damage: \(damage)\nrepair would cut \(bytes) bytes from offset \(offset) of \(segment)"
-        if !laterSegments.isEmpty { text += " and remove \(laterSegments.count) later segment(s)" }
+        if !laterSegments.isEmpty { text += " and remove \(laterSegments.count) later file(s)" }
         if let last = lastDroppedSequence, last >= firstDroppedSequence {
             text += ", dropping events \(firstDroppedSequence)…\(last) (\(last - firstDroppedSequence + 1) as far as intact headers show)"
         } else {
@@ -58,6 +61,7 @@ public enum LogRepair {
             plan.bytes = try sizes(of: listing.segments.map { SegmentFiles.segmentPath(directory, $0) }, fileSystem)
             return plan
         }
+        if reader.format == .v2 { return try planFormat2(directory: directory, fileSystem: fileSystem) }
         var report = VerificationReport()
         try LogVerifier.walk(reader, report: &report, progress: nil, stopAtFirstDamage: true)
         guard let damage = report.problems.first(where: { $0.kind != .index }) else { return plan }
@@ -103,7 +107,10 @@ public enum LogRepair {
         }
         let file = try io("open \(segment)") { try fileSystem.openFile(segment, .readWrite) }
         defer { try? file.close() }
-        if plan.offset < Int64(LogFormat.segmentHeaderSize) {
+        // A block file is never cut inside (its header counts its blocks): it goes whole.
+        let headerSize = segment.hasSuffix(Format2.blockExtension)
+            ? Int64.max : Int64(plan.format == .v2 ? Format2.segmentHeaderSize : LogFormat.segmentHeaderSize)
+        if plan.offset < headerSize {
             // The segment's own header is damaged: the whole segment goes.
             let bytes = try io("read \(segment)") { try file.readAll() }
             _ = try Quarantine.keep(bytes, named: Path.name(of: segment) + ".repair", in: directory, fileSystem: fileSystem)
@@ -121,6 +128,29 @@ public enum LogRepair {
         // Indexes of what was cut are stale; the next open for writing rebuilds them.
         try? fileSystem.removeFile(indexPath(of: segment))
         try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }
+    }
+
+    /// Format 2: the first damage that verification finds, and everything from it on. Damage in
+    /// a block file takes that whole file and every later one.
+    private static func planFormat2(directory: String, fileSystem: any FileSystem) throws -> RepairPlan {
+        var plan = RepairPlan()
+        plan.format = .v2
+        var report = VerificationReport()
+        try Format2Verifier.walk(directory: directory, fileSystem: fileSystem, report: &report, progress: nil)
+        guard let damage = report.problems.first(where: { $0.kind != .index }) else { return plan }
+        plan.damage = damage
+        let listing = try Format2Listing.list(directory, fileSystem)
+        let all = listing.blockFiles.map { SegmentFiles.blockFilePath(directory, $0) }
+            + listing.segments.map { SegmentFiles.segmentPath(directory, $0) }
+        let cutAt = all.firstIndex(of: damage.file) ?? 0
+        guard cutAt < all.count else { return plan }
+        plan.segment = all[cutAt]
+        plan.offset = all[cutAt].hasSuffix(Format2.blockExtension) ? 0 : damage.offset ?? 0
+        plan.laterSegments = Array(all[(cutAt + 1)...])
+        plan.firstDroppedSequence = damage.sequence ?? report.lastSequence + 1
+        let cutSize = (try fileSystem.status(all[cutAt]))?.size ?? 0
+        plan.bytes = max(0, cutSize - plan.offset) + (try sizes(of: plan.laterSegments, fileSystem))
+        return plan
     }
 
     private static func indexPath(of segment: String) -> String {

@@ -28,8 +28,23 @@ public struct VerificationReport: Sendable {
         }
     }
 
+    /// The log's format (1 when the directory holds no data file yet).
+    public var format = LogFormatVersion.v1
+    /// Format 1: segments; format 2: hot-tail segments.
     public var segments = 0
+    /// Format 1 only.
     public var batches = 0
+    /// Format 2: block files, blocks, hot-tail records.
+    public var blockFiles = 0
+    public var blocks = 0
+    public var records = 0
+    /// Format 2: bytes of block files, and of hot-tail segments (headers and records).
+    public var blockBytes: Int64 = 0
+    public var tailBytes: Int64 = 0
+    /// Format 2: checkpoints (blocks and segment headers) the chain was checked against.
+    public var checkpoints = 0
+    /// Format 2: events whose payload was erased (their digests keep the chain).
+    public var erasedEvents = 0
     public var events: UInt64 = 0
     /// Bytes of segment data (headers and batches), compressed as stored.
     public var storedBytes: Int64 = 0
@@ -37,7 +52,8 @@ public struct VerificationReport: Sendable {
     public var rawBytes: Int64 = 0
     /// The last sequence number reached by the valid chain from the start.
     public var lastSequence: UInt64 = 0
-    /// The SHA-256 of the last valid batch: it commits to every batch before it. Record it
+    /// Format 1: the SHA-256 of the last valid batch; format 2: the event chain's head after the
+    /// last valid event. Either commits to everything before it. Record it
     /// elsewhere to later prove that nothing was cut from the end.
     public var headHash: ChainHash?
     public var problems: [Problem] = []
@@ -72,6 +88,10 @@ public enum LogVerifier {
             reader = try LogReader(directory: directory, fileSystem: fileSystem)
         } catch let error as LogError where error.code == .corrupt {
             report.problems.append(.init(kind: .corruption, file: directory, sequence: 1, message: error.message))
+            return report
+        }
+        if reader.format == .v2 {
+            try Format2Verifier.walk(directory: directory, fileSystem: fileSystem, report: &report, progress: progress)
             return report
         }
         try walk(reader, report: &report, progress: progress, stopAtFirstDamage: false)
