@@ -90,7 +90,6 @@ enum Format2Verifier {
                     report.events += UInt64(record.eventCount)
                     report.rawBytes += Int64(record.run.raw.count)
                     report.tailBytes += Int64(record.size)
-                    report.storedBytes += Int64(record.size)
                 case .end:
                     break scan
                 case .damaged(let offset, let reason, let definite):
@@ -105,7 +104,6 @@ enum Format2Verifier {
                 }
             }
             report.tailBytes += Int64(Format2.segmentHeaderSize)
-            report.storedBytes += Int64(Format2.segmentHeaderSize)
             next = scanner.nextSequence
             time = scanner.time
             report.lastSequence = next - 1
@@ -115,6 +113,8 @@ enum Format2Verifier {
             if report.problems.contains(where: { $0.kind == .corruption }) { return }
         }
         if report.headHash == nil { report.headHash = anchor }
+        // The log's bytes as files: block files whole (headers included), segments as scanned.
+        report.storedBytes = report.blockBytes + report.tailBytes
     }
 
     /// Decodes and rehashes every block from its own checkpoint, the work shared out between
@@ -161,7 +161,6 @@ enum Format2Verifier {
                 report.events += UInt64(block.header.eventCount)
                 report.erasedEvents += erased
                 report.rawBytes += Int64(raw)
-                report.storedBytes += Int64(block.header.totalSize)
             }
         }
         return nil

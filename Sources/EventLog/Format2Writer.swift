@@ -53,6 +53,11 @@ final class TailWriter: CommitWriter {
     private let compressor: ZstdCompressor
     private(set) var hasUnsyncedWrites = false
     private(set) var failure: LogError?
+    /// Set while a roll has not completed: the next record waits for it. A roll that failed
+    /// after naming the new segment leaves that (empty) file behind; retrying before any
+    /// append writes the same name again, so no event ever lands after a segment that starts
+    /// beyond it.
+    private var mustRoll = false
     /// Called (on the leader's thread, after a roll) with the new active segment's first
     /// sequence: everything before it is sealed. The background compactor's cue.
     var onSealed: (@Sendable (UInt64) -> Void)?
@@ -173,7 +178,9 @@ final class TailWriter: CommitWriter {
     private func writeRecord() throws {
         output.removeAll(keepingCapacity: true)
         builder.encode(compressor: compressor, into: &output)
-        if segment.dataEnd >= Int64(configuration.hotTailSegmentSize), segment.dataEnd > Int64(Format2.segmentHeaderSize) {
+        if mustRoll || segment.dataEnd >= Int64(configuration.hotTailSegmentSize),
+            segment.dataEnd > Int64(Format2.segmentHeaderSize)
+        {
             try roll()
         }
         let offset = segment.dataEnd
@@ -204,7 +211,8 @@ final class TailWriter: CommitWriter {
     private func rollNow() -> Result<Range<UInt64>, LogError> {
         guard segment.dataEnd > Int64(Format2.segmentHeaderSize) else { return .success(nextSequence..<nextSequence) }
         do {
-            try roll()
+            // The caller compacts right after: no background compaction for this roll.
+            try roll(notify: false)
             return .success(nextSequence..<nextSequence)
         } catch {
             return .failure(error as? LogError ?? LogError(.io, "cannot start a new segment", cause: error))
@@ -213,7 +221,8 @@ final class TailWriter: CommitWriter {
 
     /// Seals the active segment (zero tail cut, synced) and starts the next, whose header carries
     /// the chain's head and the last time (FORMAT.md, "Segment header (136 bytes)").
-    private func roll() throws {
+    private func roll(notify: Bool = true) throws {
+        mustRoll = true
         try io("seal the segment \(segment.path)") { try segment.file.truncate(to: segment.dataEnd) }
         segment.allocatedEnd = segment.dataEnd
         if hasUnsyncedWrites { try sync() }
@@ -231,7 +240,8 @@ final class TailWriter: CommitWriter {
         }
         try? segment.file.close()
         segment = next
-        onSealed?(header.firstSequence)
+        mustRoll = false
+        if notify { onSealed?(header.firstSequence) }
     }
 
     /// Writes a new segment's header durably and atomically (temporary file, sync, rename, sync

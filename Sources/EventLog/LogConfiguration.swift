@@ -26,7 +26,7 @@ public struct LogConfiguration: Sendable {
     public var compressionLevel: Int32 = 3
     /// The format a new log is created in (an existing log keeps its own; `vt upgrade`
     /// converts format 1 to 2). FORMAT.md describes both.
-    public var format: LogFormatVersion = .v1
+    public var format: LogFormatVersion = .v2
     /// A new segment starts once the current one reaches this many bytes (format 1).
     public var segmentSize: Int = 64 << 20
     /// Format 2: a new hot-tail segment starts once the active one reaches this many bytes;

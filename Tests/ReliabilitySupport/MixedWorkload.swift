@@ -27,6 +27,8 @@ public struct MixedWorkload {
         case appended([RecordedEvent])
         case snapshot(UInt64)
         case collected(Int)
+        /// The hot tail sealed and compacted into blocks: how many events went into blocks.
+        case compacted(UInt64)
         case refused(String)
     }
 
@@ -94,8 +96,10 @@ public struct MixedWorkload {
             return .appended([try await store.removePhoto(slot, from: pin.id)])
         case ..<78 where pins.count > 3:
             return .appended([try await store.removePin(pin.id)])
-        case ..<88:
+        case ..<84:
             return .snapshot(try await store.writeSnapshot())
+        case ..<88:
+            return .compacted(try store.compactLog().events)
         default:
             return .collected(try store.collectGarbage(grace: .zero).collected.count)
         }
@@ -148,6 +152,11 @@ public func crashTestOptions() -> StoreOptions {
     var options = StoreOptions()
     options.log.durability = .always
     options.log.segmentSize = 8 << 10
+    // Format 2: small hot-tail segments and blocks, compacted by the workload's own steps (not a
+    // background thread), so every run does the same I/O and a cut can land in any compaction.
+    options.log.hotTailSegmentSize = 8 << 10
+    options.log.blockSize = 2 << 10
+    options.log.compactsInBackground = false
     options.log.preallocationSize = 4 << 10
     options.snapshotInterval = 16
     options.retention = .zero

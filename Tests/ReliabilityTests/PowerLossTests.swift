@@ -57,7 +57,8 @@ import Glibc
         let total = whole.operationCount
         #expect(total > 300, "the workload does enough I/O to be worth cutting (\(total))")
         let files = whole.files(under: Self.folder).keys
-        #expect(files.filter { $0.hasSuffix(".seg") }.count >= 2, "segments rolled")
+        #expect(files.contains { $0.hasSuffix(".seg") } && files.contains { $0.hasSuffix(".blk") }, "the hot tail was compacted into blocks")
+        #expect(whole.count(of: .rename) > 10, "segments, blocks and snapshots were renamed into place")
         #expect(files.contains { $0.hasSuffix(".snap") })
         #expect(whole.count(of: .remove) > 5, "collections and pruning removed files")
         let history = try #require(writtenEvents(inStoreAt: Self.folder, fileSystem: whole))

@@ -17,9 +17,11 @@ import Testing
     static let folder = "/disk/store"
 
     /// A closed store with a few segments, their indexes and snapshots, and the events it holds.
-    static func makeStore() async throws -> (SimulatedDisk, [RecordedEvent]) {
+    static func makeStore(format: LogFormatVersion = .v2) async throws -> (SimulatedDisk, [RecordedEvent]) {
         let disk = SimulatedDisk(root: "/disk")
-        let store = try await TouristStore.open(at: folder, options: crashTestOptions(), fileSystem: disk)
+        var options = crashTestOptions()
+        options.log.format = format
+        let store = try await TouristStore.open(at: folder, options: options, fileSystem: disk)
         var workload = MixedWorkload(seed: 31)
         for _ in 0..<160 { _ = try await workload.step(store) }
         let events = try store.events()
@@ -52,8 +54,10 @@ import Testing
 
     @Test func everyFlipInTheLogIsDetectedAndNeverMisread() async throws {
         let (disk, written) = try await Self.makeStore()
-        let segments = disk.files(under: Self.folder).filter { $0.key.hasSuffix(".seg") }.sorted { $0.key < $1.key }
-        #expect(segments.count >= 2)
+        // Format 2: block files and the hot tail's segments.
+        let segments = disk.files(under: Self.folder).filter { $0.key.hasSuffix(".seg") || $0.key.hasSuffix(".blk") }
+            .sorted { $0.key < $1.key }
+        #expect(segments.contains { $0.key.hasSuffix(".blk") } && segments.contains { $0.key.hasSuffix(".seg") })
         var flipped = 0
         var detected = 0
         var cutAsTornTail = 0
@@ -94,11 +98,12 @@ import Testing
             }
         }
         #expect(detected == flipped)
-        print("corruption, log: \(flipped) bytes flipped in \(segments.count) segments, \(detected) detected (\(cutAsTornTail) as a torn last batch)")
+        print("corruption, log: \(flipped) bytes flipped in \(segments.count) block files and segments, \(detected) detected (\(cutAsTornTail) as a torn last batch)")
     }
 
+    /// Format 1's sparse indexes (format 2's hot tail is small enough to scan).
     @Test func aDamagedIndexIsIgnoredAndTheStateStaysRight() async throws {
-        let (disk, written) = try await Self.makeStore()
+        let (disk, written) = try await Self.makeStore(format: .v1)
         let indexes = disk.files(under: Self.folder).filter { $0.key.hasSuffix(".idx") }.sorted { $0.key < $1.key }
         #expect(indexes.count >= 2)
         let probes = [1, written.count / 3, written.count / 2, written.count - 1].map(UInt64.init)

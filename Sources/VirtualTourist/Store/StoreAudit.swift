@@ -26,8 +26,14 @@ public struct StoreVerification: Sendable {
 public struct StoreStatistics: Sendable {
     public var events: UInt64 = 0
     public var eventsByType: [String: UInt64] = [:]
+    public var format = LogFormatVersion.v1
     public var segments = 0
     public var batches = 0
+    /// Format 2: sealed blocks and hot-tail records, and the bytes each part takes.
+    public var blocks = 0
+    public var records = 0
+    public var blockBytes: Int64 = 0
+    public var tailBytes: Int64 = 0
     public var storedBytes: Int64 = 0
     public var rawBytes: Int64 = 0
     public var indexBytes: Int64 = 0
@@ -133,8 +139,13 @@ public enum StoreAudit {
         let fileSystem = reader.fileSystem
         let logPath = Path.join(reader.folder, "log")
         let report = try LogVerifier.verify(directory: logPath, fileSystem: fileSystem) { progress?("reading the log", $0, $1) }
+        stats.format = report.format
         stats.segments = report.segments
         stats.batches = report.batches
+        stats.blocks = report.blocks
+        stats.records = report.records
+        stats.blockBytes = report.blockBytes
+        stats.tailBytes = report.tailBytes
         stats.storedBytes = report.storedBytes
         stats.rawBytes = report.rawBytes
         for name in (try? fileSystem.listDirectory(logPath)) ?? [] where name.hasSuffix(".idx") {

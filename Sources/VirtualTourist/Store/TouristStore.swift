@@ -134,6 +134,20 @@ public final class TouristStore: Sendable {
     /// (nil: none failed). The store works on without it; opening just replays more.
     public var snapshotFailure: (any Error)? { processor.snapshotFailure }
 
+    /// Seals the log's hot tail and compacts it into sealed blocks now (format 2; the log does it
+    /// in the background too). A format-1 log has nothing to compact.
+    @discardableResult
+    public func compactLog() throws -> CompactionReport {
+        do { return try log.compact() } catch let error as LogError where error.code == .invalidArgument {
+            throw DomainError(.invalidArgument, error.message)
+        } catch {
+            throw Self.storageError(error, "could not compact the log of \(folder)")
+        }
+    }
+
+    /// The format of the store's log.
+    public var logFormat: LogFormatVersion { log.format }
+
     /// Finishes queued actions, writes a snapshot, and closes the log (releasing its lock).
     public func close() async throws {
         await stopCollecting()

@@ -111,14 +111,19 @@ struct HistoryCommand: AsyncParsableCommand {
 /// `vt stats`: what the store holds and how big it is.
 struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "stats", abstract: "Events by type, segments, bytes, compression, photos and snapshots.")
+        commandName: "stats", abstract: "Events by type, the log's format and bytes (blocks and hot tail apart), compression, photos and snapshots.")
     @OptionGroup var global: GlobalOptions
 
     struct View: Encodable {
         var events: UInt64
         var events_by_type: [String: UInt64]
+        var format: Int
         var segments: Int
         var batches: Int
+        var blocks: Int
+        var records: Int
+        var block_bytes: Int64
+        var hot_tail_bytes: Int64
         var log_bytes: Int64
         var raw_event_bytes: Int64
         var index_bytes: Int64
@@ -142,7 +147,9 @@ struct StatsCommand: AsyncParsableCommand {
         let perEvent = stats.events > 0 ? Double(stats.storedBytes) / Double(stats.events) : 0
         if global.json {
             return try Output.json(View(
-                events: stats.events, events_by_type: stats.eventsByType, segments: stats.segments, batches: stats.batches,
+                events: stats.events, events_by_type: stats.eventsByType, format: stats.format.rawValue,
+                segments: stats.segments, batches: stats.batches, blocks: stats.blocks, records: stats.records,
+                block_bytes: stats.blockBytes, hot_tail_bytes: stats.tailBytes,
                 log_bytes: stats.storedBytes, raw_event_bytes: stats.rawBytes, index_bytes: stats.indexBytes,
                 compression_ratio: (stats.compressionRatio * 100).rounded() / 100, bytes_per_event: (perEvent * 10).rounded() / 10,
                 pins: stats.pins, photos_shown: stats.photosShown, blobs: stats.blobs, blob_bytes: stats.blobBytes,
@@ -151,9 +158,16 @@ struct StatsCommand: AsyncParsableCommand {
         }
         print("events: \(stats.events)" + (stats.firstTime.map { " (\($0) … \(stats.lastTime!))" } ?? ""))
         for name in DomainEvent.typeNames { if let count = stats.eventsByType[name] { print("  \(name.padding(toLength: 20, withPad: " ", startingAt: 0))\(count)") } }
-        print("log: \(stats.segments) segment\(stats.segments == 1 ? "" : "s"), \(stats.batches) batches, \(stats.storedBytes) bytes"
-            + " (\(String(format: "%.1f", perEvent)) per event); events \(stats.rawBytes) bytes before compression,"
-            + " ratio \(String(format: "%.2f", stats.compressionRatio)); indexes \(stats.indexBytes) bytes")
+        if stats.format == .v2 {
+            print("log (format 2): \(stats.storedBytes) bytes (\(String(format: "%.1f", perEvent)) per event): sealed blocks"
+                + " \(stats.blockBytes) bytes in \(stats.blocks) block\(stats.blocks == 1 ? "" : "s"), hot tail \(stats.tailBytes) bytes"
+                + " in \(stats.records) record\(stats.records == 1 ? "" : "s") and \(stats.segments) segment\(stats.segments == 1 ? "" : "s");"
+                + " events \(stats.rawBytes) bytes before compression, ratio \(String(format: "%.2f", stats.compressionRatio))")
+        } else {
+            print("log (format 1): \(stats.segments) segment\(stats.segments == 1 ? "" : "s"), \(stats.batches) batches, \(stats.storedBytes) bytes"
+                + " (\(String(format: "%.1f", perEvent)) per event); events \(stats.rawBytes) bytes before compression,"
+                + " ratio \(String(format: "%.2f", stats.compressionRatio)); indexes \(stats.indexBytes) bytes")
+        }
         print("map: \(stats.pins) pins, \(stats.photosShown) photos in albums")
         print("photos stored: \(stats.blobs) files, \(stats.blobBytes) bytes; \(stats.referencedBlobs) shown in albums, \(stats.blobs - min(stats.blobs, stats.referencedBlobs)) kept for time travel or awaiting collection")
         print("snapshots: \(stats.snapshots.count)" + (stats.snapshots.last.map { ", newest at event \($0)" } ?? "") + ", \(stats.snapshotBytes) bytes")

@@ -8,15 +8,18 @@ import VirtualTourist
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify", abstract: "Check the whole store; exit 3 if anything is wrong.",
-        discussion: "Checks every batch's checksums and the hash chain, decodes and replays every event against the rules, compares each snapshot with the replayed state, and checks that every photo an album shows is stored. --blobs also re-hashes every stored photo. Reads only; safe beside a running app.")
+        discussion: "Checks every batch's, block's and record's checksums and the whole hash chain, decodes and replays every event against the rules, compares each snapshot with the replayed state, and checks that every photo an album shows is stored. --blobs also re-hashes every stored photo. Reads only; safe beside a running app.")
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Also re-hash every stored photo and compare it with its name.") var blobs = false
 
     struct View: Encodable {
         var clean: Bool
         var events: UInt64
+        var format: Int
         var segments: Int
         var batches: Int
+        var blocks: Int
+        var checkpoints: Int
         var head_hash: String?
         var snapshots_checked: Int
         var photos_referenced: Int
@@ -31,12 +34,18 @@ struct VerifyCommand: AsyncParsableCommand {
         bar.finish()
         if global.json {
             try Output.json(View(
-                clean: report.isClean, events: report.log.events, segments: report.log.segments, batches: report.log.batches,
+                clean: report.isClean, events: report.log.events, format: report.log.format.rawValue, segments: report.log.segments,
+                batches: report.log.batches, blocks: report.log.blocks, checkpoints: report.log.checkpoints,
                 head_hash: report.log.headHash.map { "\($0)" }, snapshots_checked: report.snapshotsChecked,
                 photos_referenced: report.referencedPhotos, photos_hashed: report.blobs?.checked, problems: report.problems,
                 notes: report.notes))
         } else {
-            print("log: \(report.log.events) events in \(report.log.segments) segment(s), \(report.log.batches) batches; replayed \(report.replayedEvents)")
+            if report.log.format == .v2 {
+                print("log (format 2): \(report.log.events) events in \(report.log.blocks) sealed block(s) and \(report.log.records) hot-tail record(s)"
+                    + " in \(report.log.segments) segment(s); chain rehashed from \(report.log.checkpoints) checkpoint(s); replayed \(report.replayedEvents)")
+            } else {
+                print("log (format 1): \(report.log.events) events in \(report.log.segments) segment(s), \(report.log.batches) batches; replayed \(report.replayedEvents)")
+            }
             if let head = report.log.headHash { print("head hash: \(head)") }
             print("snapshots checked against the replay: \(report.snapshotsChecked)")
             print("photos shown in albums: \(report.referencedPhotos)" + (report.blobs.map { "; photo files re-hashed: \($0.checked)" } ?? ""))
@@ -135,5 +144,40 @@ struct SnapshotCommand: AsyncParsableCommand {
         let sequence = try await global.withStore { try await $0.writeSnapshot() }
         if global.json { return try Output.json(["seq": sequence]) }
         print("wrote a snapshot of the state after event \(sequence)")
+    }
+}
+
+/// `vt compact`: seal the hot tail and compact it into blocks now (format 2).
+struct CompactCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compact", abstract: "Seal the log's hot tail and compact it into sealed blocks now (format 2).",
+        discussion: "The store does this by itself in the background as the hot tail grows; this does it at once. Every event and the hash after every event stay as they were; the new blocks are read back and rehashed before the old files go. A format-1 store has nothing to compact: `vt upgrade` converts it first.")
+    @OptionGroup var global: GlobalOptions
+
+    struct View: Encodable {
+        var segments: Int
+        var blocks: Int
+        var events: UInt64
+        var bytes_before: Int64
+        var bytes_after: Int64
+        var block_file: String?
+    }
+
+    func run() async throws {
+        let store = try await global.openStore(create: false)
+        let report: CompactionReport
+        do {
+            report = try store.compactLog()
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
+        if global.json {
+            return try Output.json(View(
+                segments: report.segments, blocks: report.blocks, events: report.events, bytes_before: report.bytesBefore,
+                bytes_after: report.bytesAfter, block_file: report.blockFile))
+        }
+        print(report.description)
     }
 }
