@@ -145,7 +145,7 @@ public final class AlbumPipeline: Sendable {
             guard !failed.isEmpty else {
                 throw DomainError(.wrongAlbumState, "pin \(pin)'s album is \(album.status): no photo failed")
             }
-            await core.startDownloads(pin, album: album, slots: failed, cause: album.listedAt)
+            await core.startDownloads(pin, album: album, slots: failed, cause: album.listedAt, replacing: true)
         case .notRequested, .listing:
             throw DomainError(.wrongAlbumState, "pin \(pin)'s album is \(album.status): nothing failed to retry")
         }
