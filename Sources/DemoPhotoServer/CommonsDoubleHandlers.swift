@@ -1,3 +1,4 @@
+import Dispatch
 import Hummingbird
 import NIOCore
 
@@ -165,7 +166,14 @@ struct CommonsDoubleHandlers: Sendable {
         guard Self.standardWidths.contains(width) else {
             return Self.text(400, "Use thumbnail steps listed on https://w.wiki/GHai\n")
         }
-        let png = catalogue.image(photoID: String(pageID), width: width, height: width * 3 / 4)
+        // Made on a thread of its own: a large image is milliseconds of work that would
+        // otherwise hold one of the cooperative pool's few threads (and every test beside it).
+        let catalogue = catalogue
+        let png = await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                continuation.resume(returning: catalogue.image(photoID: String(pageID), width: width, height: width * 3 / 4))
+            }
+        }
         var response = Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
         response.headers[.contentType] = "image/png"
         return response

@@ -93,7 +93,9 @@ public struct CommonsClient: Sendable {
         let geosearch = try geosearchQuery(latitude: latitude, longitude: longitude, page: page, perPage: perPage)
         let hits = try CommonsResponse.hits(try await api(geosearch, doing: "the Commons search"))
         let pages = hits.isEmpty ? 0 : (hits.count + perPage - 1) / perPage
-        let chosen = Array(hits.dropFirst((page - 1) * perPage).prefix(perPage))
+        // Past the 500th hit every page is empty; bounding the skip keeps a huge page number
+        // from overflowing.
+        let chosen = Array(hits.dropFirst(min(page - 1, Self.maxHits) * perPage).prefix(perPage))
         var photos: [FoundPhoto] = []
         var start = 0
         while start < chosen.count {

@@ -21,7 +21,8 @@ struct CommonsAlbums {
         storeOptions.pinIDs = CountingPinIDs()
         let store = try await TouristStore.open(at: folder, options: storeOptions)
         let client = try CommonsClient(
-            endpoint: double.endpoint, contact: "tests@example.org", timeout: .seconds(10), longestWait: longestWait)
+            endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: 120, timeout: .seconds(10),
+            longestWait: longestWait)
         let pipeline = try AlbumPipeline(store: store, source: CommonsPhotoSource(client: client), options: Harness.defaultOptions)
         await pipeline.start()
         let albums = CommonsAlbums(store: store, pipeline: pipeline, double: double, folder: folder)

@@ -16,8 +16,14 @@ func withCommonsDouble<T>(_ body: (CommonsDouble) async throws -> T) async throw
     }
 }
 
-func commonsClient(_ double: CommonsDouble, retries: Int = 2, longestWait: Duration = .seconds(30)) throws -> CommonsClient {
-    try CommonsClient(endpoint: double.endpoint, contact: "tests@example.org", timeout: .seconds(10), retries: retries, longestWait: longestWait)
+/// A client of the double. Thumbnails are the smallest standard width unless a test is about
+/// the width: generating large images for every test would only slow the suite.
+func commonsClient(
+    _ double: CommonsDouble, width: Int = 120, retries: Int = 2, longestWait: Duration = .seconds(30)
+) throws -> CommonsClient {
+    try CommonsClient(
+        endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: width, timeout: .seconds(10), retries: retries,
+        longestWait: longestWait)
 }
 
 /// The files the double has for a place, as a client should see them: bitmaps only.
@@ -29,7 +35,7 @@ func bitmapCount(_ place: (latitude: Double, longitude: Double)) -> Int {
 @Suite struct CommonsClientTests {
     @Test func aSearchSendsTheDocumentedQueriesWithAContactInTheUserAgent() async throws {
         try await withCommonsDouble { double in
-            let client = try commonsClient(double)
+            let client = try commonsClient(double, width: 330)
             let place = DemoPlaces.many
             _ = try await client.search(latitude: place.latitude, longitude: place.longitude, page: 1, perPage: 21)
             let records = double.controls.records
@@ -48,7 +54,7 @@ func bitmapCount(_ place: (latitude: Double, longitude: Double)) -> Int {
 
     @Test func theListingKeepsOnlyBitmapsAndTheThumbnailsTheAPIGave() async throws {
         try await withCommonsDouble { double in
-            let client = try commonsClient(double)
+            let client = try commonsClient(double, width: 330)
             let place = DemoPlaces.many
             let page = try await client.search(latitude: place.latitude, longitude: place.longitude, page: 1, perPage: 21)
             #expect(page.total == bitmapCount(place))
@@ -95,6 +101,8 @@ func bitmapCount(_ place: (latitude: Double, longitude: Double)) -> Int {
             #expect(Set(one.photos.map(\.id)).isDisjoint(with: two.photos.map(\.id)))
             let past = try await client.search(latitude: place.latitude, longitude: place.longitude, page: one.pages + 1, perPage: 21)
             #expect(past.photos.isEmpty)
+            let far = try await client.search(latitude: place.latitude, longitude: place.longitude, page: .max, perPage: 250)
+            #expect(far.photos.isEmpty && far.page == .max && far.total == one.total)
             let empty = DemoPlaces.empty
             let none = try await client.search(latitude: empty.latitude, longitude: empty.longitude, page: 1, perPage: 21)
             #expect(none.photos.isEmpty && none.total == 0 && none.pages == 0)

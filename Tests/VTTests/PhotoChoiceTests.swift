@@ -7,19 +7,14 @@ import Testing
 @Suite struct PhotoChoiceTests {
     let vt = CLI()
 
-    func droppedPin(_ store: String, _ latitude: String = "48.8584", _ longitude: String = "2.2945") throws -> String {
-        try CLI.object(try vt("pin", "drop", latitude, longitude, "--json", "--store", store).output)["pin"] as! String
+    func droppedPin(_ store: String) async throws -> String {
+        try CLI.object(try await runAside(["pin", "drop", "48.8584", "2.2945", "--json", "--store", store]).output)["pin"] as! String
     }
 
-    func run(_ arguments: [String], _ change: (inout [String: String]) -> Void) throws -> DemoCommandTests.Run {
-        var environment = vt.environment
-        change(&environment)
-        return try DemoCommandTests().vt(arguments, environment: environment)
-    }
-
-    /// `run`, on a thread of its own: waiting for `vt` must not hold one of the few threads
-    /// of Swift's cooperative pool, which the in-process Commons double needs to answer it.
-    func runAside(_ arguments: [String], _ change: @escaping @Sendable (inout [String: String]) -> Void) async throws
+    /// Runs `vt` on a thread of its own: waiting for it must not hold one of the few threads of
+    /// Swift's cooperative pool, which the in-process Commons double (and every other async
+    /// test) needs.
+    func runAside(_ arguments: [String], _ change: @escaping @Sendable (inout [String: String]) -> Void = { _ in }) async throws
         -> DemoCommandTests.Run
     {
         let base = vt.environment
@@ -32,10 +27,10 @@ import Testing
         }
     }
 
-    @Test func autoWithoutAKeyOrANetworkUsesTheOfflineServiceAndSaysWhy() throws {
+    @Test func autoWithoutAKeyOrANetworkUsesTheOfflineServiceAndSaysWhy() async throws {
         let store = vt.home + "/store"
-        let pin = try droppedPin(store)
-        let opened = try vt("album", pin, "--json", "--per-page", "3", "--store", store)
+        let pin = try await droppedPin(store)
+        let opened = try await runAside(["album", pin, "--json", "--per-page", "3", "--store", store])
         #expect(opened.status == 0, "\(opened.errors)")
         #expect(opened.errors.contains("did not answer at start"), "\(opened.errors)")
         #expect(opened.errors.contains("the offline demo photo service"))
@@ -50,13 +45,13 @@ import Testing
     @Test func commonsFillsTheAlbumWithCreditsShownInTextAndJSON() async throws {
         let double = try await CommonsDouble.start()
         let store = vt.home + "/store"
-        let pin = try droppedPin(store)
+        let pin = try await droppedPin(store)
         let endpoint = double.endpoint
         let opened = try await runAside(["album", pin, "--json", "--per-page", "4", "--photos", "commons", "--store", store]) {
             $0["VT_COMMONS_ENDPOINT"] = endpoint
             $0["VT_CONTACT"] = "tests@example.org"
         }
-        let text = try run(["album", pin, "--store", store]) { _ in }
+        let text = try await runAside(["album", pin, "--store", store]) { _ in }
         await double.stop()
         #expect(opened.status == 0, "\(opened.errors)")
         #expect(opened.errors.contains("photos: the Commons-compatible service at \(double.endpoint)"), "\(opened.errors)")
@@ -77,7 +72,7 @@ import Testing
     @Test func autoChoosesCommonsWhenItAnswers() async throws {
         let double = try await CommonsDouble.start()
         let store = vt.home + "/store"
-        let pin = try droppedPin(store)
+        let pin = try await droppedPin(store)
         let endpoint = double.endpoint
         let opened = try await runAside(["album", pin, "--json", "--per-page", "2", "--store", store]) {
             $0["VT_COMMONS_ENDPOINT"] = endpoint
@@ -90,28 +85,35 @@ import Testing
         #expect(double.controls.records.allSatisfy { $0.userAgent?.contains("github.com") == true })
     }
 
-    @Test func vtPhotosChoosesAsTheOptionDoesAndTheOptionWins() throws {
+    @Test func vtPhotosChoosesAsTheOptionDoesAndTheOptionWins() async throws {
         let store = vt.home + "/store"
-        let pin = try droppedPin(store)
-        let fromVariable = try run(["album", pin, "--per-page", "2", "--store", store]) { $0["VT_PHOTOS"] = "demo" }
+        let pin = try await droppedPin(store)
+        let fromVariable = try await runAside(["album", pin, "--per-page", "2", "--store", store]) { $0["VT_PHOTOS"] = "demo" }
         #expect(fromVariable.status == 0, "\(fromVariable.errors)")
         #expect(fromVariable.errors.contains("chosen with --photos demo") && !fromVariable.errors.contains("did not answer"))
+        // The option over the variable: VT_PHOTOS says commons (which would fail: nothing
+        // listens there), --photos says demo.
+        let overridden = try await runAside(["album", "new-collection", pin, "--per-page", "2", "--photos", "demo", "--store", store]) {
+            $0["VT_PHOTOS"] = "commons"
+        }
+        #expect(overridden.status == 0, "\(overridden.errors)")
+        #expect(overridden.errors.contains("chosen with --photos demo") && !overridden.output.contains("failed"), "\(overridden.output)")
     }
 
-    @Test func badChoicesAreClearErrorsThatChangeNothing() throws {
+    @Test func badChoicesAreClearErrorsThatChangeNothing() async throws {
         let store = vt.home + "/store"
-        let pin = try droppedPin(store)
-        let before = try vt("log", "--json", "--store", store).output
-        let badOption = try vt("album", pin, "--photos", "picasa", "--store", store)
+        let pin = try await droppedPin(store)
+        let before = try await runAside(["log", "--json", "--store", store]).output
+        let badOption = try await runAside(["album", pin, "--photos", "picasa", "--store", store])
         #expect(badOption.status == 2 && badOption.errors.contains("picasa"), "\(badOption.errors)")
-        let badVariable = try run(["album", pin, "--store", store]) { $0["VT_PHOTOS"] = "picasa" }
+        let badVariable = try await runAside(["album", pin, "--store", store]) { $0["VT_PHOTOS"] = "picasa" }
         #expect(badVariable.status == 1 && badVariable.errors.contains("VT_PHOTOS must be one of auto, flickr, commons, demo"))
-        let noKey = try vt("album", pin, "--photos", "flickr", "--store", store)
+        let noKey = try await runAside(["album", pin, "--photos", "flickr", "--store", store])
         #expect(noKey.status == 1 && noKey.errors.contains("needs a Flickr API key"), "\(noKey.errors)")
-        let badEndpoint = try run(["album", pin, "--photos", "commons", "--store", store]) { $0["VT_COMMONS_ENDPOINT"] = "ftp://x/w/api.php" }
+        let badEndpoint = try await runAside(["album", pin, "--photos", "commons", "--store", store]) { $0["VT_COMMONS_ENDPOINT"] = "ftp://x/w/api.php" }
         #expect(badEndpoint.status == 1 && badEndpoint.errors.contains("not an http(s) URL"))
-        let badContact = try run(["demo", "--photos", "commons"]) { $0["VT_CONTACT"] = "a\u{7}b" }
+        let badContact = try await runAside(["demo", "--photos", "commons"]) { $0["VT_CONTACT"] = "a\u{7}b" }
         #expect(badContact.status == 1 && badContact.errors.contains("VT_CONTACT"), "\(badContact.errors)")
-        #expect(try vt("log", "--json", "--store", store).output == before)
+        #expect(try await runAside(["log", "--json", "--store", store]).output == before)
     }
 }
