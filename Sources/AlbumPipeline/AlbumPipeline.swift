@@ -111,6 +111,7 @@ public final class AlbumPipeline: Sendable {
     public func newCollection(for pin: PinID) async throws -> [RecordedEvent] {
         let perPage = options.perPage
         let random = random
+        let order = source.pageOrder
         return try await store.replaceCollection(of: pin, perPage: UInt32(perPage)) { album in
             let pages: Int
             if let request = album.request, Int(request.perPage) == perPage {
@@ -120,7 +121,7 @@ public final class AlbumPipeline: Sendable {
             }
             let current = Int(album.request?.page ?? 1)
             let page = random.generator.withLock {
-                PageChoice.newCollectionPage(pages: pages, perPage: perPage, current: current, using: &$0)
+                PageChoice.newCollectionPage(order: order, pages: pages, perPage: perPage, current: current, using: &$0)
             }
             return UInt32(page)
         }
@@ -145,7 +146,7 @@ public final class AlbumPipeline: Sendable {
             guard !failed.isEmpty else {
                 throw DomainError(.wrongAlbumState, "pin \(pin)'s album is \(album.status): no photo failed")
             }
-            await core.startDownloads(pin, album: album, slots: failed, cause: album.listedAt)
+            await core.startDownloads(pin, album: album, slots: failed, cause: album.listedAt, replacing: true)
         case .notRequested, .listing:
             throw DomainError(.wrongAlbumState, "pin \(pin)'s album is \(album.status): nothing failed to retry")
         }

@@ -118,25 +118,36 @@ actor PipelineCore {
 
     func startSearch(_ request: AlbumRequest, cause: UInt64?) {
         let work = PipelineWork(store: store, source: source, limiter: limiter)
-        start(.search(request.pin, collection: request.collection)) { pipeline in
+        // A collection is requested again only after its search failed (retry); the failed
+        // search may not have left `work` yet when the new request arrives, and must not
+        // keep the new one from starting.
+        start(.search(request.pin, collection: request.collection), replacing: true) { pipeline in
             await work.search(request, cause: cause, pipeline: pipeline)
         }
     }
 
-    func startDownloads(_ pin: PinID, album: Album, slots: [PhotoSlot], cause: UInt64?) {
+    /// - Parameter replacing: true for a retry of photos that failed, whose downloads may not
+    ///   have left `work` yet.
+    func startDownloads(_ pin: PinID, album: Album, slots: [PhotoSlot], cause: UInt64?, replacing: Bool = false) {
         let work = PipelineWork(store: store, source: source, limiter: limiter)
         let collection = album.collection
         for slot in slots {
             let number = slot.number
             let url = slot.photo.url
-            start(.download(pin, collection: collection, slot: number)) { pipeline in
+            start(.download(pin, collection: collection, slot: number), replacing: replacing) { pipeline in
                 await work.download(url, pin: pin, collection: collection, slot: number, cause: cause, pipeline: pipeline)
             }
         }
     }
 
-    private func start(_ key: WorkKey, _ operation: @escaping @Sendable (PipelineCore) async -> Void) {
-        guard !stopped, work[key] == nil else { return }
+    /// Starts `operation` under `key`, unless work under that key runs already; with
+    /// `replacing`, that work (which has recorded its result and is ending) is let go instead.
+    private func start(
+        _ key: WorkKey, replacing: Bool = false, _ operation: @escaping @Sendable (PipelineCore) async -> Void
+    ) {
+        guard !stopped else { return }
+        if replacing { work[key] = nil }
+        guard work[key] == nil else { return }
         let token = nextToken
         nextToken += 1
         let task = Task.detached { [self] in

@@ -28,11 +28,7 @@ struct PipelineWork: Sendable {
             return
         }
         guard !Task.isCancelled else { return }
-        let photos = page.photos.prefix(Int(request.perPage)).map {
-            ListedPhoto(
-                remoteID: String($0.id.prefix(100)), url: $0.url, title: String($0.title.prefix(300)),
-                width: UInt32(clamping: $0.width), height: UInt32(clamping: $0.height))
-        }
+        let photos = page.photos.prefix(Int(request.perPage)).map(Self.listed)
         let listing = PhotoListing(
             pin: request.pin, collection: request.collection, page: request.page,
             pages: UInt32(clamping: max(0, page.pages)), total: UInt64(max(0, page.total)), photos: Array(photos))
@@ -72,6 +68,21 @@ struct PipelineWork: Sendable {
 
     private func record(_ pipeline: PipelineCore, _ what: String, _ append: () async throws -> Void) async {
         do { try await append() } catch { await pipeline.note(error, doing: what) }
+    }
+
+    /// What the log keeps of a found photo: bounded texts, and credit links only when they are
+    /// http(s) (the store refuses others; a source that sent one loses the link, not the album).
+    static func listed(_ found: FoundPhoto) -> ListedPhoto {
+        func link(_ url: String) -> String {
+            let lowered = url.prefix(8).lowercased()
+            return url.count <= 2048 && (lowered.hasPrefix("https://") || lowered.hasPrefix("http://")) ? url : ""
+        }
+        let credit = found.credit
+        return ListedPhoto(
+            remoteID: String(found.id.prefix(100)), url: found.url, title: String(found.title.prefix(300)),
+            width: UInt32(clamping: found.width), height: UInt32(clamping: found.height),
+            creator: String(credit.creator.prefix(300)), licenceName: String(credit.licenceName.prefix(100)),
+            licenceURL: link(credit.licenceURL), pageURL: link(credit.pageURL), dateTaken: String(credit.dateTaken.prefix(40)))
     }
 
     static func reason(_ text: String) -> String {

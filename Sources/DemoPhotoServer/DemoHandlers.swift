@@ -11,8 +11,17 @@ struct DemoHandlers: Sendable {
     /// `http://HOST:PORT`, known once the server listens.
     let origin: @Sendable () -> String
 
+    /// The demo's photos are generated: its one licence says so, and each photo's page too.
+    static let generatedLicenceID = "0"
+    static let ownerName = "Offline demo service (generated image)"
+
     func search(_ request: Request) async -> Response {
         let query = request.uri.queryParameters
+        if query["method"].map(String.init) == "flickr.photos.licenses.getInfo" {
+            return Self.json(
+                "{\"licenses\":{\"license\":[{\"id\":\(Self.generatedLicenceID),\"name\":\"Generated image, no rights reserved\","
+                    + "\"url\":\"\"}]},\"stat\":\"ok\"}")
+        }
         let latitude = query["lat"].flatMap { Double(String($0)) }
         let longitude = query["lon"].flatMap { Double(String($0)) }
         let perPage = min(250, max(1, query["per_page"].flatMap { Int(String($0)) } ?? 100))
@@ -76,6 +85,8 @@ struct DemoHandlers: Sendable {
                 "\"server\":\"65535\"", "\"farm\":66", "\"title\":\(Self.quoted(photo.title))",
                 "\"ispublic\":1", "\"isfriend\":0", "\"isfamily\":0",
             ]
+            if extras.contains("owner_name") { fields.append("\"ownername\":\(Self.quoted(Self.ownerName))") }
+            if extras.contains("license") { fields.append("\"license\":\"\(Self.generatedLicenceID)\"") }
             for size in sizes {
                 let (width, height) = DemoPhotoServer.sizes[size]!
                 // Flickr has sent sizes both as numbers and as strings; so does this server.
@@ -90,6 +101,16 @@ struct DemoHandlers: Sendable {
         }
         return "{\"photos\":{\"page\":\(page),\"pages\":\(pages),\"perpage\":\(perPage),\"total\":\"\(total)\","
             + "\"photo\":[" + entries.joined(separator: ",") + "]},\"stat\":\"ok\"}"
+    }
+
+    /// A photo's own page: what the credit links to.
+    func photoPage(owner: String, id: String) -> Response {
+        guard !id.isEmpty, id.count <= 20, id.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return Self.notFound() }
+        let html = "<!DOCTYPE html><html><head><title>Demo photo \(id)</title></head><body><p>Photo \(id) of the offline"
+            + " demo photo service: a generated image, not a real photograph; no rights reserved.</p></body></html>\n"
+        var response = Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+        response.headers[.contentType] = "text/html; charset=utf-8"
+        return response
     }
 
     static func failure(_ code: Int, _ message: String) -> String {

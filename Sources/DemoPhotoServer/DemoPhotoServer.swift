@@ -55,6 +55,9 @@ public final class DemoPhotoServer: Sendable {
         }
         let router = Router()
         router.get("/services/rest") { request, _ in await controls.answering { await handlers.search(request) } }
+        router.get("/photos/:owner/:id") { _, context in
+            handlers.photoPage(owner: context.parameters.get("owner") ?? "", id: context.parameters.get("id") ?? "")
+        }
         router.get("/images/:name") { request, context in
             await controls.answering { await handlers.image(named: context.parameters.get("name") ?? "", request: request) }
         }

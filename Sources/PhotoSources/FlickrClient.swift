@@ -11,6 +11,10 @@ import Foundation
 public struct FlickrClient: Sendable {
     /// Flickr's REST endpoint.
     public static let defaultEndpoint = "https://api.flickr.com/services/rest/"
+    /// Where a photo's own page is: `/photos/{owner}/{id}` under this.
+    public static let defaultPhotoPages = "https://www.flickr.com"
+    /// The extras that credit a photo: its owner's name, its licence id, when it was taken.
+    public static let creditExtras = ["owner_name", "license", "date_taken"]
     /// The environment variable that points the client at another endpoint (the demo server).
     public static let endpointVariable = "VT_FLICKR_ENDPOINT"
     /// Geo searches return at most 250 photos a page.
@@ -45,13 +49,43 @@ public struct FlickrClient: Sendable {
     ///
     /// - Throws: ``PhotoSourceError``: `.invalidArgument` before anything is sent for a bad
     ///   coordinate, page or page size; otherwise what the service or the network did.
-    public func search(latitude: Double, longitude: Double, page: Int, perPage: Int) async throws(PhotoSourceError)
-        -> PhotoSearchPage
-    {
+    public func search(
+        latitude: Double, longitude: Double, page: Int, perPage: Int, licences: [String: FlickrLicence] = [:]
+    ) async throws(PhotoSourceError) -> PhotoSearchPage {
         let url = try searchURL(latitude: latitude, longitude: longitude, page: page, perPage: perPage)
         let fetch = HTTPFetch(
             timeout: timeout, maxBytes: 8 << 20, redact: { [key] in key.redact($0) }, what: "the photo search")
         let answer = try await fetch.get(url, shownURL: shownEndpoint)
+        try checkStatus(answer)
+        return try FlickrResponse.parse(
+            answer.body, wantedSizes: sizes, redact: key.redact, licences: licences, photoPages: photoPages)
+    }
+
+    /// The licences photos can have (`flickr.photos.licenses.getInfo`): id → name and URL.
+    public func licences() async throws(PhotoSourceError) -> [String: FlickrLicence] {
+        let url = try methodURL([
+            URLQueryItem(name: "method", value: "flickr.photos.licenses.getInfo"),
+            URLQueryItem(name: "api_key", value: key.secret),
+            URLQueryItem(name: "format", value: "json"), URLQueryItem(name: "nojsoncallback", value: "1"),
+        ])
+        let fetch = HTTPFetch(
+            timeout: timeout, maxBytes: 1 << 20, redact: { [key] in key.redact($0) }, what: "the licence list")
+        let answer = try await fetch.get(url, shownURL: shownEndpoint)
+        try checkStatus(answer)
+        return try FlickrResponse.licences(answer.body, redact: key.redact)
+    }
+
+    /// Flickr's own photo pages for Flickr; a compatible service's own origin otherwise (the
+    /// demo service serves a page for each of its photos).
+    var photoPages: String {
+        guard endpoint != Self.defaultEndpoint, let components = URLComponents(string: endpoint),
+            let scheme = components.scheme, let host = components.host
+        else { return Self.defaultPhotoPages }
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(shownHost)" + (components.port.map { ":\($0)" } ?? "")
+    }
+
+    func checkStatus(_ answer: HTTPFetch.Answer) throws(PhotoSourceError) {
         switch answer.status {
         case 200:
             break
@@ -61,7 +95,6 @@ public struct FlickrClient: Sendable {
         default:
             throw PhotoSourceError(.httpStatus, "the photo service at \(shownEndpoint) answered HTTP \(answer.status)")
         }
-        return try FlickrResponse.parse(answer.body, wantedSizes: sizes, redact: key.redact)
     }
 
     /// The request's URL (it holds the key: never print it).
@@ -79,12 +112,7 @@ public struct FlickrClient: Sendable {
         guard radiusKilometres > 0, radiusKilometres < Self.maxRadiusKilometres else {
             throw PhotoSourceError(.invalidArgument, "the search radius must be over 0 and under 32 km, not \(radiusKilometres)")
         }
-        guard var components = URLComponents(string: endpoint), let scheme = components.scheme?.lowercased(),
-            scheme == "https" || scheme == "http", components.host?.isEmpty == false
-        else {
-            throw PhotoSourceError(.configuration, "the photo service endpoint \(shownEndpoint) is not an http(s) URL")
-        }
-        components.queryItems = [
+        return try methodURL([
             URLQueryItem(name: "method", value: "flickr.photos.search"),
             URLQueryItem(name: "api_key", value: key.secret),
             URLQueryItem(name: "lat", value: String(latitude)),
@@ -95,12 +123,22 @@ public struct FlickrClient: Sendable {
             URLQueryItem(name: "safe_search", value: "1"),
             URLQueryItem(name: "content_type", value: "1"),
             URLQueryItem(name: "media", value: "photos"),
-            URLQueryItem(name: "extras", value: sizes.joined(separator: ",")),
+            URLQueryItem(name: "extras", value: (sizes + Self.creditExtras).joined(separator: ",")),
             URLQueryItem(name: "per_page", value: String(perPage)),
             URLQueryItem(name: "page", value: String(page)),
             URLQueryItem(name: "format", value: "json"),
             URLQueryItem(name: "nojsoncallback", value: "1"),
-        ]
+        ])
+    }
+
+    /// The endpoint with this query.
+    func methodURL(_ query: [URLQueryItem]) throws(PhotoSourceError) -> String {
+        guard var components = URLComponents(string: endpoint), let scheme = components.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", components.host?.isEmpty == false
+        else {
+            throw PhotoSourceError(.configuration, "the photo service endpoint \(shownEndpoint) is not an http(s) URL")
+        }
+        components.queryItems = query
         guard let url = components.string else {
             throw PhotoSourceError(.configuration, "the photo service endpoint \(shownEndpoint) cannot take a query")
         }

@@ -15,8 +15,12 @@ public enum FlickrResponse {
 
     /// Parses one answer. `redact` is applied to every piece of the answer that reaches a
     /// message (a service that echoes the request must not leak the key).
+    ///
+    /// `licences` names the licence ids (from ``FlickrClient/licences()``); `photoPages` is the
+    /// site whose `/photos/{owner}/{id}` is a photo's own page.
     public static func parse(
-        _ body: [UInt8], wantedSizes: [String], redact: (String) -> String = { $0 }
+        _ body: [UInt8], wantedSizes: [String], redact: (String) -> String = { $0 },
+        licences: [String: FlickrLicence] = [:], photoPages: String = FlickrClient.defaultPhotoPages
     ) throws(PhotoSourceError) -> PhotoSearchPage {
         let root: [String: Any]
         do {
@@ -52,7 +56,9 @@ public enum FlickrResponse {
         guard let list = (photos["photo"] ?? []) as? [Any] else {
             throw PhotoSourceError(.badResponse, "the photo service's \"photo\" is not a list")
         }
-        let found = list.compactMap { photo(from: $0, wantedSizes: wantedSizes) }
+        let found = list.compactMap {
+            photo(from: $0, wantedSizes: wantedSizes, licences: licences, photoPages: photoPages)
+        }
         let page = integer(photos["page"]) ?? 1
         let perPage = integer(photos["perpage"]) ?? integer(photos["per_page"]) ?? list.count
         let total = integer(photos["total"]) ?? found.count
@@ -67,7 +73,10 @@ public enum FlickrResponse {
     }
 
     /// One photo, or nil when it has no id or no usable URL of a wanted size.
-    static func photo(from value: Any, wantedSizes: [String]) -> FoundPhoto? {
+    static func photo(
+        from value: Any, wantedSizes: [String], licences: [String: FlickrLicence] = [:],
+        photoPages: String = FlickrClient.defaultPhotoPages
+    ) -> FoundPhoto? {
         guard let fields = value as? [String: Any], let id = text(fields["id"]), !id.isEmpty else { return nil }
         for size in wantedSizes {
             guard let url = fields[size] as? String, isWebURL(url) else { continue }
@@ -75,9 +84,60 @@ public enum FlickrResponse {
             return FoundPhoto(
                 id: id, title: (fields["title"] as? String) ?? "", url: url,
                 width: max(0, integer(fields["width_" + suffix]) ?? 0),
-                height: max(0, integer(fields["height_" + suffix]) ?? 0))
+                height: max(0, integer(fields["height_" + suffix]) ?? 0),
+                credit: credit(fields, id: id, licences: licences, photoPages: photoPages))
         }
         return nil
+    }
+
+    /// The credit Flickr's `owner_name`, `license` and `date_taken` extras give.
+    static func credit(_ fields: [String: Any], id: String, licences: [String: FlickrLicence], photoPages: String) -> PhotoCredit {
+        let owner = text(fields["owner"]) ?? ""
+        // An owner id in a URL path: Flickr's are like 12345678@N00.
+        let ownerIsSafe = !owner.isEmpty && owner.count <= 100
+            && owner.unicodeScalars.allSatisfy { ($0.properties.isAlphabetic && $0.isASCII) || ("0"..."9").contains($0) || "@_-.".unicodeScalars.contains($0) }
+        let idIsSafe = id.count <= 30 && id.unicodeScalars.allSatisfy { ("0"..."9").contains($0) }
+        var credit = PhotoCredit(
+            creator: HTMLText.plain((fields["ownername"] as? String) ?? ""),
+            pageURL: ownerIsSafe && idIsSafe ? "\(photoPages)/photos/\(owner)/\(id)" : "",
+            dateTaken: (fields["datetaken"] as? String).map { String($0.prefix(40)) } ?? "")
+        if let licenceID = text(fields["license"]) {
+            if let licence = licences[licenceID] {
+                credit.licenceName = licence.name
+                credit.licenceURL = licence.url
+            } else {
+                credit.licenceName = "Flickr licence \(licenceID.prefix(10))"
+            }
+        }
+        return credit
+    }
+
+    /// The answer of `flickr.photos.licenses.getInfo`: licence id → name and URL.
+    public static func licences(_ body: [UInt8], redact: (String) -> String = { $0 }) throws(PhotoSourceError) -> [String: FlickrLicence] {
+        let root: [String: Any]
+        do {
+            guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+                throw PhotoSourceError(.badResponse, "the photo service's licence list is JSON but not an object")
+            }
+            root = object
+        } catch let error as PhotoSourceError {
+            throw error
+        } catch {
+            throw PhotoSourceError(.badResponse, "the photo service's licence list is not JSON (\(preview(body, redact: redact)))")
+        }
+        guard root["stat"] as? String == "ok", let wrapper = root["licenses"] as? [String: Any],
+            let list = wrapper["license"] as? [Any]
+        else {
+            let message = (root["message"] as? String).map { redact($0).prefix(200) } ?? "no list"
+            throw PhotoSourceError(.refused, "the photo service gave no licence list (\(message))")
+        }
+        var licences: [String: FlickrLicence] = [:]
+        for case let fields as [String: Any] in list {
+            guard let id = text(fields["id"]), let name = fields["name"] as? String else { continue }
+            let url = (fields["url"] as? String).flatMap { isWebURL($0) ? $0 : nil } ?? ""
+            licences[id] = FlickrLicence(name: String(name.prefix(100)), url: url)
+        }
+        return licences
     }
 
     /// A whole number given as a number or as a string of digits.

@@ -10,6 +10,8 @@ struct HTTPFetch: Sendable {
     struct Answer: Sendable {
         var status: Int
         var contentType: String?
+        /// The `Retry-After` header, when the service sent one (429, Commons' maxlag).
+        var retryAfter: String? = nil
         var body: [UInt8]
     }
 
@@ -21,12 +23,16 @@ struct HTTPFetch: Sendable {
     var redact: @Sendable (String) -> String = { $0 }
     /// What is being fetched, for messages ("the photo search", "the image").
     var what: String
+    /// Sent with every request; Wikimedia refuses requests without a descriptive one.
+    var userAgent = HTTPFetch.defaultUserAgent
+
+    static let defaultUserAgent = "VirtualTourist/1"
 
     /// Fetches `url`; `shownURL` is how the URL appears in messages.
     func get(_ url: String, shownURL: String) async throws(PhotoSourceError) -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
-        request.headers.add(name: "User-Agent", value: "VirtualTourist/1")
+        request.headers.add(name: "User-Agent", value: userAgent)
         request.headers.add(name: "Accept-Encoding", value: "identity")
         let limit = maxBytes
         let prepared = request
@@ -42,7 +48,7 @@ struct HTTPFetch: Sendable {
                 let buffer = try await response.body.collect(upTo: limit)
                 return Answer(
                     status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
-                    body: Array(buffer.readableBytesView))
+                    retryAfter: response.headers.first(name: "Retry-After"), body: Array(buffer.readableBytesView))
             }
         } catch {
             throw describe(error, shownURL: shownURL)

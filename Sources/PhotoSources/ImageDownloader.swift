@@ -8,10 +8,14 @@ public struct ImageDownloader: Sendable {
     /// The largest image accepted (the blob store's default limit).
     public var maxBytes: Int
     public var timeout: Duration
+    /// Sent with each request (Wikimedia's image servers refuse requests without one that
+    /// names the program and a contact).
+    public var userAgent: String
 
-    public init(maxBytes: Int = 16 << 20, timeout: Duration = .seconds(30)) {
+    public init(maxBytes: Int = 16 << 20, timeout: Duration = .seconds(30), userAgent: String = "VirtualTourist/1") {
         self.maxBytes = maxBytes
         self.timeout = timeout
+        self.userAgent = userAgent
     }
 
     /// - Throws: ``PhotoSourceError``: `.httpStatus` or `.serviceUnavailable` for an answer
@@ -21,7 +25,7 @@ public struct ImageDownloader: Sendable {
         guard FlickrResponse.isWebURL(url) else {
             throw PhotoSourceError(.invalidArgument, "\(url.prefix(200)) is not an http(s) URL")
         }
-        let fetch = HTTPFetch(timeout: timeout, maxBytes: maxBytes, what: "the image")
+        let fetch = HTTPFetch(timeout: timeout, maxBytes: maxBytes, what: "the image", userAgent: userAgent)
         let answer = try await fetch.get(url, shownURL: url)
         switch answer.status {
         case 200: break
@@ -41,6 +45,7 @@ public struct FlickrPhotoSource: PhotoSource {
     public let client: FlickrClient
     public let downloader: ImageDownloader
     public let name: String
+    let licenceCache = FlickrLicenceCache()
 
     public init(client: FlickrClient, downloader: ImageDownloader = ImageDownloader(), name: String? = nil) {
         self.client = client
@@ -51,7 +56,8 @@ public struct FlickrPhotoSource: PhotoSource {
     public func search(latitude: Double, longitude: Double, page: Int, perPage: Int) async throws(PhotoSourceError)
         -> PhotoSearchPage
     {
-        try await client.search(latitude: latitude, longitude: longitude, page: page, perPage: perPage)
+        let licences = await licenceCache.licences { () async throws(PhotoSourceError) in try await client.licences() }
+        return try await client.search(latitude: latitude, longitude: longitude, page: page, perPage: perPage, licences: licences)
     }
 
     public func image(at url: String) async throws(PhotoSourceError) -> [UInt8] {

@@ -1,7 +1,7 @@
 """The web app in a real browser: Playwright driving Debian's Chromium against `vt serve`.
 
-Run by scripts/test after the Swift tests (it needs .build/debug/vt). Screenshots of each page
-are saved in .build/screenshots/.
+Run by scripts/test after the Swift tests (it needs .build/debug/vt, or the binary VT_BINARY
+names). Screenshots of each page are saved in .build/screenshots/.
 """
 import json
 import os
@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-VT = ROOT / ".build" / "debug" / "vt"
+VT = pathlib.Path(os.environ.get("VT_BINARY") or ROOT / ".build" / "debug" / "vt")
 SHOTS = ROOT / ".build" / "screenshots"
 CHROMIUM = os.environ.get("VT_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 PER_PAGE = 9
@@ -26,8 +26,11 @@ PER_PAGE = 9
 @pytest.fixture()
 def server():
     store = tempfile.mkdtemp(prefix="vt-browser-")
-    env = dict(os.environ, VT_DEMO_IMAGE_DELAY_MS="700")
-    env.pop("FLICKR_API_KEY", None)
+    # No key, and a Commons endpoint where nothing listens: `auto` falls back to the offline
+    # demo service at once, as on a machine without a network, whatever this one has.
+    env = dict(os.environ, VT_DEMO_IMAGE_DELAY_MS="700", VT_COMMONS_ENDPOINT="http://127.0.0.1:9/w/api.php")
+    for name in ("FLICKR_API_KEY", "VT_FLICKR_ENDPOINT", "VT_PHOTOS"):
+        env.pop(name, None)
     process = subprocess.Popen(
         [str(VT), "serve", "--store", store + "/store", "--port", "0", "--tiles", "none", "--per-page", str(PER_PAGE)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -137,6 +140,25 @@ def test_map_album_and_time_travel(server, page):
     expect(page.locator("#new-collection")).to_be_enabled(timeout=30000)
     expect(page.locator(".photo img")).to_have_count(PER_PAGE)
     assert api(origin, f"/api/pins/{pin}")["album"]["collection"] == first_collection + 1
+
+    # Every photo is credited under it, with a link to its own page; a tap on the credit line
+    # removes nothing.
+    credits = page.locator("#grid .card .credit")
+    expect(credits).to_have_count(PER_PAGE)
+    expect(credits.first).to_contain_text("Offline demo service (generated image)")
+    link = credits.first.locator("a.page-link")
+    expect(link).to_be_visible()
+    expect(credits.first.locator(".terms")).to_contain_text("Generated image, no rights reserved")
+    href = link.get_attribute("href")
+    assert re.match(r"^http://127\.0\.0\.1:\d+/photos/[^/]+/\d+$", href), href
+    assert link.get_attribute("target") == "_blank"
+    with urllib.request.urlopen(href, timeout=10) as answer:
+        assert "generated image" in answer.read().decode()
+    credits.first.click(position={"x": 3, "y": 3})
+    page.wait_for_timeout(300)
+    expect(page.locator(".photo")).to_have_count(PER_PAGE)
+    assert events(origin, "PhotoRemoved") == []
+    page.screenshot(path=str(SHOTS / "album-credits.png"))
 
     # Tapping a photo removes it; the rest flow up.
     slots = page.locator(".photo").evaluate_all("tiles => tiles.map(t => t.dataset.slot)")

@@ -12,7 +12,7 @@ import Testing
         #expect(query == [
             "method": "flickr.photos.search", "api_key": "k3y", "lat": "48.8584", "lon": "2.2945", "radius": "5",
             "radius_units": "km", "min_upload_date": "1072915200", "safe_search": "1", "content_type": "1",
-            "media": "photos", "extras": "url_m,url_q", "per_page": "21", "page": "3", "format": "json",
+            "media": "photos", "extras": "url_m,url_q,owner_name,license,date_taken", "per_page": "21", "page": "3", "format": "json",
             "nojsoncallback": "1",
         ])
     }
@@ -53,7 +53,27 @@ import Testing
             #expect(page.photos.allSatisfy { $0.width == 96 && $0.height == 72 })
             let expected = DemoCatalogue().photos(latitude: place.latitude, longitude: place.longitude, page: 2, perPage: 21)
             #expect(page.photos.map(\.id) == expected.map(\.id))
-            #expect(server.controls.searches.last?.extras == "url_m,url_q")
+            #expect(server.controls.searches.last?.extras == "url_m,url_q,owner_name,license,date_taken")
+        }
+    }
+
+    @Test func theSourceCreditsPhotosWithTheLicenceListItAskedForOnce() async throws {
+        try await withDemoServer { server in
+            let source = FlickrPhotoSource(client: try demoClient(server))
+            let place = DemoPlaces.few
+            for _ in 1...2 {
+                let page = try await source.search(latitude: place.latitude, longitude: place.longitude, page: 1, perPage: 3)
+                #expect(page.photos.allSatisfy {
+                    $0.credit.creator == "Offline demo service (generated image)"
+                        && $0.credit.licenceName == "Generated image, no rights reserved"
+                        && $0.credit.pageURL == "\(server.origin)/photos/12345678@N00/\($0.id)"
+                })
+            }
+            #expect(source.licenceCache.isLoaded)
+            #expect(server.controls.searches.count == 2)
+            // The page the credit links to exists.
+            let page = try await ImageDownloader.pageText(server.origin + "/photos/12345678@N00/12345678901")
+            #expect(page.contains("generated image"))
         }
     }
 

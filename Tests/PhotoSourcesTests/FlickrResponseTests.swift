@@ -19,9 +19,46 @@ import DemoPhotoServer
             """
         let page = try FlickrResponse.parse(Self.body(json), wantedSizes: ["url_m", "url_q"])
         #expect(page == PhotoSearchPage(page: 2, pages: 15, perPage: 3, total: 44, photos: [
-            FoundPhoto(id: "53001", title: "Tower", url: "https://live.staticflickr.com/65535/53001_ab_m.jpg", width: 500, height: 375),
+            FoundPhoto(
+                id: "53001", title: "Tower", url: "https://live.staticflickr.com/65535/53001_ab_m.jpg", width: 500, height: 375,
+                credit: PhotoCredit(pageURL: "https://www.flickr.com/photos/1@N00/53001")),
             FoundPhoto(id: "53002", title: "Square only", url: "https://live.staticflickr.com/65535/53002_cd_q.jpg", width: 150, height: 150),
         ]))
+    }
+
+    @Test func creditsComeFromTheOwnerNameTheLicenceAndTheDateTaken() throws {
+        let json = """
+            {"photos":{"page":1,"pages":1,"perpage":3,"total":3,"photo":[
+              {"id":"7","owner":"12@N01","ownername":"Ann &amp; Bo","license":"4","datetaken":"2019-05-01 10:00:00",
+               "url_m":"https://live.staticflickr.com/7_m.jpg"},
+              {"id":"8","owner":"../../evil","license":99,"url_m":"https://live.staticflickr.com/8_m.jpg"},
+              {"id":"9","url_m":"https://live.staticflickr.com/9_m.jpg"}
+            ]},"stat":"ok"}
+            """
+        let licences = ["4": FlickrLicence(name: "CC BY 2.0", url: "https://creativecommons.org/licenses/by/2.0/")]
+        let photos = try FlickrResponse.parse(Self.body(json), wantedSizes: ["url_m"], licences: licences).photos
+        #expect(photos[0].credit == PhotoCredit(
+            creator: "Ann & Bo", licenceName: "CC BY 2.0", licenceURL: "https://creativecommons.org/licenses/by/2.0/",
+            pageURL: "https://www.flickr.com/photos/12@N01/7", dateTaken: "2019-05-01 10:00:00"))
+        // An unknown licence id still says which; an owner that is not an id makes no link.
+        #expect(photos[1].credit == PhotoCredit(licenceName: "Flickr licence 99"))
+        #expect(photos[2].credit == PhotoCredit())
+    }
+
+    @Test func theLicenceListIsReadAndItsFailuresAreErrors() throws {
+        let json = """
+            {"licenses":{"license":[{"id":0,"name":"All Rights Reserved","url":""},
+             {"id":"4","name":"CC BY 2.0","url":"https://creativecommons.org/licenses/by/2.0/"},
+             {"id":"5","name":"Bad URL","url":"javascript:x"}]},"stat":"ok"}
+            """
+        let licences = try FlickrResponse.licences(Self.body(json))
+        #expect(licences == [
+            "0": FlickrLicence(name: "All Rights Reserved", url: ""),
+            "4": FlickrLicence(name: "CC BY 2.0", url: "https://creativecommons.org/licenses/by/2.0/"),
+            "5": FlickrLicence(name: "Bad URL", url: ""),
+        ])
+        #expect(throws: PhotoSourceError.self) { try FlickrResponse.licences(Self.body(#"{"stat":"fail","code":100,"message":"Invalid API Key"}"#)) }
+        #expect(throws: PhotoSourceError.self) { try FlickrResponse.licences(Self.body("<html>")) }
     }
 
     @Test func theFirstWantedSizeThatIsPresentWins() throws {

@@ -1,6 +1,6 @@
 import DemoPhotoServer
 import Foundation
-import PhotoSources
+@testable import PhotoSources
 
 /// Places of the demo catalogue with no photos, a few, and more than 4,000.
 enum DemoPlaces {
@@ -46,4 +46,12 @@ extension Result where Failure == PhotoSourceError {
 func timeout(for fault: DemoFault) -> Duration {
     if case .delay = fault { return .milliseconds(1500) }
     return .seconds(10)
+}
+
+extension ImageDownloader {
+    /// The text of a web page, for tests that follow a credit's link.
+    static func pageText(_ url: String) async throws -> String {
+        let answer = try await HTTPFetch(timeout: .seconds(10), maxBytes: 1 << 20, what: "a page").get(url, shownURL: url)
+        return String(decoding: answer.body, as: UTF8.self)
+    }
 }

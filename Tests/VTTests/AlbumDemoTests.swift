@@ -12,6 +12,8 @@ import Testing
         environment["FLICKR_API_KEY"] = nil
         environment["VT_FLICKR_ENDPOINT"] = nil
         environment["XDG_CONFIG_HOME"] = nil
+        environment["VT_PHOTOS"] = nil
+        environment["VT_COMMONS_ENDPOINT"] = CLI.unreachableCommons
         environment["HOME"] = home
         return environment
     }

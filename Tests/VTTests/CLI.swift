@@ -12,12 +12,20 @@ struct CLI {
 
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        for name in ["FLICKR_API_KEY", "VT_FLICKR_ENDPOINT", "VT_STORE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "NO_COLOR"] {
+        for name in [
+            "FLICKR_API_KEY", "VT_FLICKR_ENDPOINT", "VT_STORE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "NO_COLOR", "VT_PHOTOS",
+            "VT_CONTACT",
+        ] {
             environment[name] = nil
         }
+        // No test reaches the real Commons: `auto` probes a port where nothing listens, is
+        // refused at once, and uses the offline service.
+        environment["VT_COMMONS_ENDPOINT"] = CLI.unreachableCommons
         environment["HOME"] = home
         return environment
     }
+
+    static let unreachableCommons = "http://127.0.0.1:9/w/api.php"
 
     func callAsFunction(_ arguments: String...) throws -> DemoCommandTests.Run {
         try DemoCommandTests().vt(arguments, environment: environment)

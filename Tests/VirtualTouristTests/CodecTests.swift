@@ -24,6 +24,26 @@ import Testing
         #expect(written.contains(".224192Z"))
     }
 
+    /// Credits survive the JSON form both ways; a line written before credits (no fields)
+    /// reads as photos without one, and empty credit fields are left out of what is written.
+    @Test func creditsRoundTripThroughJSONAndOldLinesStillRead() throws {
+        let credited = ListedPhoto(
+            remoteID: "7", url: "https://u.example/a.jpg", title: "A", width: 330, height: 247, creator: "Ann & Bo",
+            licenceName: "CC BY-SA 4.0", licenceURL: "https://creativecommons.org/licenses/by-sa/4.0",
+            pageURL: "https://commons.example/wiki/File:A.jpg", dateTaken: "2019-05-01")
+        let plain = ListedPhoto(remoteID: "8", url: "https://u.example/b.jpg", title: "B", creator: "Only Ann")
+        let recorded = RecordedEvent(
+            sequence: 3, timestamp: LogTimestamp(microsecondsSinceEpoch: 1_000), cause: 2,
+            event: .photosListed(PhotoListing(pin: PinID(1), collection: 1, page: 1, pages: 1, total: 2, photos: [credited, plain])))
+        let line = try EventJSON(recorded).encodedLine()
+        #expect(try EventJSON.decode(line).recorded() == recorded)
+        #expect(line.contains(#""page_url":"https:\/\/commons.example"#) || line.contains(#""page_url":"https://commons.example"#))
+        #expect(!line.contains(#""licence":"""#))
+        let old = #"{"collection":1,"page":1,"pages":1,"photos":[{"height":0,"id":"9","title":"t","url":"https://u.example/c.jpg","width":0}],"pin":"0000000000000001","seq":3,"time":"x","time_us":0,"total":1,"type":"PhotosListed"}"#
+        guard case .photosListed(let listing) = try EventJSON.decode(old).recorded().event else { Issue.record("not a listing"); return }
+        #expect(listing.photos.map(\.hasCredit) == [false])
+    }
+
     @Test func payloadsThatAreNotEventsAreNamedBySequence() {
         let t = LogTimestamp(microsecondsSinceEpoch: 0)
         let cases: [([UInt8], String)] = [

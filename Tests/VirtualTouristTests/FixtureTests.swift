@@ -79,6 +79,37 @@ import Testing
         #expect(p3.album.status == .complete)
         #expect(p3.album.slots.map(\.state) == [.downloaded(digest: arbitraryDigest(31), byteCount: 3_100, mediaType: "image/gif")])
         #expect(state.photoReferences == [arbitraryDigest(31): 1])
+        // Written before credits were kept: every photo reads with an empty credit.
+        let photos = state.pinsInDropOrder.flatMap { $0.album.slots.map(\.photo) }
+        #expect(!photos.isEmpty && photos.allSatisfy { !$0.hasCredit })
+    }
+
+    /// A store written with the first schema takes listings with credits, and keeps both
+    /// kinds through a snapshot and through a replay of the events alone.
+    @Test func aVersion1StoreTakesCreditedListingsBesideItsOldOnes() async throws {
+        let folder = TemporaryFolder("fixture-credits")
+        try FileManager.default.copyItem(atPath: Self.fixture, toPath: folder.path)
+        var options = StoreOptions()
+        options.log.clock = TestClock()
+        options.pinIDs = FixedPinIDs()
+        let credited = ListedPhoto(
+            remoteID: "7", url: "https://upload.example/330px-a.jpg", title: "Colosseum", width: 330, height: 247,
+            creator: "Ann & Bo", licenceName: "CC BY-SA 4.0", licenceURL: "https://creativecommons.org/licenses/by-sa/4.0",
+            pageURL: "https://commons.example/wiki/File:Colosseum.jpg", dateTaken: "2019-05-01")
+        var store = try await TouristStore.open(at: folder.path, options: options)
+        let pin = try await store.dropPin(at: Self.rome)
+        #expect(pin == PinID(100))
+        let request = try await store.requestAlbum(for: pin, perPage: 4)
+        let listed = try await store.recordListing(
+            PhotoListing(pin: pin, collection: 1, page: 1, pages: 1, total: 1, photos: [credited]), cause: request.sequence)
+        try await store.close()
+        store = try await TouristStore.open(at: folder.path, options: options)
+        #expect(store.report.snapshot == listed.sequence, "the snapshot written on close is read")
+        for state in [store.state, try store.state(at: listed.sequence)] {
+            #expect(state.pins[pin]?.album.slots.map(\.photo) == [credited])
+            #expect(state.pins[PinID(3)]?.album.slots.allSatisfy { !$0.photo.hasCredit } == true)
+        }
+        try await store.close()
     }
 
     @Test func theVersion1StoreOpensToTheSameState() async throws {
@@ -107,4 +138,9 @@ import Testing
         guard let path = ProcessInfo.processInfo.environment["VT_WRITE_STORE_FIXTURE"] else { return }
         try await Self.write(to: path)
     }
+}
+
+/// Pin id 100 for the one pin a test adds to the fixture (whose pins are 1 to 4).
+final class FixedPinIDs: PinIDGenerator, @unchecked Sendable {
+    func next() -> PinID { PinID(100) }
 }

@@ -55,6 +55,16 @@ import Testing
             ("an empty image", .invalidArgument, "cannot be empty", { try await store.recordDownload(DownloadedPhoto(pin: p1, collection: 1, slot: 1, digest: digest(3), byteCount: 0, mediaType: "image/jpeg"), cause: nil) }),
             ("an HTML page", .invalidArgument, "text/html is not a photo type", { try await store.recordDownload(DownloadedPhoto(pin: p1, collection: 1, slot: 1, digest: digest(3), byteCount: 5, mediaType: "text/html"), cause: nil) }),
             ("a failure without a reason", .invalidArgument, "needs a reason", { try await store.recordDownloadFailure(pin: p1, collection: 1, slot: 1, reason: "", cause: nil) }),
+            ("a credit link that is not http(s)", .invalidArgument, "page or licence link is not an http(s) URL", {
+                var photos = listedPhotos(2)
+                photos[1].pageURL = "javascript:alert(1)"
+                try await store.recordListing(PhotoListing(pin: p3, collection: 1, page: 1, pages: 1, total: 2, photos: photos), cause: nil)
+            }),
+            ("a licence link that is not http(s)", .invalidArgument, "listed photo 0's page or licence link", {
+                var photos = listedPhotos(1)
+                photos[0].licenceURL = "data:text/html,hi"
+                try await store.recordListing(PhotoListing(pin: p3, collection: 1, page: 1, pages: 1, total: 1, photos: photos), cause: nil)
+            }),
             ("a listing of 501 photos", .invalidArgument, "at most 500", { try await store.recordListing(PhotoListing(pin: p3, collection: 1, page: 1, pages: 1, total: 501, photos: listedPhotos(501)), cause: nil) }),
         ]
         for (name, code, message, action) in cases {

@@ -34,6 +34,11 @@ import Testing
         (.photosListed(PhotoListing(pin: PinID(2), collection: 3, page: 4, pages: 5, total: .max, photos: [
             ListedPhoto(remoteID: "", url: "https://example.com/ü/😀.jpg", title: "Café «au» lait — 東京", width: .max, height: 0),
             ListedPhoto(remoteID: "53", url: "", title: String(repeating: "long title ", count: 40)),
+            ListedPhoto(
+                remoteID: "54", url: "https://upload.example/330px-a.jpg", title: "credited", width: 330, height: 220,
+                creator: "Ann & Bø «photos»", licenceName: "CC BY-SA 4.0", licenceURL: "https://creativecommons.org/licenses/by-sa/4.0",
+                pageURL: "https://commons.example/wiki/File:A.jpg", dateTaken: "2019-05-01 12:00:00"),
+            ListedPhoto(remoteID: "55", url: "https://u.example/b.jpg", title: "", creator: "only a creator"),
         ])), 12),
         (.photoDownloaded(DownloadedPhoto(pin: PinID(7), collection: 0, slot: .max, digest: PhotoDigest.of([1, 2, 3]),
                                           byteCount: .max, mediaType: "image/webp")), nil),

@@ -28,6 +28,13 @@ import WebApp
             #expect(album?["status"] as? String == "downloading")
             #expect((album?["photos"] as? [[String: Any]])?.allSatisfy { $0["state"] as? String == "placeholder" } == true)
             #expect(try await web.get("/api/pins/\(pin)?at=0").status == 404)
+            // Each photo carries the credit its listing recorded, for the page's credit line.
+            let photos = try #require(try await web.get("/api/pins/\(pin)").json()["album"] as? [String: Any])["photos"] as? [[String: Any]]
+            let credits = (photos ?? []).compactMap { $0["credit"] as? [String: Any] }
+            #expect(credits.count == 12)
+            #expect(credits.allSatisfy {
+                ($0["creator"] as? String)?.contains("generated") == true && ($0["page_url"] as? String)?.contains("/photos/") == true
+            })
 
             let diff = try await web.get("/api/diff?from=0&to=\(done.sequence)").json()
             #expect((diff["pins_added"] as? [Any])?.count == 1)

@@ -19,6 +19,31 @@ public struct EventJSON: Codable, Hashable, Sendable {
         public var title: String
         public var width: UInt32
         public var height: UInt32
+        /// The credit, each left out when empty (and absent from exports made before credits).
+        public var creator: String?
+        public var licence: String?
+        public var licence_url: String?
+        public var page_url: String?
+        public var date_taken: String?
+
+        init(_ photo: ListedPhoto) {
+            id = photo.remoteID
+            url = photo.url
+            title = photo.title
+            width = photo.width
+            height = photo.height
+            creator = photo.creator.isEmpty ? nil : photo.creator
+            licence = photo.licenceName.isEmpty ? nil : photo.licenceName
+            licence_url = photo.licenceURL.isEmpty ? nil : photo.licenceURL
+            page_url = photo.pageURL.isEmpty ? nil : photo.pageURL
+            date_taken = photo.dateTaken.isEmpty ? nil : photo.dateTaken
+        }
+
+        var listed: ListedPhoto {
+            ListedPhoto(
+                remoteID: id, url: url, title: title, width: width, height: height, creator: creator ?? "",
+                licenceName: licence ?? "", licenceURL: licence_url ?? "", pageURL: page_url ?? "", dateTaken: date_taken ?? "")
+        }
     }
 
     public var seq: UInt64
@@ -73,9 +98,7 @@ public struct EventJSON: Codable, Hashable, Sendable {
             page = listing.page
             pages = listing.pages
             total = listing.total
-            photos = listing.photos.map {
-                Photo(id: $0.remoteID, url: $0.url, title: $0.title, width: $0.width, height: $0.height)
-            }
+            photos = listing.photos.map(Photo.init)
         case .photoDownloaded(let photo):
             collection = photo.collection
             slot = photo.slot
@@ -120,9 +143,7 @@ public struct EventJSON: Codable, Hashable, Sendable {
                     pin: try pinID(), collection: try need(collection, "collection"), page: try need(page, "page"),
                     perPage: try need(per_page, "per_page"), place: try place()))
         case "PhotosListed":
-            let photos = try need(photos, "photos").map {
-                ListedPhoto(remoteID: $0.id, url: $0.url, title: $0.title, width: $0.width, height: $0.height)
-            }
+            let photos = try need(photos, "photos").map(\.listed)
             return .photosListed(
                 PhotoListing(
                     pin: try pinID(), collection: try need(collection, "collection"), page: try need(page, "page"),

@@ -91,12 +91,15 @@ public struct PhotoJSON: Encodable, Sendable {
     public var bytes: UInt64?
     public var media_type: String?
     public var reason: String?
+    /// Who made it, its licence and its own page; absent when the listing recorded none.
+    public var credit: CreditJSON?
 
     public init(_ slot: PhotoSlot) {
         self.slot = slot.number
         id = slot.photo.remoteID
         title = slot.photo.title
         url = slot.photo.url
+        credit = slot.photo.hasCredit ? CreditJSON(slot.photo) : nil
         switch slot.state {
         case .placeholder: state = "placeholder"
         case .downloaded(let digest, let byteCount, let mediaType):
@@ -108,6 +111,24 @@ public struct PhotoJSON: Encodable, Sendable {
             state = "failed"
             reason = why
         }
+    }
+}
+
+/// A photo's credit as `--json` and the web page show it; empty fields are left out.
+public struct CreditJSON: Encodable, Sendable {
+    public var creator: String?
+    public var licence: String?
+    public var licence_url: String?
+    public var page_url: String?
+    public var date_taken: String?
+
+    public init(_ photo: ListedPhoto) {
+        func present(_ text: String) -> String? { text.isEmpty ? nil : text }
+        creator = present(photo.creator)
+        licence = present(photo.licenceName)
+        licence_url = present(photo.licenceURL)
+        page_url = present(photo.pageURL)
+        date_taken = present(photo.dateTaken)
     }
 }
 

@@ -119,13 +119,19 @@ public enum EventCodec {
             $0.title = photo.title
             $0.width = photo.width
             $0.height = photo.height
+            $0.creator = photo.creator
+            $0.licenceName = photo.licenceName
+            $0.licenceURL = photo.licenceURL
+            $0.pageURL = photo.pageURL
+            $0.dateTaken = photo.dateTaken
         }
     }
 
     static func photo(from message: VirtualTourist_V1_ListedPhoto) -> ListedPhoto {
         ListedPhoto(
             remoteID: message.remoteID, url: message.url, title: message.title, width: message.width,
-            height: message.height)
+            height: message.height, creator: message.creator, licenceName: message.licenceName,
+            licenceURL: message.licenceURL, pageURL: message.pageURL, dateTaken: message.dateTaken)
     }
 
     private static func event(

@@ -158,6 +158,11 @@ enum EventWireDecoder {
             case 3: photo.title = try reader.string(type)
             case 4: photo.width = try reader.uint32(type)
             case 5: photo.height = try reader.uint32(type)
+            case 6: photo.creator = try reader.string(type)
+            case 7: photo.licenceName = try reader.string(type)
+            case 8: photo.licenceURL = try reader.string(type)
+            case 9: photo.pageURL = try reader.string(type)
+            case 10: photo.dateTaken = try reader.string(type)
             default: try reader.skip(type)
             }
         }

@@ -57,6 +57,10 @@ extension TouristState {
             if let blank = listing.photos.firstIndex(where: { $0.remoteID.isEmpty || $0.url.isEmpty }) {
                 return DomainError(.invalidArgument, "listed photo \(blank) has no id or no URL")
             }
+            // Credit links are shown as links: only the web's own schemes.
+            if let bad = listing.photos.firstIndex(where: { !Self.isCreditLink($0.pageURL) || !Self.isCreditLink($0.licenceURL) }) {
+                return DomainError(.invalidArgument, "listed photo \(bad)'s page or licence link is not an http(s) URL")
+            }
             return nil
 
         case .photoDownloaded(let photo):
@@ -142,5 +146,11 @@ extension TouristState {
 
     private func notExpecting(_ what: String, _ pin: Pin) -> DomainError {
         DomainError(.wrongAlbumState, "pin \(pin.id)'s album is \(pin.album.status): it is not waiting for \(what)")
+    }
+
+    /// Empty, or an http(s) URL: what a credit may link to.
+    static func isCreditLink(_ text: String) -> Bool {
+        let lowered = text.prefix(8).lowercased()
+        return text.isEmpty || lowered.hasPrefix("https://") || lowered.hasPrefix("http://")
     }
 }

@@ -1,6 +1,9 @@
 // A pin's photo album: a small map of the place, one placeholder per listed photo, each
 // replaced by its image as soon as it arrives (live updates), "No Images" when there are
-// none, New Collection once nothing is downloading, and a tap on a photo removes it.
+// none, New Collection once nothing is downloading, and a tap on a photo removes it. Under each
+// photo a credit line (creator, licence, a link to the photo's own page) that its licence asks
+// for; it sits beside the photo, not on it, so a tap on the photo still removes it and a tap on
+// a link never does.
 "use strict";
 
 (async () => {
@@ -33,9 +36,12 @@
     const wanted = [];
     for (const photo of album.photos) {
       const key = `${album.collection}/${photo.slot}/${photo.state}`;
-      let tile = tiles.get(key);
-      if (!tile) {
-        tile = document.createElement("div");
+      let card = tiles.get(key);
+      if (!card) {
+        card = document.createElement("figure");
+        card.className = "card";
+        const tile = document.createElement("div");
+        card.appendChild(tile);
         tile.className = `photo ${photo.state}`;
         tile.dataset.slot = photo.slot;
         tile.title = photo.title || "";
@@ -50,9 +56,10 @@
         if (photo.state !== "placeholder") {
           tile.addEventListener("click", () => removePhoto(album.collection, photo.slot, tile));
         }
-        tiles.set(key, tile);
+        if (photo.credit) card.appendChild(creditLine(photo.credit));
+        tiles.set(key, card);
       }
-      wanted.push(tile);
+      wanted.push(card);
     }
     // Removed photos' tiles go; the rest keep their order and flow up.
     const keep = new Set(wanted);
@@ -61,6 +68,39 @@
 
     if (!placeMap) showPlace(pin);
     else placeMap.marker.setLatLng([pin.latitude, pin.longitude]);
+  }
+
+  // Two short lines: the creator, then "page · CC BY-SA 4.0" (the page link first, so a long
+  // licence name never hides it). Text only (never HTML), links only to http(s).
+  function creditLine(credit) {
+    const line = document.createElement("figcaption");
+    line.className = "credit";
+    const link = (text, url, className) => {
+      if (!/^https?:\/\//i.test(url || "")) return document.createTextNode(text);
+      const anchor = document.createElement("a");
+      anchor.href = url;
+      anchor.textContent = text;
+      anchor.target = "_blank";
+      anchor.rel = "noopener noreferrer";
+      if (className) anchor.className = className;
+      return anchor;
+    };
+    const row = (className, parts) => {
+      const element = document.createElement("span");
+      element.className = className;
+      parts.forEach((part, index) => {
+        if (index > 0) element.appendChild(document.createTextNode(" · "));
+        element.appendChild(part);
+      });
+      return element;
+    };
+    line.appendChild(row("creator", [document.createTextNode(credit.creator || "Unknown creator")]));
+    const terms = [];
+    if (credit.page_url) terms.push(link("page", credit.page_url, "page-link"));
+    if (credit.licence || credit.licence_url) terms.push(link(credit.licence || "licence", credit.licence_url, "licence"));
+    if (terms.length) line.appendChild(row("terms", terms));
+    line.title = [credit.creator, credit.licence, credit.date_taken && `taken ${credit.date_taken}`].filter(Boolean).join(" · ");
+    return line;
   }
 
   async function showPlace(pin) {

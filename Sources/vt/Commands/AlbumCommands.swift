@@ -16,6 +16,8 @@ struct AlbumCommand: AsyncParsableCommand {
         @Flag(help: "Return at once instead of waiting for the downloads (they resume the next time an album is opened).")
         var noWait = false
         @Option(help: "Photos per album for a new request (1 to 250).") var perPage = 21
+        @Option(help: ArgumentHelp("Where photos come from: auto, flickr, commons or demo.", discussion: "Default: $VT_PHOTOS, else auto: Flickr when a key is set, else Wikimedia Commons when it answers at start, else the offline demo service."))
+        var photos: PhotoChoice?
 
         func validate() throws {
             guard (1...250).contains(perPage) else { throw ValidationError("--per-page must be 1 to 250 (got \(perPage))") }
@@ -26,7 +28,7 @@ struct AlbumCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "open",
             abstract: "Show a pin's album; request it if it never was, and wait while its photos download.",
-            discussion: "Photos come from Flickr when FLICKR_API_KEY is set (or a key file exists), else from the offline demo photo service, started on loopback for the command.")
+            discussion: "Photos come from --photos: by default Flickr when FLICKR_API_KEY is set (or a key file exists), else Wikimedia Commons when it answers at start, else the offline demo photo service, started on loopback for the command.")
         @OptionGroup var options: AlbumOptions
 
         func run() async throws {
@@ -86,7 +88,7 @@ struct AlbumSession {
     let options: AlbumCommand.AlbumOptions
 
     func run(_ action: (AlbumPipeline) async throws -> Void) async throws {
-        let photos = try await PhotoSourceSetup.fromEnvironment(ProcessInfo.processInfo.environment)
+        let photos = try await PhotoSourceSetup.start(options.photos, environment: ProcessInfo.processInfo.environment)
         Terminal.note(photos.announcement)
         var pipelineOptions = PipelineOptions()
         pipelineOptions.perPage = options.perPage

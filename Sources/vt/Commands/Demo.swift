@@ -10,8 +10,9 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A narrated Virtual Tourist session on a fresh store, with real photo downloads.",
         discussion: """
-            Photos come from Flickr when FLICKR_API_KEY is set (or a key file exists), otherwise \
-            from the offline demo photo service, which this command starts on loopback. The store \
+            Photos come from --photos: by default Flickr when FLICKR_API_KEY is set (or a key file \
+            exists), else Wikimedia Commons when it answers at start, else the offline demo photo \
+            service, which this command starts on loopback. The store \
             is a temporary folder, removed afterwards, unless --store names a new folder to keep.
             """
     )
@@ -21,6 +22,9 @@ struct Demo: AsyncParsableCommand {
 
     @Option(help: "Photos per album (1 to 250).")
     var perPage = 21
+
+    @Option(help: ArgumentHelp("Where photos come from: auto, flickr, commons or demo.", discussion: "Default: $VT_PHOTOS, else auto: Flickr when a key is set, else Wikimedia Commons when it answers at start, else the offline demo service."))
+    var photos: PhotoChoice?
 
     func validate() throws {
         guard (1...250).contains(perPage) else { throw ValidationError("--per-page must be 1 to 250 (got \(perPage))") }
@@ -33,7 +37,7 @@ struct Demo: AsyncParsableCommand {
         let temporary = store == nil
         let folder = store ?? NSTemporaryDirectory() + "vt-demo-\(UUID().uuidString.prefix(8))"
         defer { if temporary { try? FileManager.default.removeItem(atPath: folder) } }
-        let photos = try await PhotoSourceSetup.fromEnvironment(ProcessInfo.processInfo.environment)
+        let photos = try await PhotoSourceSetup.start(self.photos, environment: ProcessInfo.processInfo.environment)
         print("Virtual Tourist demo — store: \(folder)\(temporary ? " (removed afterwards)" : "")")
         print(photos.announcement)
         do {

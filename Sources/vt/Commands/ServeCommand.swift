@@ -12,8 +12,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve the web app: the map, photo albums and time travel, in a browser.",
         discussion: """
             Listens on 127.0.0.1 (loopback) unless --host names another address, which needs an \
-            access token (--token or VT_TOKEN). Photos come from Flickr when FLICKR_API_KEY is set, \
-            else from the offline demo photo service. Map tiles come from OpenStreetMap unless \
+            access token (--token or VT_TOKEN). Photos come from --photos: by default Flickr when FLICKR_API_KEY is set, \
+            else Wikimedia Commons when it answers at start, else the offline demo photo service. Map tiles come from OpenStreetMap unless \
             --tiles names another source or 'none' (a plain map with a graticule, no network). \
             Leaflet comes from Debian's libjs-leaflet (apt-get install libjs-leaflet). Stop with Ctrl-C.
             """)
@@ -28,6 +28,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The folder holding leaflet.js and leaflet.css.", discussion: "Default: $VT_LEAFLET, else /usr/share/javascript/leaflet."))
     var leaflet: String?
     @Option(help: "Photos per album for new requests (1 to 250).") var perPage = 21
+    @Option(help: ArgumentHelp("Where photos come from: auto, flickr, commons or demo.", discussion: "Default: $VT_PHOTOS, else auto: Flickr when a key is set, else Wikimedia Commons when it answers at start, else the offline demo service."))
+    var photos: PhotoChoice?
 
     var options: WebOptions {
         let environment = ProcessInfo.processInfo.environment
@@ -53,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
         // in order: the server, the downloads, then the store (its snapshot and lock).
         let interrupted = Self.interruptions()
         try await global.withStore(create: true) { store in
-            let photos = try await PhotoSourceSetup.fromEnvironment(ProcessInfo.processInfo.environment)
+            let photos = try await PhotoSourceSetup.start(self.photos, environment: ProcessInfo.processInfo.environment)
             var pipelineOptions = PipelineOptions()
             pipelineOptions.perPage = perPage
             let pipeline = try AlbumPipeline(store: store, source: photos.source, options: pipelineOptions)

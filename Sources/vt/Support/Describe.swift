@@ -107,8 +107,24 @@ enum Describe {
             let number = String(slot.number)
             lines.append("  \(String(repeating: " ", count: max(0, 3 - number.count)))\(number)  \(slot.photo.remoteID)  \(state)"
                 + (slot.photo.title.isEmpty ? "" : "  “\(slot.photo.title.prefix(60))”"))
+            if let credit = credit(slot.photo) { lines.append("       " + Terminal.styled(credit, .dim)) }
         }
         return lines
+    }
+
+    /// A photo's credit on one line: `by Ann · CC BY-SA 4.0 (https://…) · taken 2019-05-01 · https://page`;
+    /// nil when the listing recorded none.
+    static func credit(_ photo: ListedPhoto) -> String? {
+        guard photo.hasCredit else { return nil }
+        var parts: [String] = []
+        if !photo.creator.isEmpty { parts.append("by \(photo.creator)") }
+        if !photo.licenceName.isEmpty || !photo.licenceURL.isEmpty {
+            let name = photo.licenceName.isEmpty ? "licence" : photo.licenceName
+            parts.append(photo.licenceURL.isEmpty ? name : "\(name) (\(photo.licenceURL))")
+        }
+        if !photo.dateTaken.isEmpty { parts.append("taken \(photo.dateTaken)") }
+        if !photo.pageURL.isEmpty { parts.append(photo.pageURL) }
+        return parts.joined(separator: " · ")
     }
 
     static func state(_ state: TouristState) -> [String] {

@@ -1,9 +1,24 @@
+import ArgumentParser
 import DemoPhotoServer
 import PhotoSources
 
-/// Where photos come from for this run: Flickr when a key is configured (`FLICKR_API_KEY` or
-/// the key file), otherwise the offline demo service, started here on loopback. Either can be
-/// pointed elsewhere with `VT_FLICKR_ENDPOINT`. The key is never printed.
+/// Which photo service `--photos` (or `VT_PHOTOS`) asks for.
+enum PhotoChoice: String, CaseIterable, ExpressibleByArgument, Sendable {
+    /// Flickr when a key is set, else Commons when it answers at start, else the offline demo.
+    case auto
+    case flickr
+    case commons
+    case demo
+
+    static let variable = "VT_PHOTOS"
+}
+
+/// Where photos come from for this run, as `--photos` chose: Flickr (a key, from
+/// `FLICKR_API_KEY` or the key file), Wikimedia Commons (no key), or the offline demo service,
+/// started here on loopback. `auto` takes Flickr when a key is configured, else Commons when it
+/// answers a short probe at start, else the offline service, and says why on stderr. Flickr
+/// can be pointed elsewhere with `VT_FLICKR_ENDPOINT`, Commons with `VT_COMMONS_ENDPOINT`. The
+/// key is never printed.
 struct PhotoSourceSetup {
     let source: any PhotoSource
     /// One line for people: which source, and why.
@@ -15,26 +30,75 @@ struct PhotoSourceSetup {
     static let offlineKey = "offline-demo"
     /// Milliseconds the offline service waits before sending each image.
     static let imageDelayVariable = "VT_DEMO_IMAGE_DELAY_MS"
+    /// How long `auto` waits for Commons at start.
+    static let probeLimit = Duration.seconds(3)
 
-    static func fromEnvironment(_ environment: [String: String]) async throws -> PhotoSourceSetup {
+    /// - Parameter choice: the `--photos` option; nil reads `VT_PHOTOS`, else `auto`.
+    static func start(_ choice: PhotoChoice?, environment: [String: String]) async throws -> PhotoSourceSetup {
+        let choice = try choice ?? chosen(in: environment)
         let key: FlickrAPIKey?
         do { key = try FlickrAPIKey.configured(environment: environment) } catch {
-            throw RuntimeError(message: "\(error.message) (unset it to use the offline demo photo service)")
+            throw RuntimeError(message: "\(error.message) (unset it to use another photo service)")
         }
-        let endpoint = environment[FlickrClient.endpointVariable].flatMap { $0.isEmpty ? nil : $0 }
+        let flickrEndpoint = nonEmpty(environment[FlickrClient.endpointVariable])
+        switch choice {
+        case .flickr:
+            guard key != nil || flickrEndpoint != nil else {
+                throw RuntimeError(
+                    message: "--photos flickr needs a Flickr API key: set FLICKR_API_KEY (or choose --photos commons or demo)")
+            }
+            return try flickr(key: key, endpoint: flickrEndpoint)
+        case .commons:
+            let source = try commons(environment)
+            return PhotoSourceSetup(source: source, announcement: "photos: \(source.name) (chosen with --photos commons)", server: nil)
+        case .demo:
+            return try await demo(environment, why: "chosen with --photos demo")
+        case .auto:
+            if key != nil || flickrEndpoint != nil { return try flickr(key: key, endpoint: flickrEndpoint) }
+            let source = try commons(environment)
+            if let problem = await source.client.probe(within: probeLimit) {
+                Terminal.note("note: \(source.name) did not answer at start (\(problem.message)); using the offline demo photo service")
+                return try await demo(environment, why: "no FLICKR_API_KEY is set and \(source.name) did not answer")
+            }
+            return PhotoSourceSetup(
+                source: source, announcement: "photos: \(source.name) (no FLICKR_API_KEY is set; set one to use Flickr)", server: nil)
+        }
+    }
+
+    /// `VT_PHOTOS`, or `auto` when it is unset.
+    static func chosen(in environment: [String: String]) throws -> PhotoChoice {
+        guard let text = nonEmpty(environment[PhotoChoice.variable]) else { return .auto }
+        guard let choice = PhotoChoice(rawValue: text) else {
+            let names = PhotoChoice.allCases.map(\.rawValue).joined(separator: ", ")
+            throw RuntimeError(message: "\(PhotoChoice.variable) must be one of \(names) (got \(text.prefix(40)))")
+        }
+        return choice
+    }
+
+    static func flickr(key: FlickrAPIKey?, endpoint: String?) throws -> PhotoSourceSetup {
         if let key {
             let client = FlickrClient(key: key, endpoint: endpoint ?? FlickrClient.defaultEndpoint)
             let source = FlickrPhotoSource(client: client)
-            return PhotoSourceSetup(
-                source: source, announcement: "photos: \(source.name) (a Flickr API key is configured)", server: nil)
+            return PhotoSourceSetup(source: source, announcement: "photos: \(source.name) (a Flickr API key is configured)", server: nil)
         }
-        if let endpoint {
-            let client = FlickrClient(key: try FlickrAPIKey(offlineKey), endpoint: endpoint)
-            let source = FlickrPhotoSource(client: client)
-            return PhotoSourceSetup(
-                source: source, announcement: "photos: \(source.name) (from \(FlickrClient.endpointVariable); no key is set)",
-                server: nil)
+        let client = FlickrClient(key: try FlickrAPIKey(offlineKey), endpoint: endpoint ?? FlickrClient.defaultEndpoint)
+        let source = FlickrPhotoSource(client: client)
+        return PhotoSourceSetup(
+            source: source, announcement: "photos: \(source.name) (from \(FlickrClient.endpointVariable); no key is set)", server: nil)
+    }
+
+    static func commons(_ environment: [String: String]) throws -> CommonsPhotoSource {
+        do {
+            let client = try CommonsClient(
+                endpoint: nonEmpty(environment[CommonsClient.endpointVariable]) ?? CommonsClient.defaultEndpoint,
+                contact: nonEmpty(environment[CommonsClient.contactVariable]))
+            return CommonsPhotoSource(client: client)
+        } catch {
+            throw RuntimeError(message: error.message)
         }
+    }
+
+    static func demo(_ environment: [String: String], why: String) async throws -> PhotoSourceSetup {
         let server: DemoPhotoServer
         do { server = try await DemoPhotoServer.start() } catch {
             throw RuntimeError(message: "the offline demo photo service could not start: \(error)")
@@ -49,9 +113,11 @@ struct PhotoSourceSetup {
         }
         let client = FlickrClient(key: try FlickrAPIKey(offlineKey), endpoint: server.endpoint)
         let source = FlickrPhotoSource(client: client, name: "the offline demo photo service at \(server.origin)")
-        return PhotoSourceSetup(
-            source: source,
-            announcement: "photos: \(source.name) (no FLICKR_API_KEY is set; set one to use Flickr)", server: server)
+        return PhotoSourceSetup(source: source, announcement: "photos: \(source.name) (\(why); its photos are generated)", server: server)
+    }
+
+    static func nonEmpty(_ text: String?) -> String? {
+        text.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     func stop() async {

@@ -301,6 +301,23 @@ nonisolated struct VirtualTourist_V1_ListedPhoto: Sendable {
 
   var height: UInt32 = 0
 
+  /// The credit its licence asks for (added after the first release: older logs have none,
+  /// and read as empty strings). Plain text and http(s) URLs; empty where the service said
+  /// nothing.
+  var creator: String = String()
+
+  /// "CC BY-SA 4.0"
+  var licenceName: String = String()
+
+  /// the licence's text
+  var licenceURL: String = String()
+
+  /// the photo's own page on its service
+  var pageURL: String = String()
+
+  /// as the service wrote it
+  var dateTaken: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -903,7 +920,7 @@ nonisolated extension VirtualTourist_V1_PhotosListed: SwiftProtobuf.Message, Swi
 
 nonisolated extension VirtualTourist_V1_ListedPhoto: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ListedPhoto"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}remote_id\0\u{1}url\0\u{1}title\0\u{1}width\0\u{1}height\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}remote_id\0\u{1}url\0\u{1}title\0\u{1}width\0\u{1}height\0\u{1}creator\0\u{3}licence_name\0\u{3}licence_url\0\u{3}page_url\0\u{3}date_taken\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -916,6 +933,11 @@ nonisolated extension VirtualTourist_V1_ListedPhoto: SwiftProtobuf.Message, Swif
       case 3: try { try decoder.decodeSingularStringField(value: &self.title) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.width) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.creator) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.licenceName) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.licenceURL) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.pageURL) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.dateTaken) }()
       default: break
       }
     }
@@ -937,6 +959,21 @@ nonisolated extension VirtualTourist_V1_ListedPhoto: SwiftProtobuf.Message, Swif
     if self.height != 0 {
       try visitor.visitSingularUInt32Field(value: self.height, fieldNumber: 5)
     }
+    if !self.creator.isEmpty {
+      try visitor.visitSingularStringField(value: self.creator, fieldNumber: 6)
+    }
+    if !self.licenceName.isEmpty {
+      try visitor.visitSingularStringField(value: self.licenceName, fieldNumber: 7)
+    }
+    if !self.licenceURL.isEmpty {
+      try visitor.visitSingularStringField(value: self.licenceURL, fieldNumber: 8)
+    }
+    if !self.pageURL.isEmpty {
+      try visitor.visitSingularStringField(value: self.pageURL, fieldNumber: 9)
+    }
+    if !self.dateTaken.isEmpty {
+      try visitor.visitSingularStringField(value: self.dateTaken, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -946,6 +983,11 @@ nonisolated extension VirtualTourist_V1_ListedPhoto: SwiftProtobuf.Message, Swif
     if lhs.title != rhs.title {return false}
     if lhs.width != rhs.width {return false}
     if lhs.height != rhs.height {return false}
+    if lhs.creator != rhs.creator {return false}
+    if lhs.licenceName != rhs.licenceName {return false}
+    if lhs.licenceURL != rhs.licenceURL {return false}
+    if lhs.pageURL != rhs.pageURL {return false}
+    if lhs.dateTaken != rhs.dateTaken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -206,34 +206,55 @@ nonisolated struct VirtualTourist_V1_AlbumState: Sendable {
   init() {}
 }
 
-nonisolated struct VirtualTourist_V1_SlotState: Sendable {
+nonisolated struct VirtualTourist_V1_SlotState: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var slot: UInt32 = 0
+  var slot: UInt32 {
+    get {_storage._slot}
+    set {_uniqueStorage()._slot = newValue}
+  }
 
   var photo: VirtualTourist_V1_ListedPhoto {
-    get {_photo ?? VirtualTourist_V1_ListedPhoto()}
-    set {_photo = newValue}
+    get {_storage._photo ?? VirtualTourist_V1_ListedPhoto()}
+    set {_uniqueStorage()._photo = newValue}
   }
   /// Returns true if `photo` has been explicitly set.
-  var hasPhoto: Bool {self._photo != nil}
+  var hasPhoto: Bool {_storage._photo != nil}
   /// Clears the value of `photo`. Subsequent reads from it will return its default value.
-  mutating func clearPhoto() {self._photo = nil}
+  mutating func clearPhoto() {_uniqueStorage()._photo = nil}
 
-  var kind: VirtualTourist_V1_SlotState.Kind = .placeholder
+  var kind: VirtualTourist_V1_SlotState.Kind {
+    get {_storage._kind}
+    set {_uniqueStorage()._kind = newValue}
+  }
 
-  var sha256: Data = Data()
+  var sha256: Data {
+    get {_storage._sha256}
+    set {_uniqueStorage()._sha256 = newValue}
+  }
 
-  var byteCount: UInt64 = 0
+  var byteCount: UInt64 {
+    get {_storage._byteCount}
+    set {_uniqueStorage()._byteCount = newValue}
+  }
 
-  var mediaType: String = String()
+  var mediaType: String {
+    get {_storage._mediaType}
+    set {_uniqueStorage()._mediaType = newValue}
+  }
 
-  var failure: String = String()
+  var failure: String {
+    get {_storage._failure}
+    set {_uniqueStorage()._failure = newValue}
+  }
 
   /// the sequence number of its PhotoDownloaded or PhotoDownloadFailed
-  var resolvedAt: UInt64 = 0
+  var resolvedAt: UInt64 {
+    get {_storage._resolvedAt}
+    set {_uniqueStorage()._resolvedAt = newValue}
+  }
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -277,7 +298,7 @@ nonisolated struct VirtualTourist_V1_SlotState: Sendable {
 
   init() {}
 
-  fileprivate var _photo: VirtualTourist_V1_ListedPhoto? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -579,66 +600,116 @@ nonisolated extension VirtualTourist_V1_SlotState: SwiftProtobuf.Message, SwiftP
   static let protoMessageName: String = _protobuf_package + ".SlotState"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}slot\0\u{1}photo\0\u{1}kind\0\u{1}sha256\0\u{3}byte_count\0\u{3}media_type\0\u{1}failure\0\u{3}resolved_at\0")
 
+  fileprivate class _StorageClass {
+    var _slot: UInt32 = 0
+    var _photo: VirtualTourist_V1_ListedPhoto? = nil
+    var _kind: VirtualTourist_V1_SlotState.Kind = .placeholder
+    var _sha256: Data = Data()
+    var _byteCount: UInt64 = 0
+    var _mediaType: String = String()
+    var _failure: String = String()
+    var _resolvedAt: UInt64 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _slot = source._slot
+      _photo = source._photo
+      _kind = source._kind
+      _sha256 = source._sha256
+      _byteCount = source._byteCount
+      _mediaType = source._mediaType
+      _failure = source._failure
+      _resolvedAt = source._resolvedAt
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.slot) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._photo) }()
-      case 3: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
-      case 4: try { try decoder.decodeSingularBytesField(value: &self.sha256) }()
-      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.byteCount) }()
-      case 6: try { try decoder.decodeSingularStringField(value: &self.mediaType) }()
-      case 7: try { try decoder.decodeSingularStringField(value: &self.failure) }()
-      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.resolvedAt) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._slot) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._photo) }()
+        case 3: try { try decoder.decodeSingularEnumField(value: &_storage._kind) }()
+        case 4: try { try decoder.decodeSingularBytesField(value: &_storage._sha256) }()
+        case 5: try { try decoder.decodeSingularUInt64Field(value: &_storage._byteCount) }()
+        case 6: try { try decoder.decodeSingularStringField(value: &_storage._mediaType) }()
+        case 7: try { try decoder.decodeSingularStringField(value: &_storage._failure) }()
+        case 8: try { try decoder.decodeSingularUInt64Field(value: &_storage._resolvedAt) }()
+        default: break
+        }
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.slot != 0 {
-      try visitor.visitSingularUInt32Field(value: self.slot, fieldNumber: 1)
-    }
-    try { if let v = self._photo {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
-    if self.kind != .placeholder {
-      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 3)
-    }
-    if !self.sha256.isEmpty {
-      try visitor.visitSingularBytesField(value: self.sha256, fieldNumber: 4)
-    }
-    if self.byteCount != 0 {
-      try visitor.visitSingularUInt64Field(value: self.byteCount, fieldNumber: 5)
-    }
-    if !self.mediaType.isEmpty {
-      try visitor.visitSingularStringField(value: self.mediaType, fieldNumber: 6)
-    }
-    if !self.failure.isEmpty {
-      try visitor.visitSingularStringField(value: self.failure, fieldNumber: 7)
-    }
-    if self.resolvedAt != 0 {
-      try visitor.visitSingularUInt64Field(value: self.resolvedAt, fieldNumber: 8)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._slot != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._slot, fieldNumber: 1)
+      }
+      try { if let v = _storage._photo {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      if _storage._kind != .placeholder {
+        try visitor.visitSingularEnumField(value: _storage._kind, fieldNumber: 3)
+      }
+      if !_storage._sha256.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._sha256, fieldNumber: 4)
+      }
+      if _storage._byteCount != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._byteCount, fieldNumber: 5)
+      }
+      if !_storage._mediaType.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._mediaType, fieldNumber: 6)
+      }
+      if !_storage._failure.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._failure, fieldNumber: 7)
+      }
+      if _storage._resolvedAt != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._resolvedAt, fieldNumber: 8)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: VirtualTourist_V1_SlotState, rhs: VirtualTourist_V1_SlotState) -> Bool {
-    if lhs.slot != rhs.slot {return false}
-    if lhs._photo != rhs._photo {return false}
-    if lhs.kind != rhs.kind {return false}
-    if lhs.sha256 != rhs.sha256 {return false}
-    if lhs.byteCount != rhs.byteCount {return false}
-    if lhs.mediaType != rhs.mediaType {return false}
-    if lhs.failure != rhs.failure {return false}
-    if lhs.resolvedAt != rhs.resolvedAt {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._slot != rhs_storage._slot {return false}
+        if _storage._photo != rhs_storage._photo {return false}
+        if _storage._kind != rhs_storage._kind {return false}
+        if _storage._sha256 != rhs_storage._sha256 {return false}
+        if _storage._byteCount != rhs_storage._byteCount {return false}
+        if _storage._mediaType != rhs_storage._mediaType {return false}
+        if _storage._failure != rhs_storage._failure {return false}
+        if _storage._resolvedAt != rhs_storage._resolvedAt {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,166 @@
+import HTTPListening
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// A Wikimedia-Commons-compatible service on loopback, for the tests (and for trying the app
+/// with `VT_COMMONS_ENDPOINT`): `GET /w/api.php` answers `list=geosearch` and
+/// `prop=imageinfo` as the MediaWiki Action API does, and `/thumb/ID/WIDTHpx-photo.png` serves
+/// generated thumbnails. It reproduces what a client must cope with: `pages` keyed by page id,
+/// HTML in `extmetadata`, fields missing from some files, SVG, PDF and video files among the
+/// hits, thumbnails for at most 50 files a request, errors with HTTP 200, 429 with
+/// `Retry-After`, `maxlag`, and a 403 for a request whose User-Agent names no contact.
+///
+/// ```swift
+/// let commons = try await CommonsDouble.start()
+/// commons.endpoint                       // http://127.0.0.1:PORT/w/api.php
+/// commons.controls.failNextRequests(with: [.tooManyRequests(retryAfter: 1)])
+/// commons.controls.mostAtOnce            // the most requests it ever answered at once
+/// await commons.stop()
+/// ```
+public final class CommonsDouble: Sendable {
+    public let endpoint: String
+    public let origin: String
+    public let controls: CommonsDoubleControls
+    private let server: ListeningServer
+
+    public static let apiPath = "/w/api.php"
+
+    private init(origin: String, controls: CommonsDoubleControls, server: ListeningServer) {
+        self.origin = origin
+        self.endpoint = origin + Self.apiPath
+        self.controls = controls
+        self.server = server
+    }
+
+    /// Starts the service on `host` (loopback by default) and `port` (0: any free port), and
+    /// returns once it listens. Places have the photos `catalogue` gives them (at most 500
+    /// hits, as a geosearch).
+    public static func start(
+        host: String = "127.0.0.1", port: Int = 0, catalogue: DemoCatalogue = DemoCatalogue()
+    ) async throws -> CommonsDouble {
+        guard (0...65_535).contains(port) else { throw DemoServerError("port \(port) is outside 0…65535") }
+        let controls = CommonsDoubleControls()
+        let origin = Mutex<String?>(nil)
+        let handlers = CommonsDoubleHandlers(catalogue: catalogue, controls: controls) { origin.withLock { $0 } ?? "" }
+        let router = Router()
+        router.get("/w/api.php") { request, _ in await controls.answering { await handlers.api(request) } }
+        router.get("/thumb/:id/:name") { request, context in
+            await controls.answering {
+                await handlers.thumbnail(
+                    id: context.parameters.get("id") ?? "", name: context.parameters.get("name") ?? "", request: request)
+            }
+        }
+        router.get("/wiki/:title") { _, context in handlers.filePage(context.parameters.get("title") ?? "") }
+        let server: ListeningServer
+        do {
+            server = try await ListeningServer.listen(
+                router: router, host: host, port: port, serverName: "CommonsDouble", logLabel: "virtual-tourist.commons-double")
+        } catch {
+            throw DemoServerError(
+                "the Commons-compatible service could not listen on \(host):\(port)" + (error.cause.map { " (\($0))" } ?? ""))
+        }
+        let base = server.origin(host: host)
+        origin.withLock { $0 = base }
+        return CommonsDouble(origin: base, controls: controls, server: server)
+    }
+
+    public func stop() async {
+        controls.stop()
+        await server.stop()
+    }
+}
+
+/// A failure the Commons double can be told to answer an API request with.
+public enum CommonsFault: Sendable, Hashable {
+    /// This HTTP status with a short text body.
+    case httpStatus(Int)
+    /// HTTP 429 with `Retry-After`.
+    case tooManyRequests(retryAfter: Int)
+    /// HTTP 200, `{"error": {"code": "maxlag", …}}` and `Retry-After`, as the API answers a
+    /// request whose `maxlag` is below the databases' lag.
+    case maxlag(retryAfter: Int)
+    /// HTTP 200 with `{"error": {"code": code, "info": info}}`.
+    case apiError(code: String, info: String)
+    /// HTTP 200 with an HTML page.
+    case html
+    /// Wait this long, then answer normally.
+    case delay(Duration)
+}
+
+/// What the Commons double was told and what it saw.
+public final class CommonsDoubleControls: Sendable {
+    /// One request it received.
+    public struct Record: Sendable, Hashable {
+        /// "geosearch", "imageinfo", "thumbnail" or "other".
+        public var kind: String
+        public var query: [String: String]
+        public var userAgent: String?
+    }
+
+    struct State {
+        var faults: [CommonsFault] = []
+        var thumbnailStatus: Int?
+        var latency: Duration = .zero
+        var records: [Record] = []
+        var active = 0
+        var mostAtOnce = 0
+        var stopping = false
+        var files: [Int: CommonsFile] = [:]
+    }
+
+    let state = Mutex(State())
+
+    init() {}
+
+    /// The next API requests answer with these faults, one each, in order.
+    public func failNextRequests(with faults: [CommonsFault]) { state.withLock { $0.faults += faults } }
+    /// Thumbnails answer with this status (nil: normally).
+    public func failThumbnails(with status: Int?) { state.withLock { $0.thumbnailStatus = status } }
+    /// Every answer waits this long first, so that requests overlap and a client's limit on
+    /// requests at once shows.
+    public func answerAfter(_ latency: Duration) { state.withLock { $0.latency = latency } }
+
+    public var records: [Record] { state.withLock { $0.records } }
+    /// The most requests (API and thumbnails) it was answering at one time.
+    public var mostAtOnce: Int { state.withLock { $0.mostAtOnce } }
+
+    func record(_ record: Record) -> CommonsFault? {
+        state.withLock { state in
+            state.records.append(record)
+            return record.kind == "thumbnail" || state.faults.isEmpty ? nil : state.faults.removeFirst()
+        }
+    }
+
+    func remember(_ files: [CommonsFile]) {
+        state.withLock { state in for file in files { state.files[file.pageID] = file } }
+    }
+
+    func knownFiles(_ ids: [Int]) -> [CommonsFile] {
+        state.withLock { state in ids.compactMap { state.files[$0] } }
+    }
+
+    var thumbnailStatus: Int? { state.withLock { $0.thumbnailStatus } }
+
+    func answering<T>(_ answer: () async -> T) async -> T {
+        let latency = state.withLock { state in
+            state.active += 1
+            state.mostAtOnce = max(state.mostAtOnce, state.active)
+            return state.latency
+        }
+        await delay(latency)
+        let result = await answer()
+        state.withLock { $0.active -= 1 }
+        return result
+    }
+
+    func delay(_ duration: Duration) async {
+        let end = ContinuousClock.now + duration
+        while ContinuousClock.now < end, !state.withLock({ $0.stopping }) {
+            try? await Task.sleep(for: min(.milliseconds(20), end - ContinuousClock.now))
+        }
+    }
+
+    func stop() { state.withLock { $0.stopping = true } }
+}

@@ -1,0 +1,164 @@
+import Foundation
+
+/// Reads the MediaWiki Action API's JSON leniently, as Commons writes it: page ids as numbers
+/// or strings, `pages` keyed by page id (format version 1) or a list (version 2), fields
+/// missing from some files, HTML in `extmetadata`, and errors that arrive with HTTP 200 as
+/// `{"error": {"code": …, "info": …}}`.
+public enum CommonsResponse {
+    /// The file types kept: bitmaps a browser shows. SVG, PDF, TIFF, audio and video are not.
+    public static let bitmapTypes: Set<String> = ["image/jpeg", "image/png", "image/webp", "image/gif"]
+    static let bitmapExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp", "gif"]
+
+    /// One geosearch hit.
+    struct Hit: Hashable {
+        var pageID: Int
+        var title: String
+    }
+
+    /// What to do with an answer.
+    enum Verdict {
+        case ok
+        /// Wait this many seconds and try again (HTTP 429, or a maxlag error).
+        case wait(seconds: Int, because: String)
+        case failed(PhotoSourceError)
+    }
+
+    /// Waited when a 429 or maxlag comes without a usable `Retry-After`.
+    static let defaultWait = 5
+
+    static func verdict(_ answer: HTTPFetch.Answer, endpoint: String) -> Verdict {
+        let retryAfter = answer.retryAfter.flatMap { Int($0.trimmingWhitespace) }.map { max(0, $0) } ?? defaultWait
+        switch answer.status {
+        case 200:
+            break
+        case 429:
+            return .wait(seconds: retryAfter, because: "HTTP 429, too many requests")
+        case 403:
+            return .failed(PhotoSourceError(
+                .refused,
+                "Wikimedia Commons at \(endpoint) refused the request (HTTP 403); it requires a User-Agent with a contact"
+                    + " (set \(CommonsClient.contactVariable))"))
+        case 500...599:
+            return .failed(PhotoSourceError(
+                .serviceUnavailable, "Wikimedia Commons at \(endpoint) answered HTTP \(answer.status); try again later"))
+        default:
+            return .failed(PhotoSourceError(.httpStatus, "Wikimedia Commons at \(endpoint) answered HTTP \(answer.status)"))
+        }
+        // Only an error object is looked for here; the body's shape is checked by its reader.
+        guard let root = try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
+            let error = root["error"] as? [String: Any]
+        else { return .ok }
+        let code = (error["code"] as? String) ?? "?"
+        let info = (error["info"] as? String).map { String($0.prefix(300)) } ?? "no explanation"
+        switch code {
+        case "maxlag":
+            return .wait(seconds: retryAfter, because: "its databases are lagging: \(info)")
+        case "ratelimited":
+            return .wait(seconds: retryAfter, because: "rate limited: \(info)")
+        case "readonly", "internal_api_error_DBQueryError", "internal_api_error_DBConnectionError":
+            return .failed(PhotoSourceError(.serviceUnavailable, "Wikimedia Commons cannot answer now (\(code): \(info)); try again later"))
+        default:
+            return .failed(PhotoSourceError(.refused, "Wikimedia Commons refused the request (\(code): \(info))"))
+        }
+    }
+
+    /// The geosearch's hits that are bitmap files, nearest first, each page once.
+    static func hits(_ body: [UInt8]) throws(PhotoSourceError) -> [Hit] {
+        let root = try object(body)
+        guard let query = root["query"] as? [String: Any] else {
+            if root["batchcomplete"] != nil { return [] }
+            throw PhotoSourceError(.badResponse, "Commons' answer to the search has no \"query\"")
+        }
+        guard let list = (query["geosearch"] ?? []) as? [Any] else {
+            throw PhotoSourceError(.badResponse, "Commons' \"geosearch\" is not a list")
+        }
+        var seen = Set<Int>()
+        var hits: [Hit] = []
+        for case let fields as [String: Any] in list {
+            guard let id = FlickrResponse.integer(fields["pageid"]), id > 0, let title = fields["title"] as? String else { continue }
+            if let namespace = FlickrResponse.integer(fields["ns"]), namespace != 6 { continue }
+            guard isBitmapName(title), seen.insert(id).inserted else { continue }
+            hits.append(Hit(pageID: id, title: title))
+        }
+        return hits
+    }
+
+    /// The photos of an image-information answer, in `order` (the pages' order in the
+    /// listing): bitmap files with a thumbnail URL from the API; the others are left out.
+    static func photos(_ body: [UInt8], order: [Int]) throws(PhotoSourceError) -> [FoundPhoto] {
+        let root = try object(body)
+        guard let query = root["query"] as? [String: Any] else {
+            throw PhotoSourceError(.badResponse, "Commons' image information has no \"query\"")
+        }
+        let list: [Any]
+        switch query["pages"] {
+        case let keyed as [String: Any]: list = Array(keyed.values)
+        case let listed as [Any]: list = listed
+        case nil: list = []
+        default: throw PhotoSourceError(.badResponse, "Commons' \"pages\" is neither an object nor a list")
+        }
+        var byID: [Int: FoundPhoto] = [:]
+        for case let page as [String: Any] in list {
+            guard let id = FlickrResponse.integer(page["pageid"]), let photo = photo(page, id: id) else { continue }
+            byID[id] = photo
+        }
+        return order.compactMap { byID[$0] }
+    }
+
+    static func photo(_ page: [String: Any], id: Int) -> FoundPhoto? {
+        guard let infos = page["imageinfo"] as? [Any], let info = infos.first as? [String: Any] else { return nil }
+        guard let mime = info["mime"] as? String, bitmapTypes.contains(mime.lowercased()) else { return nil }
+        // Only the thumbnail the API made: a URL built by hand for an unserved width is refused.
+        guard let thumbnail = info["thumburl"] as? String, FlickrResponse.isWebURL(thumbnail) else { return nil }
+        let metadata = info["extmetadata"] as? [String: Any] ?? [:]
+        func field(_ name: String) -> String {
+            guard let entry = metadata[name] as? [String: Any] else { return "" }
+            return FlickrResponse.text(entry["value"]).map { HTMLText.plain($0) } ?? ""
+        }
+        let fileTitle = (page["title"] as? String) ?? ""
+        let user = HTMLText.plain((info["user"] as? String) ?? "")
+        let artist = field("Artist")
+        let licenceURL = field("LicenseUrl")
+        let pageURL = (info["descriptionurl"] as? String).flatMap { FlickrResponse.isWebURL($0) ? $0 : nil } ?? ""
+        let credit = PhotoCredit(
+            creator: artist.isEmpty ? user : artist, licenceName: field("LicenseShortName"),
+            licenceURL: FlickrResponse.isWebURL(absolute(licenceURL)) ? absolute(licenceURL) : "", pageURL: pageURL,
+            dateTaken: field("DateTimeOriginal"))
+        let name = field("ObjectName")
+        return FoundPhoto(
+            id: String(id), title: name.isEmpty ? displayName(fileTitle) : name, url: thumbnail,
+            width: max(0, FlickrResponse.integer(info["thumbwidth"]) ?? 0),
+            height: max(0, FlickrResponse.integer(info["thumbheight"]) ?? 0), credit: credit)
+    }
+
+    /// "File:Eiffel tower.jpg" → "Eiffel tower".
+    static func displayName(_ title: String) -> String {
+        var name = title.hasPrefix("File:") ? String(title.dropFirst(5)) : title
+        if let dot = name.lastIndex(of: "."), isBitmapName(name) { name = String(name[..<dot]) }
+        return name
+    }
+
+    static func isBitmapName(_ title: String) -> Bool {
+        guard let dot = title.lastIndex(of: ".") else { return false }
+        return bitmapExtensions.contains(title[title.index(after: dot)...].lowercased())
+    }
+
+    /// Licence URLs sometimes come protocol-relative (`//creativecommons.org/…`).
+    static func absolute(_ url: String) -> String {
+        url.hasPrefix("//") ? "https:" + url : url
+    }
+
+    static func object(_ body: [UInt8]) throws(PhotoSourceError) -> [String: Any] {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(body))
+        } catch {
+            throw PhotoSourceError(
+                .badResponse, "Wikimedia Commons' answer is not JSON (\(body.count) bytes: \(FlickrResponse.preview(body, redact: { $0 })))")
+        }
+        guard let root = parsed as? [String: Any] else {
+            throw PhotoSourceError(.badResponse, "Wikimedia Commons' answer is JSON but not an object")
+        }
+        return root
+    }
+}
