@@ -49,6 +49,11 @@ let package = Package(
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
             ]
         ),
+        // Format 2's hot-tail records and sealed blocks, with round trips through their encoders.
+        .executableTarget(
+            name: "FuzzFormat2",
+            dependencies: ["FuzzSupport", .product(name: "EventLog", package: "VirtualTourist")]
+        ),
         // Answers of flickr.photos.search, with a key that must never reach a message.
         .executableTarget(
             name: "FuzzFlickr",

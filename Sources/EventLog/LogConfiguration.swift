@@ -37,7 +37,7 @@ public struct LogConfiguration: Sendable {
     /// Format 2: how compaction lays out a block's events.
     public var blockLayout: Format2.Layout = .columns
     /// Format 2: the zstd level compaction uses for blocks.
-    public var blockCompressionLevel: Int32 = 9
+    public var blockCompressionLevel: Int32 = 3
     /// Format 2: compact each sealed segment in the background, in the writer's process.
     public var compactsInBackground = true
     /// Bytes of segment between two sparse-index entries.

@@ -3,9 +3,9 @@ import Foundation
 
 /// The command line of `vt-bench`.
 struct Options {
-    static let groups = ["append", "replay", "store", "blobs"]
+    static let groups = ["append", "replay", "store", "blobs", "layout"]
     static let usage = """
-        usage: vt-bench [--size 10k|100k|1m|10m|N] [--smoke] [--only append,replay,store,blobs] [--repeat N] [--seed N]
+        usage: vt-bench [--size 10k|100k|1m|10m|N] [--smoke] [--only append,replay,store,blobs,layout] [--repeat N] [--seed N]
         Runs every case on one seeded workload, the engine beside its SQLite peer, and prints a Markdown table.
         """
 
