@@ -99,14 +99,7 @@ final class TailWriter: CommitWriter {
             }
             let first = request.timestamps?.first ?? now!
             if first < last {
-                results.append(.failure(request.timestamps == nil
-                    ? LogError(
-                        .clockWentBackwards,
-                        "the clock reads \(first), earlier than the log's last event (\(last)); nothing was appended."
-                            + " Wait until the clock passes that time, or fix the clock")
-                    : LogError(
-                        .invalidArgument,
-                        "the events' timestamps start at \(first), earlier than the log's last event (\(last)); nothing was appended")))
+                results.append(.failure(request.refusal(startingAt: first, before: last)))
                 continue
             }
             for (index, payload) in request.payloads.enumerated() {
@@ -251,25 +244,9 @@ final class TailWriter: CommitWriter {
         try io("create the segment \(path)") { try fileSystem.writeAtomically(header.encoded(), to: path) }
     }
 
-    private static let zeros = [UInt8](repeating: 0, count: 256 << 10)
-
     private func preallocate(upTo end: Int64) throws {
-        guard configuration.preallocates, end > segment.allocatedEnd else { return }
-        let chunk = Int64(configuration.preallocationSize)
-        let target = (end + chunk - 1) / chunk * chunk
-        var position = segment.allocatedEnd
-        do {
-            while position < target {
-                let count = Int(min(Int64(TailWriter.zeros.count), target - position))
-                try TailWriter.zeros.withUnsafeBytes {
-                    try segment.file.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: position)
-                }
-                position += Int64(count)
-            }
-        } catch let error as IOError {
-            try? segment.file.truncate(to: segment.allocatedEnd)
-            throw LogError.io(error, "extend \(segment.path)")
-        }
-        segment.allocatedEnd = target
+        guard configuration.preallocates else { return }
+        segment.allocatedEnd = try ZeroTail.extend(
+            segment.file, path: segment.path, from: segment.allocatedEnd, toCover: end, chunk: configuration.preallocationSize)
     }
 }

@@ -20,6 +20,18 @@ final class AppendRequest {
     /// async appends and the background syncs, which the writer thread leads.
     var hasBlockedCaller = false
 
+    /// The refusal of an append whose first time is earlier than the log's last event.
+    func refusal(startingAt first: LogTimestamp, before last: LogTimestamp) -> LogError {
+        timestamps == nil
+            ? LogError(
+                .clockWentBackwards,
+                "the clock reads \(first), earlier than the log's last event (\(last)); nothing was appended."
+                    + " Wait until the clock passes that time, or fix the clock")
+            : LogError(
+                .invalidArgument,
+                "the events' timestamps start at \(first), earlier than the log's last event (\(last)); nothing was appended")
+    }
+
     init(payloads: [[UInt8]], timestamps: [LogTimestamp]?, isSync: Bool = false, isRoll: Bool = false) {
         self.payloads = payloads
         self.timestamps = timestamps
@@ -115,14 +127,7 @@ final class LogWriter {
             }
             let first = request.timestamps?.first ?? now!
             if let last, first < last {
-                results.append(.failure(request.timestamps == nil
-                    ? LogError(
-                        .clockWentBackwards,
-                        "the clock reads \(first), earlier than the log's last event (\(last)); nothing was appended."
-                            + " Wait until the clock passes that time, or fix the clock")
-                    : LogError(
-                        .invalidArgument,
-                        "the events' timestamps start at \(first), earlier than the log's last event (\(last)); nothing was appended")))
+                results.append(.failure(request.refusal(startingAt: first, before: last)))
                 continue
             }
             for (index, payload) in request.payloads.enumerated() {
@@ -261,27 +266,11 @@ final class LogWriter {
         }
     }
 
-    private static let zeros = [UInt8](repeating: 0, count: 256 << 10)
-
     /// Extends the zero tail so that the next write lands on allocated blocks.
     private func preallocate(upTo end: Int64) throws {
-        guard configuration.preallocates, end > segment.allocatedEnd else { return }
-        let chunk = Int64(configuration.preallocationSize)
-        let target = (end + chunk - 1) / chunk * chunk
-        var position = segment.allocatedEnd
-        do {
-            while position < target {
-                let count = Int(min(Int64(LogWriter.zeros.count), target - position))
-                try LogWriter.zeros.withUnsafeBytes {
-                    try segment.file.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: position)
-                }
-                position += Int64(count)
-            }
-        } catch let error as IOError {
-            try? segment.file.truncate(to: segment.allocatedEnd)
-            throw LogError.io(error, "extend \(segment.path)")
-        }
-        segment.allocatedEnd = target
+        guard configuration.preallocates else { return }
+        segment.allocatedEnd = try ZeroTail.extend(
+            segment.file, path: segment.path, from: segment.allocatedEnd, toCover: end, chunk: configuration.preallocationSize)
     }
 
     private func addIndexEntry(for header: BatchHeader, at offset: Int64) {
@@ -299,5 +288,33 @@ final class LogWriter {
             try? index.close()
             segment.index = nil
         }
+    }
+}
+
+/// The zeros a writer keeps ahead of the data (FORMAT.md, "Zero tail"), shared by both formats.
+enum ZeroTail {
+    private static let zeros = [UInt8](repeating: 0, count: 256 << 10)
+
+    /// Writes zeros from `allocatedEnd` up to the next multiple of `chunk` that covers `end`,
+    /// and returns the new allocated end (unchanged when `end` is already covered). On failure
+    /// the file is cut back to `allocatedEnd`.
+    static func extend(
+        _ file: any RandomAccessFile, path: String, from allocatedEnd: Int64, toCover end: Int64, chunk: Int
+    ) throws -> Int64 {
+        guard end > allocatedEnd else { return allocatedEnd }
+        let size = Int64(chunk)
+        let target = (end + size - 1) / size * size
+        var position = allocatedEnd
+        do {
+            while position < target {
+                let count = Int(min(Int64(zeros.count), target - position))
+                try zeros.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: position) }
+                position += Int64(count)
+            }
+        } catch let error as IOError {
+            try? file.truncate(to: allocatedEnd)
+            throw LogError.io(error, "extend \(path)")
+        }
+        return target
     }
 }
