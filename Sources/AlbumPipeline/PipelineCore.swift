@@ -32,7 +32,7 @@ actor PipelineCore {
     let store: TouristStore
     let source: any PhotoSource
     let options: PipelineOptions
-    let limiter: DownloadLimiter
+    let limiter: RequestLimiter
 
     private var work: [WorkKey: (token: Int, task: Task<Void, Never>)] = [:]
     private var nextToken = 0
@@ -47,7 +47,7 @@ actor PipelineCore {
         self.store = store
         self.source = source
         self.options = options
-        self.limiter = DownloadLimiter(limit: options.concurrentDownloads)
+        self.limiter = RequestLimiter(limit: options.concurrentDownloads)
     }
 
     // MARK: Reacting

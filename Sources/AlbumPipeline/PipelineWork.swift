@@ -8,7 +8,7 @@ import VirtualTourist
 struct PipelineWork: Sendable {
     let store: TouristStore
     let source: any PhotoSource
-    let limiter: DownloadLimiter
+    let limiter: RequestLimiter
 
     /// Reasons are kept short in the log.
     static let maxReason = 400

@@ -3,7 +3,8 @@ import Synchronization
 /// At most `limit` requests at once; the others wait in arrival order. Wikimedia asks clients
 /// to keep to a few parallel requests, so every request of one Commons source (API calls and
 /// thumbnail downloads alike) passes through one of these, whatever the album pipeline's own
-/// limit is. A waiting task that is cancelled leaves the queue and throws `.cancelled`.
+/// limit is; the pipeline bounds its downloads with one too. A waiting task that is cancelled
+/// leaves the queue at once (`run` throws `.cancelled`, `acquire` `CancellationError`).
 ///
 /// ```swift
 /// let limiter = RequestLimiter(limit: 3)
@@ -31,7 +32,8 @@ public final class RequestLimiter: Sendable {
         return try await work()
     }
 
-    private func acquire() async throws {
+    /// Waits for a turn; pair each successful call with ``release()``.
+    public func acquire() async throws {
         let id = state.withLock { state -> Int in
             defer { state.nextID += 1 }
             return state.nextID
@@ -58,7 +60,7 @@ public final class RequestLimiter: Sendable {
         }
     }
 
-    private func release() {
+    public func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
             if state.waiting.isEmpty {
                 state.available += 1
