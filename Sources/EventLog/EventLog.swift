@@ -56,6 +56,7 @@ public final class EventLog: @unchecked Sendable {
         fileSystem: any FileSystem = PosixFileSystem()
     ) throws -> EventLog {
         try configuration.validate()
+        try LogUpgrade.finishInterrupted(directory: directory, fileSystem: fileSystem)
         switch try io("look at \(directory)", { try fileSystem.status(directory) }) {
         case nil:
             guard configuration.createIfMissing else {
@@ -67,27 +68,21 @@ public final class EventLog: @unchecked Sendable {
         default:
             break
         }
-        let lock: any HeldLock
-        do {
-            lock = try fileSystem.lock(Path.join(directory, LogFormat.lockFileName), holder: holderLine(configuration))
-        } catch let held as LockHeldError {
-            throw LogError(
-                .locked,
-                "the log at \(directory) is already open for writing by another program (\(held.holder)); close"
-                    + " it first, or open the log read-only with LogReader",
-                file: held.path, cause: held)
-        } catch let error as IOError {
-            throw LogError.io(error, "lock the log at \(directory)")
+        let lock = try takeLock(of: directory, holder: holderLine(configuration), fileSystem: fileSystem) { holder in
+            "the log at \(directory) is already open for writing by another program (\(holder)); close it first, or open"
+                + " the log read-only with LogReader"
         }
         let writer: any CommitWriter
-        let report: RecoveryReport
+        var report: RecoveryReport
         do {
+            let abandonedUpgrade = try LogUpgrade.removeUnfinished(directory: directory, fileSystem: fileSystem)
             switch try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) ?? configuration.format {
             case .v1:
                 (writer, report) = try LogRecovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
             case .v2:
                 (writer, report) = try Format2Recovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
             }
+            if abandonedUpgrade { report.removedTemporaryFiles.append("../" + Path.name(of: LogUpgrade.workPath(of: directory))) }
         } catch {
             lock.release()
             throw error
@@ -247,7 +242,21 @@ public final class EventLog: @unchecked Sendable {
         return next..<next
     }
 
-    private static func holderLine(_ configuration: LogConfiguration) -> String {
+    /// Takes the writer's lock of the log in `directory`; `whenHeld` words the refusal from the
+    /// holder's line.
+    static func takeLock(
+        of directory: String, holder: String, fileSystem: any FileSystem, whenHeld: (String) -> String
+    ) throws -> any HeldLock {
+        do {
+            return try fileSystem.lock(Path.join(directory, LogFormat.lockFileName), holder: holder)
+        } catch let held as LockHeldError {
+            throw LogError(.locked, whenHeld(held.holder), file: held.path, cause: held)
+        } catch let error as IOError {
+            throw LogError.io(error, "lock the log at \(directory)")
+        }
+    }
+
+    static func holderLine(_ configuration: LogConfiguration) -> String {
         var name = [CChar](repeating: 0, count: 256)
         let host = gethostname(&name, name.count) == 0
             ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"

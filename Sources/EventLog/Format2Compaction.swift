@@ -40,7 +40,6 @@ enum Format2Compaction {
         guard let nextFile = files.files.first(where: { $0.firstSequence > sealed.last!.firstSequence }) else {
             return report  // the active segment is not there: nothing is sealed after all
         }
-        let compressor = try ZstdCompressor(level: configuration.blockCompressionLevel)
         let decompressor = ZstdDecompressor()
 
         // Where the chain and the time stand before the first sealed segment.
@@ -58,30 +57,15 @@ enum Format2Compaction {
             }
         }
 
-        let temporary = SegmentFiles.blockFilePath(directory, first.firstSequence) + LogFormat.temporaryExtension
-        let final = SegmentFiles.blockFilePath(directory, first.firstSequence)
-        let out = try io("create \(temporary)") { try fileSystem.openFile(temporary, .createOrTruncate) }
-        var written: [ChainHash] = []
+        var writer = try BlockFileWriter(
+            directory: directory, firstSequence: first.firstSequence, timeBefore: timeBefore, chainBefore: chainBefore,
+            configuration: configuration, fileSystem: fileSystem)
         do {
-            var builder = BlockBuilder(firstSequence: first.firstSequence, timeBefore: timeBefore, chainBefore: chainBefore)
-            var position = Int64(Format2.blockFileHeaderSize)
-            var buffer: [UInt8] = []
-            func flush() throws {
-                guard builder.count > 0 else { return }
-                buffer.removeAll(keepingCapacity: true)
-                let header = builder.encode(layout: configuration.blockLayout, compressor: compressor, into: &buffer)
-                try io("write \(temporary)") { try out.write(buffer, at: position) }
-                position += Int64(buffer.count)
-                written.append(header.chainAfter)
-                builder = BlockBuilder(firstSequence: header.lastSequence + 1, timeBefore: header.lastTime, chainBefore: header.chainAfter)
-            }
-            // Header first as a placeholder: counts are known only at the end.
-            try io("write \(temporary)") { try out.write([UInt8](repeating: 0, count: Format2.blockFileHeaderSize), at: 0) }
             for segment in sealed {
                 let scanner = try TailScanner.open(path: segment.path, fileSystem: fileSystem, decompressor: decompressor)
                 defer { scanner.close() }
-                guard scanner.header.chainBefore == builder.chainAfter, scanner.header.timeBefore == builder.lastTime,
-                    scanner.header.firstSequence == builder.firstSequence + UInt64(builder.count)
+                guard scanner.header.chainBefore == writer.chainAfter, scanner.header.timeBefore == writer.lastTime,
+                    scanner.header.firstSequence == writer.nextSequence
                 else {
                     throw LogError(
                         .corrupt, "the log is damaged: \(segment.path)'s header does not continue the segment before it",
@@ -93,8 +77,7 @@ enum Format2Compaction {
                     case .record(let record, _):
                         var events = record.run.makeIterator(firstSequence: scanner.nextSequence - UInt64(record.eventCount))
                         while let event = events.next() {
-                            if builder.rawPayloadBytes + event.payload.count > configuration.blockSize { try flush() }
-                            builder.add(event.payload, at: event.timestamp.microsecondsSinceEpoch)
+                            try writer.add(event.payload, at: event.timestamp.microsecondsSinceEpoch)
                         }
                     case .end:
                         break reading
@@ -104,39 +87,28 @@ enum Format2Compaction {
                 }
                 report.segments += 1
             }
-            let lastSequence = builder.firstSequence + UInt64(builder.count) - 1
-            let chainAfter = builder.chainAfter
-            let timeAfter = builder.lastTime
-            try flush()
             // The next file must start where the compacted ones end, with the same chain.
             if nextFile.kind == .segment {
                 let next = try Format2Directory.readSegmentHeader(nextFile.path, fileSystem: fileSystem)
-                guard next.firstSequence == lastSequence + 1, next.chainBefore == chainAfter, next.timeBefore == timeAfter else {
+                guard next.firstSequence == writer.nextSequence, next.chainBefore == writer.chainAfter,
+                    next.timeBefore == writer.lastTime
+                else {
                     throw LogError(
                         .corrupt, "the log is damaged: \(nextFile.path) does not continue the chain where the sealed segments end",
-                        file: nextFile.path, offset: 0, sequence: lastSequence + 1)
+                        file: nextFile.path, offset: 0, sequence: writer.nextSequence)
                 }
             }
-            let header = BlockFileHeader(
-                firstSequence: first.firstSequence, eventCount: lastSequence - first.firstSequence + 1, logID: logID,
-                origin: files.origin, createdAt: configuration.clock.now(), blockCount: UInt32(written.count))
-            try io("write \(temporary)") { try out.write(header.encoded(), at: 0) }
-            try io("sync \(temporary)") { try out.sync() }
-            try? out.close()
-            report.blocks = written.count
+            // Steps 3 and 4: written, synced, read back and rehashed.
+            let header = try writer.finish(logID: logID, origin: files.origin, createdAt: configuration.clock.now())
+            report.blocks = writer.blockCount
             report.events = header.eventCount
-            report.bytesAfter = position
-
-            // Step 4: what is on disk must rehash to the same chain.
-            try check(temporary, header: header, chainBefore: chainBefore, expected: written, fileSystem: fileSystem)
+            report.bytesAfter = writer.bytesWritten
         } catch {
-            try? out.close()
-            try? fileSystem.removeFile(temporary)
+            writer.abandon()
             throw error
         }
         // Step 5, the commit point; step 6, the clean-up.
-        try io("rename \(temporary) to \(final)") { try fileSystem.rename(temporary, to: final) }
-        try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }
+        try writer.commit()
         for segment in sealed {
             try io("remove \(segment.path)") { try fileSystem.removeFile(segment.path) }
             let index = SegmentFiles.indexPath(directory, segment.firstSequence)
@@ -145,35 +117,7 @@ enum Format2Compaction {
             }
         }
         try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }
-        report.blockFile = final
+        report.blockFile = writer.finalPath
         return report
-    }
-
-    /// Reads a written block file back, decodes every block and rehashes every event.
-    private static func check(
-        _ path: String, header: BlockFileHeader, chainBefore: ChainHash, expected: [ChainHash], fileSystem: any FileSystem
-    ) throws {
-        let onDisk = try Format2Directory.readBlockFileHeader(path, fileSystem: fileSystem)
-        guard onDisk == header else {
-            throw LogError(.corrupt, "compaction read back another header from \(path); nothing was changed", file: path, offset: 0)
-        }
-        let scanner = try BlockFileScanner(path: path, header: header, fileSystem: fileSystem)
-        let decompressor = ZstdDecompressor()
-        var index = 0
-        while let block = try scanner.next(expectChain: chainBefore, expectTime: nil) {
-            let decoded = SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor)
-            guard index < expected.count, block.header.chainAfter == expected[index],
-                case .success(let sealed) = decoded, sealed.chainHolds()
-            else {
-                throw LogError(
-                    .corrupt, "compaction read back block \(index) of \(path) and its events do not rehash to the chain"
-                        + " computed from the segments; nothing was changed",
-                    file: path, offset: block.offset, sequence: block.header.firstSequence)
-            }
-            index += 1
-        }
-        guard index == expected.count else {
-            throw LogError(.corrupt, "compaction read back \(index) blocks from \(path), not \(expected.count)", file: path)
-        }
     }
 }

@@ -23,6 +23,8 @@ public protocol FileSystem: Sendable {
     func rename(_ source: String, to destination: String) throws
     /// Removes a file (not a directory).
     func removeFile(_ path: String) throws
+    /// Removes an empty directory (POSIX `rmdir`).
+    func removeDirectory(_ path: String) throws
     /// Makes the directory's entries (creations, renames, removals) durable.
     func syncDirectory(_ path: String) throws
     /// Sets a file's modification time: to now when `time` is nil, else to `time` since 1970.
@@ -123,6 +125,15 @@ extension FileSystem {
         }
         try createDirectory(path)
         for directory in missing.reversed() { try syncDirectory(Path.directory(of: directory)) }
+    }
+
+    /// Removes `path` and everything under it, deepest first. The removals are durable once
+    /// the caller syncs `path`'s parent.
+    public func removeTree(_ path: String) throws {
+        guard let status = try status(path) else { return }
+        guard status.kind == .directory else { return try removeFile(path) }
+        for name in try listDirectory(path) { try removeTree(Path.join(path, name)) }
+        try removeDirectory(path)
     }
 
     /// True when something exists at `path`.

@@ -87,6 +87,10 @@ public struct PosixFileSystem: FileSystem {
         guard unlink(path) == 0 else { throw IOError.current("unlink", path) }
     }
 
+    public func removeDirectory(_ path: String) throws {
+        guard rmdir(path) == 0 else { throw IOError.current("rmdir", path) }
+    }
+
     public func setModificationTime(_ path: String, to time: Duration?) throws {
         var times = [timespec(), timespec()]
         // Access time is left alone; the modification time is set.

@@ -64,7 +64,7 @@ import Testing
         #expect(Set(heads).count == 4)
         // Hashing the digest gives the same step as hashing the payload: what erasure relies on.
         var fromDigest = base
-        EventChain.digest(of: UnsafeRawBufferPointer(start: [UInt8]([1, 2, 3]), count: 3))
+        [UInt8]([1, 2, 3]).withUnsafeBytes { EventChain.digest(of: $0) }
             .withUnsafeBytes { fromDigest.append(time: LogTimestamp(microsecondsSinceEpoch: 5), digest: $0) }
         #expect(fromDigest == one)
         let upgraded = EventChain.anchor(logID: Self.logID, originSequence: 9, originHash: one.head)

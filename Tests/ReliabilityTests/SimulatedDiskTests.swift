@@ -67,6 +67,35 @@ import Glibc
         #expect(try bytes(disk.afterPowerLoss(.loseUnsynced), "/d/x/y/f") == [1])
     }
 
+    @Test func aRenamedDirectoryTakesEverythingUnderItAtomically() throws {
+        let disk = SimulatedDisk(root: "/d")
+        try disk.createDirectoryDurably("/d/old/sub")
+        try disk.writeAtomically([1], to: "/d/old/f")
+        try disk.writeAtomically([2], to: "/d/old/sub/g")
+        let lock = try disk.lock("/d/old/LOCK", holder: "me")
+        try disk.rename("/d/old", to: "/d/new")
+        #expect(try bytes(disk, "/d/new/f") == [1] && bytes(disk, "/d/new/sub/g") == [2])
+        #expect(try disk.exists("/d/old") == false && disk.listDirectory("/d/new").sorted() == ["LOCK", "f", "sub"])
+        // The lock went with its file.
+        #expect(throws: LockHeldError.self) { try disk.lock("/d/new/LOCK", holder: "rival") }
+        lock.release()
+        try disk.lock("/d/new/LOCK", holder: "rival").release()
+        // Durable only once the parent is synced; before that a power cut keeps the old name.
+        let lost = disk.afterPowerLoss(.loseUnsynced)
+        #expect(try bytes(lost, "/d/old/sub/g") == [2] && lost.exists("/d/new") == false)
+        try disk.syncDirectory("/d")
+        let kept = disk.afterPowerLoss(.loseUnsynced)
+        #expect(try bytes(kept, "/d/new/sub/g") == [2] && kept.exists("/d/old") == false)
+        // A directory holding names not yet durable is refused: the model could not say where
+        // they would be after a power cut.
+        _ = try disk.openFile("/d/new/unsynced", .createNew)
+        #expect(throws: IOError.self) { try disk.rename("/d/new", to: "/d/newer") }
+        // rmdir only takes an empty directory.
+        #expect(throws: IOError.self) { try disk.removeDirectory("/d/new/sub") }
+        try disk.removeTree("/d/new/sub")
+        #expect(try disk.exists("/d/new/sub") == false)
+    }
+
     @Test func aCutStopsThatCallAndEveryLaterOne() throws {
         let disk = SimulatedDisk(root: "/d")
         let file = try disk.openFile("/d/a", .createNew)  // I/O 1

@@ -42,6 +42,7 @@ public final class InstrumentedFileSystem: FileSystem, @unchecked Sendable {
         try real.rename(source, to: destination)
     }
     public func removeFile(_ path: String) throws { try check("unlink", path); try real.removeFile(path) }
+    public func removeDirectory(_ path: String) throws { try check("rmdir", path); try real.removeDirectory(path) }
     public func syncDirectory(_ path: String) throws { try check("syncdir", path); try real.syncDirectory(path) }
     public func lock(_ path: String, holder: String) throws -> any HeldLock {
         try check("lock", path)

@@ -63,6 +63,9 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
         var operation: Int
         var path: String
         var node: Node?
+        /// The directory whose sync makes the change durable: the path's parent, or for a name
+        /// under a renamed directory, the parent of that directory.
+        var directory: String
     }
 
     private let mutex = NSLock()
@@ -75,7 +78,9 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
     private var cutAt: Int?
     private var dead = false
     private var rule: (@Sendable (Operation) -> Int32?)?
-    private var locks: [String: String] = [:]
+    /// Held locks by path: the holder's line and the lock's number.
+    private var locks: [String: (holder: String, id: Int)] = [:]
+    private var lockCount = 0
     private var failed: [Operation] = []
     private let roots: Set<String>
 
@@ -244,11 +249,12 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
         if dead { throw IOError(operation: operation, path: path, code: EIO) }
     }
 
-    private func changeNames(_ changes: [(String, Node?)]) {
+    private func changeNames(_ changes: [(String, Node?)], durableWith directory: String? = nil) {
         order += 1
         for (path, node) in changes {
             names[path] = node
-            pendingNames.append(NameChange(operation: order, path: path, node: node))
+            pendingNames.append(
+                NameChange(operation: order, path: path, node: node, directory: directory ?? Path.directory(of: path)))
         }
     }
 
@@ -342,8 +348,40 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
             try checkAlive("rename", destination)
             guard let node = names[source] else { throw IOError(operation: "rename", path: source, code: ENOENT) }
             try requireDirectory(Path.directory(of: destination), "rename")
+            var changes: [(String, Node?)] = [(destination, node), (source, nil)]
+            if case .directory = node {
+                // Everything under a directory moves with it, in the one atomic name change.
+                // Names under it that are not yet durable would need their own bookkeeping
+                // across the move; storage code syncs a directory before renaming it, and
+                // the model insists.
+                let prefix = source + "/"
+                guard names[destination] == nil else { throw IOError(operation: "rename", path: destination, code: EEXIST) }
+                guard !pendingNames.contains(where: { $0.path.hasPrefix(prefix) }) else {
+                    throw IOError(operation: "rename (the simulated disk needs the directory synced first)", path: source, code: EINVAL)
+                }
+                for (path, child) in names where path.hasPrefix(prefix) {
+                    changes.append((destination + "/" + path.dropFirst(prefix.count), child))
+                    changes.append((path, nil))
+                }
+                for (path, lock) in locks where path.hasPrefix(prefix) {
+                    locks[path] = nil
+                    locks[destination + "/" + path.dropFirst(prefix.count)] = lock
+                }
+            }
             try begin(.rename, destination)
-            changeNames([(destination, node), (source, nil)])
+            changeNames(changes, durableWith: Path.directory(of: destination))
+        }
+    }
+
+    public func removeDirectory(_ path: String) throws {
+        try mutex.withLock {
+            try checkAlive("rmdir", path)
+            try requireDirectory(path, "rmdir")
+            guard !names.keys.contains(where: { $0 != path && Path.directory(of: $0) == path }) else {
+                throw IOError(operation: "rmdir", path: path, code: ENOTEMPTY)
+            }
+            try begin(.remove, path)
+            changeNames([(path, nil)])
         }
     }
 
@@ -361,10 +399,10 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
             try checkAlive("fsync", path)
             try requireDirectory(path, "fsync")
             try begin(.syncDirectory, path)
-            for change in pendingNames where Path.directory(of: change.path) == path {
+            for change in pendingNames where change.directory == path {
                 durableNames[change.path] = change.node
             }
-            pendingNames.removeAll { Path.directory(of: $0.path) == path }
+            pendingNames.removeAll { $0.directory == path }
         }
     }
 
@@ -378,17 +416,23 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
     public func lock(_ path: String, holder: String) throws -> any HeldLock {
         try mutex.withLock {
             try checkAlive("flock", path)
-            if let current = locks[path] { throw LockHeldError(path: path, holder: current) }
+            if let current = locks[path] { throw LockHeldError(path: path, holder: current.holder) }
             if names[path] == nil {
                 try requireDirectory(Path.directory(of: path), "open")
                 names[path] = .file(Inode([], time: Self.now()))
             }
-            locks[path] = holder
-            return SimulatedLock(path: path, disk: self)
+            lockCount += 1
+            locks[path] = (holder, lockCount)
+            return SimulatedLock(id: lockCount, disk: self)
         }
     }
 
-    fileprivate func unlock(_ path: String) { _ = mutex.withLock { locks.removeValue(forKey: path) } }
+    /// By number, because a lock follows its file when the file's directory is renamed.
+    fileprivate func unlock(_ id: Int) {
+        mutex.withLock {
+            if let path = locks.first(where: { $0.value.id == id })?.key { locks[path] = nil }
+        }
+    }
 
     // MARK: Files
 
@@ -451,12 +495,12 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
 /// a weak reference's side table behind a tagged pointer that LeakSanitizer cannot follow, and
 /// the fuzz targets, which run on this disk, would report it as a leak.
 final class SimulatedLock: HeldLock, @unchecked Sendable {
-    let path: String
+    let id: Int
     let disk: SimulatedDisk
     private let released = NSLock()
     private var done = false
-    init(path: String, disk: SimulatedDisk) {
-        self.path = path
+    init(id: Int, disk: SimulatedDisk) {
+        self.id = id
         self.disk = disk
     }
     deinit { release() }
@@ -465,7 +509,7 @@ final class SimulatedLock: HeldLock, @unchecked Sendable {
             defer { done = true }
             return !done
         }
-        if first { disk.unlock(path) }
+        if first { disk.unlock(id) }
     }
 }
 

@@ -101,6 +101,56 @@ import Testing
         #expect(try vt("verify", "--blobs", "--store", seeded.folder).status == 0)
     }
 
+    @Test func upgradeConvertsAFormat1StoreAndKeepsTheOldLog() async throws {
+        let seeded = try await SeededStore.make(label: "upgrade", format: .v1)
+        defer { seeded.remove() }
+        let logBefore = try vt("log", "--store", seeded.folder)
+        let statsBefore = try CLI.object(try vt("stats", "--json", "--store", seeded.folder).output)
+        #expect(statsBefore["format"] as? Int == 1)
+
+        let run = try vt("upgrade", "--store", seeded.folder)
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.contains("upgraded 12 events to format 2"))
+        #expect(run.output.contains("the format-1 log is kept in \(seeded.folder)/log.format1"))
+        #expect(run.output.contains("format-1 head hash (anchored in the new log): "))
+
+        // The same events, a clean verify, and stats that say where the old log is.
+        #expect(try vt("log", "--store", seeded.folder).output == logBefore.output)
+        let verify = try vt("verify", "--blobs", "--store", seeded.folder)
+        #expect(verify.status == 0 && verify.output.contains("log (format 2): 12 events"), "\(verify.output)")
+        let stats = try vt("stats", "--store", seeded.folder)
+        #expect(stats.output.contains("log.format1/: ") && stats.output.contains("remove it once you no longer need it"))
+        let statsAfter = try CLI.object(try vt("stats", "--json", "--store", seeded.folder).output)
+        #expect(statsAfter["format"] as? Int == 2)
+        #expect(statsAfter["snapshots"] as? [Int] == [12])
+        #expect((statsAfter["format1_log_bytes"] as? Int ?? 0) > 0)
+        // The store takes new actions.
+        #expect(try vt("pin", "drop", "10", "20", "--store", seeded.folder).status == 0)
+
+        // Again: refused, clearly, and nothing changes.
+        let again = try vt("upgrade", "--json", "--store", seeded.folder)
+        #expect(again.status != 0 && again.errors.contains("log.format1 is still there from an earlier upgrade"), "\(again.errors)")
+        #expect(try CLI.object(try vt("stats", "--json", "--store", seeded.folder).output)["events"] as? Int == 13)
+    }
+
+    @Test func upgradeTellsWhatItWroteInJSONAndRefusesAFormat2Store() async throws {
+        let old = try await SeededStore.make(label: "upgrade-json", format: .v1)
+        defer { old.remove() }
+        let run = try vt("upgrade", "--json", "--store", old.folder)
+        #expect(run.status == 0, "\(run.errors)")
+        let report = try CLI.object(run.output)
+        #expect(report["events"] as? Int == 12 && report["block_files"] as? Int == 1)
+        #expect((report["format1_head"] as? String)?.count == 64 && (report["format2_head"] as? String)?.count == 64)
+        #expect(report["format1_log"] as? String == old.folder + "/log.format1")
+
+        let new = try await SeededStore.make(label: "upgrade-v2")
+        defer { new.remove() }
+        let refused = try vt("upgrade", "--store", new.folder)
+        #expect(refused.status != 0 && refused.errors.contains("already a format-2 log"), "\(refused.errors)")
+        let missing = try vt("upgrade", "--store", new.folder + "-nothing")
+        #expect(missing.status != 0 && missing.errors.contains("not a Virtual Tourist store"), "\(missing.errors)")
+    }
+
     @Test func snapshotWritesTheCurrentState() async throws {
         let seeded = try await SeededStore.make()
         defer { seeded.remove() }

@@ -34,9 +34,10 @@ struct SeededStore {
         [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("seeded photo \(seed)".utf8)
     }
 
-    static func make(label: String = "cli") async throws -> SeededStore {
+    static func make(label: String = "cli", format: LogFormatVersion = .v2) async throws -> SeededStore {
         let folder = NSTemporaryDirectory() + "vt-\(label)-\(UUID().uuidString.prefix(8))"
         var options = StoreOptions()
+        options.log.format = format
         options.collectionInterval = nil
         options.log.clock = SteppingClock(start: start)
         options.pinIDs = FixedPinIDs([pinA, pinB, pinC])

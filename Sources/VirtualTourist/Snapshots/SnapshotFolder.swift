@@ -73,6 +73,21 @@ final class SnapshotFolder: Sendable {
         return (nil, skipped)
     }
 
+    /// Removes the snapshots bound to another history of the log (after an upgrade, every
+    /// format-1 snapshot: they name batch hashes the new log does not have) and returns their
+    /// sequences. Snapshots that cannot be read are left for `vt verify` to name.
+    func removeForeign(reader: LogReader) throws -> [UInt64] {
+        var removed: [UInt64] = []
+        for sequence in try sequences() {
+            guard let (header, _) = try? load(sequence) else { continue }
+            if let head = try reader.head(at: sequence), head.hash.bytes == header.batchHash { continue }
+            try fileSystem.removeFile(Path.join(path, SnapshotFile.name(for: sequence)))
+            removed.append(sequence)
+        }
+        if !removed.isEmpty { try fileSystem.syncDirectory(path) }
+        return removed
+    }
+
     /// Keeps the oldest snapshot of each bucket of `interval` events, and the newest.
     func prune() throws {
         let all = try sequences()

@@ -46,6 +46,8 @@ public struct StoreStatistics: Sendable {
     public var snapshotBytes: Int64 = 0
     public var firstTime: LogTimestamp?
     public var lastTime: LogTimestamp?
+    /// Bytes of the format-1 log an upgrade kept in `log.format1/`; nil when there is none.
+    public var formerLogBytes: Int64?
 
     /// Decompressed event bytes over stored bytes.
     public var compressionRatio: Double { storedBytes > 0 ? Double(rawBytes) / Double(storedBytes) : 0 }
@@ -150,6 +152,10 @@ public enum StoreAudit {
         stats.rawBytes = report.rawBytes
         for name in (try? fileSystem.listDirectory(logPath)) ?? [] where name.hasSuffix(".idx") {
             stats.indexBytes += (try? fileSystem.status(Path.join(logPath, name)))??.size ?? 0
+        }
+        let former = LogUpgrade.formerPath(of: logPath)
+        if let names = try? fileSystem.listDirectory(former) {
+            stats.formerLogBytes = names.reduce(0) { $0 + (((try? fileSystem.status(Path.join(former, $1)))??.size) ?? 0) }
         }
         var state = TouristState()
         try reader.forEachEvent { recorded in

@@ -31,7 +31,9 @@ public final class TouristStore: Sendable {
     public let blobs: BlobStore
     let automaticCollection = Mutex(AutomaticCollection())
 
-    static let entries: Set<String> = ["log", "snapshots", "blobs"]
+    /// What a store folder holds; `log.format1` and `log.upgrade` only around an upgrade
+    /// (docs/FORMAT.md, "Upgrade from format 1").
+    static let entries: Set<String> = ["log", "snapshots", "blobs", "log.format1", "log.upgrade"]
 
     var logPath: String { Path.join(folder, "log") }
 

@@ -138,6 +138,7 @@ struct StatsCommand: AsyncParsableCommand {
         var snapshot_bytes: Int64
         var first_time: String?
         var last_time: String?
+        var format1_log_bytes: Int64?
     }
 
     func run() async throws {
@@ -154,7 +155,8 @@ struct StatsCommand: AsyncParsableCommand {
                 compression_ratio: (stats.compressionRatio * 100).rounded() / 100, bytes_per_event: (perEvent * 10).rounded() / 10,
                 pins: stats.pins, photos_shown: stats.photosShown, blobs: stats.blobs, blob_bytes: stats.blobBytes,
                 referenced_blobs: stats.referencedBlobs, snapshots: stats.snapshots, snapshot_bytes: stats.snapshotBytes,
-                first_time: stats.firstTime?.description, last_time: stats.lastTime?.description))
+                first_time: stats.firstTime?.description, last_time: stats.lastTime?.description,
+                format1_log_bytes: stats.formerLogBytes))
         }
         print("events: \(stats.events)" + (stats.firstTime.map { " (\($0) … \(stats.lastTime!))" } ?? ""))
         for name in DomainEvent.typeNames { if let count = stats.eventsByType[name] { print("  \(name.padding(toLength: 20, withPad: " ", startingAt: 0))\(count)") } }
@@ -167,6 +169,9 @@ struct StatsCommand: AsyncParsableCommand {
             print("log (format 1): \(stats.segments) segment\(stats.segments == 1 ? "" : "s"), \(stats.batches) batches, \(stats.storedBytes) bytes"
                 + " (\(String(format: "%.1f", perEvent)) per event); events \(stats.rawBytes) bytes before compression,"
                 + " ratio \(String(format: "%.2f", stats.compressionRatio)); indexes \(stats.indexBytes) bytes")
+        }
+        if let bytes = stats.formerLogBytes {
+            print("log.format1/: \(bytes) bytes, the format-1 log kept by `vt upgrade`; remove it once you no longer need it")
         }
         print("map: \(stats.pins) pins, \(stats.photosShown) photos in albums")
         print("photos stored: \(stats.blobs) files, \(stats.blobBytes) bytes; \(stats.referencedBlobs) shown in albums, \(stats.blobs - min(stats.blobs, stats.referencedBlobs)) kept for time travel or awaiting collection")

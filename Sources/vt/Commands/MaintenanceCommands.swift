@@ -181,3 +181,41 @@ struct CompactCommand: AsyncParsableCommand {
         print(report.description)
     }
 }
+
+/// `vt upgrade`: convert a format-1 store's log to format 2.
+struct UpgradeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upgrade", abstract: "Convert the store's log from format 1 to format 2, keeping the old one.",
+        discussion: "Verifies the whole format-1 log, writes the format-2 log beside it (log.upgrade/) anchored to the format-1 head hash, reads every event back and compares it with the old one, and only then swaps the folders: the format-1 log stays in log.format1/ until you remove it. A crash at any moment leaves a store that opens (an interrupted swap is finished on the next open). Nothing else may have the store open meanwhile.")
+    @OptionGroup var global: GlobalOptions
+
+    struct View: Encodable {
+        var events: UInt64
+        var format1_head: String?
+        var format2_head: String?
+        var block_files: Int
+        var blocks: Int
+        var bytes_before: Int64
+        var bytes_after: Int64
+        var format1_log: String
+        var finished_interrupted: Bool
+    }
+
+    func run() async throws {
+        let bar = ProgressBar()
+        let report = try await TouristStore.upgrade(at: global.storePath) { done, total in
+            bar.update("upgrading", done: Int64(done), total: Int64(total))
+        }
+        bar.finish()
+        if global.json {
+            return try Output.json(View(
+                events: report.events, format1_head: report.formatOneHead.map { "\($0)" },
+                format2_head: report.formatTwoHead.map { "\($0)" }, block_files: report.blockFiles, blocks: report.blocks,
+                bytes_before: report.bytesBefore, bytes_after: report.bytesAfter, format1_log: report.formerLog,
+                finished_interrupted: report.finishedInterrupted))
+        }
+        print(report.description)
+        if let head = report.formatOneHead { print("format-1 head hash (anchored in the new log): \(head)") }
+        if let head = report.formatTwoHead { print("format-2 head hash: \(head)") }
+    }
+}
