@@ -45,13 +45,19 @@ enum Format2Dump: FormatBytes {
 
         func timeText(_ time: Int64) -> String { time == Int64.min ? "\(time) (−2^63)" : "\(time)" }
 
-        mutating func segment(_ b: [UInt8]) throws {
-            let header = try F.segmentHeader(b)
-            out += "segment header\n"
-            out += Self.field(b, 0, 8, "magic \"VTLOGSEG\"")
+        /// The 24 bytes a segment header and a block file header share: magic, version,
+        /// reserved, first sequence.
+        mutating func opening(_ title: String, _ b: [UInt8], magic: String, firstSequence: UInt64) {
+            out += "\(title)\n"
+            out += Self.field(b, 0, 8, "magic \"\(magic)\"")
             out += Self.field(b, 8, 2, "version 2")
             out += Self.field(b, 10, 6, "reserved")
-            out += Self.field(b, 16, 8, "first_sequence \(header.firstSequence)")
+            out += Self.field(b, 16, 8, "first_sequence \(firstSequence)")
+        }
+
+        mutating func segment(_ b: [UInt8]) throws {
+            let header = try F.segmentHeader(b)
+            opening("segment header", b, magic: "VTLOGSEG", firstSequence: header.firstSequence)
             out += Self.field(b, 24, 16, "log_id")
             out += Self.field(b, 40, 8, "created_at \(header.createdAt)")
             out += Self.field(b, 48, 8, "time_before \(timeText(header.timeBefore))")
@@ -86,11 +92,7 @@ enum Format2Dump: FormatBytes {
 
         mutating func blockFile(_ b: [UInt8]) throws {
             let header = try F.blockFileHeader(b)
-            out += "file header\n"
-            out += Self.field(b, 0, 8, "magic \"VTLOGBLK\"")
-            out += Self.field(b, 8, 2, "version 2")
-            out += Self.field(b, 10, 6, "reserved")
-            out += Self.field(b, 16, 8, "first_sequence \(header.firstSequence)")
+            opening("file header", b, magic: "VTLOGBLK", firstSequence: header.firstSequence)
             out += Self.field(b, 24, 8, "event_count \(header.eventCount)")
             out += Self.field(b, 32, 16, "log_id")
             out += Self.field(b, 48, 8, "origin_sequence \(header.originSequence)")
