@@ -45,27 +45,55 @@ enum Format2Dump: FormatBytes {
 
         func timeText(_ time: Int64) -> String { time == Int64.min ? "\(time) (−2^63)" : "\(time)" }
 
-        /// The 24 bytes a segment header and a block file header share: magic, version,
-        /// reserved, first sequence.
-        mutating func opening(_ title: String, _ b: [UInt8], magic: String, firstSequence: UInt64) {
-            out += "\(title)\n"
-            out += Self.field(b, 0, 8, "magic \"\(magic)\"")
-            out += Self.field(b, 8, 2, "version 2")
-            out += Self.field(b, 10, 6, "reserved")
-            out += Self.field(b, 16, 8, "first_sequence \(firstSequence)")
+        /// The headers' fields in order, `name:size`, as FORMAT.md's tables give them.
+        static let segmentHeaderFields = """
+            magic:8 version:2 reserved:6 first_sequence:8 log_id:16 created_at:8 time_before:8 chain_before:32 \
+            origin_sequence:8 origin_hash:32 reserved:4 header_crc:4
+            """
+        static let blockFileHeaderFields = """
+            magic:8 version:2 reserved:6 first_sequence:8 event_count:8 log_id:16 origin_sequence:8 origin_hash:32 \
+            created_at:8 block_count:4 reserved:16 header_crc:4
+            """
+        static let blockHeaderFields = """
+            magic:4 version:1 codec:1 layout:1 flags:1 first_sequence:8 event_count:4 stored_length:4 raw_length:4 \
+            time_before:8 last_time:8 chain_before:32 chain_after:32 payload_crc:4 header_crc:4
+            """
+
+        /// Prints the header at `base` field by field. `first` and `last` are the sequences of
+        /// the events after it, which its checkpoints name.
+        mutating func header(_ b: [UInt8], at base: Int, _ fields: String, first: UInt64, last: UInt64) throws {
+            var offset = base
+            for item in fields.split(separator: " ") {
+                let parts = item.split(separator: ":")
+                let size = Int(parts[1])!
+                out += Self.field(b, offset, size, try meaning(String(parts[0]), b, offset, size, base: base, first: first, last: last))
+                offset += size
+            }
+        }
+
+        /// A field's meaning, from its name and its bytes.
+        func meaning(_ name: String, _ b: [UInt8], _ at: Int, _ size: Int, base: Int, first: UInt64, last: UInt64) throws -> String {
+            let bytes = Array(b[at..<at + size])
+            let number = bytes.prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+            switch name {
+            case "magic": return "magic \"\(String(decoding: bytes, as: UTF8.self))\""
+            case "reserved", "log_id": return name
+            case "origin_hash": return bytes.allSatisfy { $0 == 0 } ? "origin_hash (zero: not an upgraded log)" : name
+            case "codec": return "codec \(number) (\(number == 0 ? "raw" : "zstd"))"
+            case "layout": return "layout \(number) (\(number == 0 ? "rows" : "columns"))"
+            case "created_at", "time_before", "last_time": return "\(name) \(timeText(Int64(bitPattern: number)))"
+            case "chain_before": return "chain_before = \(try checkpoint(bytes, at: first - 1))"
+            case "chain_after": return "chain_after = \(try checkpoint(bytes, at: last))"
+            case "payload_crc": return "payload_crc = CRC32C(stored payload)"
+            case "header_crc": return "header_crc = CRC32C(header bytes 0..<\(at - base))"
+            default: return "\(name) \(number)"
+            }
         }
 
         mutating func segment(_ b: [UInt8]) throws {
             let header = try F.segmentHeader(b)
-            opening("segment header", b, magic: "VTLOGSEG", firstSequence: header.firstSequence)
-            out += Self.field(b, 24, 16, "log_id")
-            out += Self.field(b, 40, 8, "created_at \(header.createdAt)")
-            out += Self.field(b, 48, 8, "time_before \(timeText(header.timeBefore))")
-            out += Self.field(b, 56, 32, "chain_before = \(try checkpoint(header.chainBefore, at: header.firstSequence - 1))")
-            out += Self.field(b, 88, 8, "origin_sequence \(header.originSequence)")
-            out += Self.field(b, 96, 32, "origin_hash (zero: not an upgraded log)")
-            out += Self.field(b, 128, 4, "reserved")
-            out += Self.field(b, 132, 4, "header_crc = CRC32C(bytes 0..<132)")
+            out += "segment header\n"
+            try self.header(b, at: 0, Self.segmentHeaderFields, first: header.firstSequence, last: header.firstSequence)
             var offset = F.segmentHeaderSize
             var next = header.firstSequence
             var time = header.timeBefore
@@ -92,36 +120,14 @@ enum Format2Dump: FormatBytes {
 
         mutating func blockFile(_ b: [UInt8]) throws {
             let header = try F.blockFileHeader(b)
-            opening("file header", b, magic: "VTLOGBLK", firstSequence: header.firstSequence)
-            out += Self.field(b, 24, 8, "event_count \(header.eventCount)")
-            out += Self.field(b, 32, 16, "log_id")
-            out += Self.field(b, 48, 8, "origin_sequence \(header.originSequence)")
-            out += Self.field(b, 56, 32, "origin_hash (zero)")
-            out += Self.field(b, 88, 8, "created_at \(header.createdAt)")
-            out += Self.field(b, 96, 4, "block_count \(header.blockCount)")
-            out += Self.field(b, 100, 16, "reserved")
-            out += Self.field(b, 116, 4, "header_crc = CRC32C(bytes 0..<116)")
+            out += "file header\n"
+            try self.header(b, at: 0, Self.blockFileHeaderFields, first: header.firstSequence, last: header.firstSequence + header.eventCount - 1)
             var offset = F.blockFileHeaderSize
             for _ in 0..<header.blockCount {
                 let block = try F.block(b, at: offset)
                 try Self.check(block.flags == 0, "the example erases nothing")
                 out += "\nblock at offset \(offset): \(eventRange(block.events))\n"
-                out += Self.field(b, offset, 4, "magic \"VTBK\"")
-                out += Self.field(b, offset + 4, 1, "version 2")
-                out += Self.field(b, offset + 5, 1, "codec \(block.codec) (\(block.codec == 0 ? "raw" : "zstd"))")
-                out += Self.field(b, offset + 6, 1, "layout \(block.layout) (\(block.layout == 0 ? "rows" : "columns"))")
-                out += Self.field(b, offset + 7, 1, "flags 0")
-                out += Self.field(b, offset + 8, 8, "first_sequence \(block.firstSequence)")
-                out += Self.field(b, offset + 16, 4, "event_count \(block.eventCount)")
-                out += Self.field(b, offset + 20, 4, "stored_length \(block.storedLength)")
-                out += Self.field(b, offset + 24, 4, "raw_length \(block.rawLength)")
-                out += Self.field(b, offset + 28, 8, "time_before \(timeText(block.timeBefore))")
-                out += Self.field(b, offset + 36, 8, "last_time \(block.lastTime)")
-                out += Self.field(b, offset + 44, 32, "chain_before = \(try checkpoint(block.chainBefore, at: block.firstSequence - 1))")
-                let last = block.events.last!.sequence
-                out += Self.field(b, offset + 76, 32, "chain_after = \(try checkpoint(block.chainAfter, at: last))")
-                out += Self.field(b, offset + 108, 4, "payload_crc = CRC32C(stored payload)")
-                out += Self.field(b, offset + 112, 4, "header_crc = CRC32C(header bytes 0..<112)")
+                try self.header(b, at: offset, Self.blockHeaderFields, first: block.firstSequence, last: block.events.last!.sequence)
                 let body: (bytes: [UInt8], at: Int, indent: String)
                 if block.codec == 0 {
                     body = (b, block.payloadStart, "")
