@@ -73,6 +73,16 @@ import Testing
         #expect(try reader.head(at: UInt64(independent.events.count))?.hash.bytes == independent.head)
     }
 
+    /// An open log's active segment ends in preallocated zeros: the end of data.
+    @Test func anOpenFormat2StoreWithItsZeroTailReadsTheSame() throws {
+        let folder = TemporaryDirectory("independent")
+        let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2())
+        defer { try? log.close() }
+        try Self.append(Self.events(30, after: 1_700_000_000_000_000, seed: 4, compressible: true), to: log)
+        #expect(try readBytes(folder.sub("00000000000000000001.seg")).last == 0, "zeros ahead of the data")
+        #expect(try Self.expectSameAsTheModule(folder.path).events.count == 30)
+    }
+
     @Test func aCompactionsLeftoverSegmentsAreHiddenByItsBlockFile() throws {
         let folder = TemporaryDirectory("independent")
         let settings = Format2LogTests.format2(segmentSize: 4096)
