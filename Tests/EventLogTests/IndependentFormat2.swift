@@ -54,19 +54,15 @@ enum IndependentFormat2: FormatBytes {
         var blockCount: UInt32
     }
 
+    /// A block: its header's fields (in the table's order), then what its payload holds.
     struct Block {
         var offset: Int
-        var codec: UInt8
-        var layout: UInt8
-        var flags: UInt8
+        var codec, layout, flags: UInt8
         var firstSequence: UInt64
-        var eventCount: Int
-        var storedLength: Int
-        var rawLength: Int
-        var timeBefore: Int64
-        var lastTime: Int64
-        var chainBefore: [UInt8]
-        var chainAfter: [UInt8]
+        var eventCount, storedLength, rawLength: Int
+        var timeBefore, lastTime: Int64
+        var chainBefore, chainAfter: [UInt8]
+        /// The payload once decompressed.
         var raw: [UInt8]
         /// Where the events start in `raw`: after the erasure list, if any.
         var eventsStart: Int
@@ -77,12 +73,18 @@ enum IndependentFormat2: FormatBytes {
 
     // MARK: Segments and records
 
+    /// What a segment header and a block file header share: an 8-byte magic, version 2 in a
+    /// `u16`, zero reserved bytes at 10..<16 and at `reserved`, and a CRC of all before it last.
+    static func checkFileHeader(_ b: [UInt8], magic: String, size: Int, reserved: Range<Int>) throws {
+        try check(b.count >= size, "a \(magic) file of at least its \(size)-byte header")
+        try check(Array(b[0..<8]) == Array(magic.utf8), "magic \(magic)")
+        try check(u16(b, 8) == 2, "\(magic) version 2")
+        try check(b[10..<16].allSatisfy { $0 == 0 } && b[reserved].allSatisfy { $0 == 0 }, "zero reserved bytes")
+        try check(crc32c(b[0..<size - 4]) == u32(b, size - 4), "the \(magic) header_crc")
+    }
+
     static func segmentHeader(_ b: [UInt8]) throws -> SegmentHeader {
-        try check(b.count >= segmentHeaderSize, "a segment of at least its 136-byte header")
-        try check(Array(b[0..<8]) == Array("VTLOGSEG".utf8), "magic VTLOGSEG")
-        try check(u16(b, 8) == 2, "segment version 2")
-        try check(b[10..<16].allSatisfy { $0 == 0 } && b[128..<132].allSatisfy { $0 == 0 }, "zero reserved bytes")
-        try check(crc32c(b[0..<132]) == u32(b, 132), "the segment's header_crc")
+        try checkFileHeader(b, magic: "VTLOGSEG", size: segmentHeaderSize, reserved: 128..<132)
         let header = SegmentHeader(
             firstSequence: u64(b, 16), logID: Array(b[24..<40]), createdAt: i64(b, 40), timeBefore: i64(b, 48),
             chainBefore: Array(b[56..<88]), originSequence: u64(b, 88), originHash: Array(b[96..<128]))
@@ -188,11 +190,7 @@ enum IndependentFormat2: FormatBytes {
     // MARK: Block files and blocks
 
     static func blockFileHeader(_ b: [UInt8]) throws -> BlockFileHeader {
-        try check(b.count >= blockFileHeaderSize, "a block file of at least its 120-byte header")
-        try check(Array(b[0..<8]) == Array("VTLOGBLK".utf8), "magic VTLOGBLK")
-        try check(u16(b, 8) == 2, "block file version 2")
-        try check(b[10..<16].allSatisfy { $0 == 0 } && b[100..<116].allSatisfy { $0 == 0 }, "zero reserved bytes")
-        try check(crc32c(b[0..<116]) == u32(b, 116), "the block file's header_crc")
+        try checkFileHeader(b, magic: "VTLOGBLK", size: blockFileHeaderSize, reserved: 100..<116)
         let header = BlockFileHeader(
             firstSequence: u64(b, 16), eventCount: u64(b, 24), logID: Array(b[32..<48]), originSequence: u64(b, 48),
             originHash: Array(b[56..<88]), createdAt: i64(b, 88), blockCount: u32(b, 96))
