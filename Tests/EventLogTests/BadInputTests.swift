@@ -46,7 +46,7 @@ import Testing
         let path = directory.path + "/00000000000000000001.seg"
         var bytes = try readBytes(path)
         bytes[8] = 3
-        setField(IndependentDump.crc32c(bytes[0..<60]), in: &bytes, at: 60)
+        setField(IndependentBytes.crc32c(bytes[0..<60]), in: &bytes, at: 60)
         try writeBytes(bytes, to: path)
         let error = expectLogError(.unsupportedVersion) { try readAll(directory.path) }
         #expect(error?.message.contains("version 3") == true)

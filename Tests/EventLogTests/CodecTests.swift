@@ -8,7 +8,7 @@ import Testing
         var generator = SplitMix(seed: 7)
         for size in [0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 1000, 4099] {
             let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            #expect(CRC32C.checksum(bytes) == IndependentDump.crc32c(bytes), "size \(size)")
+            #expect(CRC32C.checksum(bytes) == IndependentBytes.crc32c(bytes), "size \(size)")
             // Feeding the bytes in two parts gives the same value as one call.
             var split = CRC32C()
             split.update(Array(bytes.prefix(size / 3)))

@@ -137,42 +137,26 @@ import Testing
         }
     }
 
-    /// A reader written from FORMAT.md's tables alone decodes a raw columns block.
-    @Test func anIndependentReaderDecodesAColumnsBlockFromTheDocumentsTables() throws {
-        let events = Format2CodecTests.events(20, seed: 11)
-        let (bytes, _) = Self.block(events, layout: .columns, compress: false)
-        func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
-        func i64(_ at: Int) -> Int64 { (0..<8).reduce(Int64(0)) { $0 | Int64(bytes[at + $1]) << (8 * Int64($1)) } }
-        #expect(Array(bytes[0..<4]) == Array("VTBK".utf8))
-        #expect(bytes[5] == 0 && bytes[6] == 1)
-        let count = u32(16)
-        var position = 116
-        func varint() -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let byte = bytes[position]
-                position += 1
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
+    /// The reader written from FORMAT.md's tables alone (``IndependentFormat2``) decodes blocks
+    /// of both layouts and codecs, with erased events, and recomputes their chain_after.
+    @Test(arguments: Format2.Layout.allCases, [false, true])
+    func anIndependentReaderDecodesBlocksWithErasuresFromTheDocumentsTables(_ layout: Format2.Layout, _ compress: Bool) throws {
+        let events = Format2CodecTests.events(20, seed: 11, compressible: compress)
+        // Erased events too: an erasure list, and digests in place of two payloads.
+        let erased: Set<Int> = [0, 7]
+        let (bytes, header) = Self.block(events, layout: layout, compress: compress, erase: erased)
+        let block = try IndependentFormat2.block(bytes, at: 0)
+        #expect(block.codec == header.codec.rawValue && block.layout == layout.rawValue && block.flags == 1)
+        #expect(block.end == bytes.count)
+        #expect(block.events.map(\.time) == events.map(\.time))
+        #expect(Set(block.events.indices.filter { block.events[$0].erased }) == erased)
+        #expect(block.events.map(\.payload) == events.enumerated().map {
+            erased.contains($0.offset) ? Array(SHA256.hash(data: $0.element.payload)) : $0.element.payload
+        })
+        #expect(block.lastTime == events.last!.time)
+        let head = block.events.reduce(block.chainBefore) { head, event in
+            IndependentFormat2.step(head, IndependentFormat2.leaf(sequence: event.sequence, time: event.time, digest: IndependentFormat2.digest(event)))
         }
-        var time = i64(28)
-        var times: [Int64] = []
-        for _ in 0..<count {
-            time = time &+ Int64(bitPattern: varint())
-            times.append(time)
-        }
-        let lengths = (0..<count).map { _ in Int(varint()) }
-        var payloads: [[UInt8]] = []
-        for length in lengths {
-            payloads.append(Array(bytes[position..<position + length]))
-            position += length
-        }
-        #expect(position == bytes.count)
-        #expect(times == events.map(\.time))
-        #expect(payloads == events.map(\.payload))
-        #expect(i64(36) == events.last!.time)
+        #expect(head == block.chainAfter)
     }
 }

@@ -29,6 +29,26 @@ import Testing
         return path
     }
 
+    /// Expects FORMAT.md to show `dump` as a code block between the markers `begin` and `end`,
+    /// or with `VT_UPDATE_FORMAT_DOC=1` writes it there.
+    static func expectSection(
+        _ dump: String, between begin: String, and end: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let document = try String(contentsOfFile: documentPath, encoding: .utf8)
+        let block = begin + "\n```\n" + dump + "```\n" + end
+        guard let start = document.range(of: begin), let stop = document.range(of: end) else {
+            Issue.record("FORMAT.md lacks the markers \(begin) and \(end)", sourceLocation: sourceLocation)
+            return
+        }
+        let current = String(document[start.lowerBound..<stop.upperBound])
+        if ProcessInfo.processInfo.environment["VT_UPDATE_FORMAT_DOC"] == "1", current != block {
+            try document.replacingCharacters(in: start.lowerBound..<stop.upperBound, with: block)
+                .write(toFile: documentPath, atomically: true, encoding: .utf8)
+            return
+        }
+        #expect(current == block, "docs/FORMAT.md's worked example differs from what the writer produces", sourceLocation: sourceLocation)
+    }
+
     @Test func workedExampleMatchesTheDocument() throws {
         let directory = TemporaryDirectory("format")
         let path = try Self.writeExample(in: directory)
@@ -36,19 +56,7 @@ import Testing
         let index = try Array(Data(contentsOf: URL(fileURLWithPath: path + "/00000000000000000001.idx")))
         let dump = try IndependentDump.describe(segment: segment, index: index)
 
-        let document = try String(contentsOfFile: Self.documentPath, encoding: .utf8)
-        let block = Self.begin + "\n```\n" + dump + "```\n" + Self.end
-        guard let start = document.range(of: Self.begin), let stop = document.range(of: Self.end) else {
-            Issue.record("FORMAT.md lacks the worked-example markers")
-            return
-        }
-        let current = String(document[start.lowerBound..<stop.upperBound])
-        if ProcessInfo.processInfo.environment["VT_UPDATE_FORMAT_DOC"] == "1", current != block {
-            try document.replacingCharacters(in: start.lowerBound..<stop.upperBound, with: block)
-                .write(toFile: Self.documentPath, atomically: true, encoding: .utf8)
-            return
-        }
-        #expect(current == block, "docs/FORMAT.md's worked example differs from what the writer produces")
+        try Self.expectSection(dump, between: Self.begin, and: Self.end)
 
         // And the real reader agrees with the independent one.
         let events = try readAll(path)
@@ -59,9 +67,7 @@ import Testing
 
 /// A reader of the format written from FORMAT.md's tables, independent of the module's code:
 /// it prints each field with its offset and meaning, and checks every checksum and hash.
-enum IndependentDump {
-    struct Failure: Error, CustomStringConvertible { let description: String }
-
+enum IndependentDump: FormatBytes {
     static func describe(segment: [UInt8], index: [UInt8]) throws -> String {
         var out = "00000000000000000001.seg (\(segment.count) bytes)\n\n"
         out += "segment header\n"
@@ -107,8 +113,8 @@ enum IndependentDump {
             var sequence = first
             while position < base + 84 + stored {
                 let start = position
-                let delta = varint(segment, &position)
-                let length = Int(varint(segment, &position))
+                let delta = try varint(segment, &position)
+                let length = Int(try varint(segment, &position))
                 let text = String(decoding: segment[position..<position + length], as: UTF8.self)
                 position += length
                 out += field(segment, start, position - start, "event \(sequence): time_delta \(delta), length \(length), \"\(text)\"")
@@ -138,61 +144,4 @@ enum IndependentDump {
         }
         return out
     }
-
-    static func check(_ condition: Bool, _ what: String) throws {
-        if !condition { throw Failure(description: "\(what) does not hold") }
-    }
-
-    /// One field: offset, its bytes in hex (16 a line), and what it means.
-    static func field(_ bytes: [UInt8], _ offset: Int, _ count: Int, _ meaning: String) -> String {
-        var lines = ""
-        var start = offset
-        var first = true
-        while start < offset + count {
-            let stop = min(start + 16, offset + count)
-            let hexBytes = bytes[start..<stop].map { String(format: "%02x", $0) }.joined(separator: " ")
-            let label = first ? meaning : ""
-            lines += String(format: "%04x  ", start) + hexBytes.padding(toLength: 48, withPad: " ", startingAt: 0)
-                + (label.isEmpty ? "" : " " + label)
-            lines = lines.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
-            start = stop
-            first = false
-        }
-        return lines
-    }
-
-    static func u16(_ b: [UInt8], _ o: Int) -> UInt16 { UInt16(b[o]) | UInt16(b[o + 1]) << 8 }
-    static func u32(_ b: [UInt8], _ o: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(b[o + $1]) << (8 * UInt32($1)) } }
-    static func u64(_ b: [UInt8], _ o: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(b[o + $1]) << (8 * UInt64($1)) } }
-    static func i64(_ b: [UInt8], _ o: Int) -> Int64 { Int64(bitPattern: u64(b, o)) }
-
-    static func varint(_ b: [UInt8], _ position: inout Int) -> UInt64 {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let byte = b[position]
-            position += 1
-            value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-    }
-
-    /// Bitwise CRC32C, the slow textbook way, deliberately unlike the module's table version.
-    static func crc32c<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
-        }
-        return crc ^ 0xFFFF_FFFF
-    }
-
-    static func hexText(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-}
-
-import Crypto
-
-extension IndependentDump {
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
 }

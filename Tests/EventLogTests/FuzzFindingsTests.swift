@@ -18,7 +18,7 @@ import Testing
         let last = try #require(batchLocations(bytes).last)
         #expect(last.firstSequence == 20)
         setField(UInt32(0xFFFF_FFF0), in: &bytes, at: last.offset + 20)
-        setField(IndependentDump.crc32c(bytes[last.offset..<last.offset + 80]), in: &bytes, at: last.offset + 80)
+        setField(IndependentBytes.crc32c(bytes[last.offset..<last.offset + 80]), in: &bytes, at: last.offset + 80)
         try writeBytes(bytes, to: segment)
 
         let file = RecordingFile(try PosixFileSystem().openFile(segment, .readOnly))
@@ -45,7 +45,7 @@ import Testing
         #expect(bytes.count >= 24 + 3 * 28, "the log should have several index entries")
         let entry = 24 + 28  // the second entry
         setField(UInt64(0x7FFF_FFFF_FFFF_FFF0), in: &bytes, at: entry + 16)
-        setField(IndependentDump.crc32c(bytes[entry..<entry + 24]), in: &bytes, at: entry + 24)
+        setField(IndependentBytes.crc32c(bytes[entry..<entry + 24]), in: &bytes, at: entry + 24)
         try writeBytes(bytes, to: index)
 
         let window = ReadWindow(file: try PosixFileSystem().openFile(index, .readOnly))

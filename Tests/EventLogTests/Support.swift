@@ -127,10 +127,10 @@ func batchLocations(_ segment: [UInt8]) -> [BatchLocation] {
     var result: [BatchLocation] = []
     var offset = 64
     while offset + 84 <= segment.count, segment[offset] == 0x56 {
-        let stored = Int(IndependentDump.u32(segment, offset + 20))
+        let stored = Int(IndependentBytes.u32(segment, offset + 20))
         result.append(BatchLocation(
-            offset: offset, size: 84 + stored, firstSequence: IndependentDump.u64(segment, offset + 8),
-            count: Int(IndependentDump.u32(segment, offset + 16))))
+            offset: offset, size: 84 + stored, firstSequence: IndependentBytes.u64(segment, offset + 8),
+            count: Int(IndependentBytes.u32(segment, offset + 16))))
         offset += 84 + stored
     }
     return result

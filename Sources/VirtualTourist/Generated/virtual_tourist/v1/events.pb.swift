@@ -385,7 +385,7 @@ nonisolated struct VirtualTourist_V1_AlbumRequestFailed: Sendable {
   init() {}
 }
 
-/// A photo was removed from its album; the others move up.
+/// A photo was removed from its album; the other photos keep their slot numbers.
 nonisolated struct VirtualTourist_V1_PhotoRemoved: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
