@@ -48,7 +48,7 @@ struct TailSegmentHeader: Equatable {
             createdAt: LogTimestamp(microsecondsSinceEpoch: bytes.getLittleEndian(Int64.self, at: 40)),
             timeBefore: bytes.getLittleEndian(Int64.self, at: Format2.segmentTimeBeforeOffset),
             chainBefore: ChainHash(bytes: Array(bytes[chain..<chain + 32])),
-            origin: LogOrigin(bytes, at: Format2.segmentOriginSequenceOffset))
+            origin: try LogOrigin(bytes, at: Format2.segmentOriginSequenceOffset, file: file))
     }
 }
 
@@ -67,10 +67,20 @@ public struct LogOrigin: Equatable, Sendable {
         self.hash = sequence == 0 ? nil : hash
     }
 
-    init(_ bytes: [UInt8], at offset: Int) {
+    /// Reads the 40 bytes at `offset`. A hash without carried-over events, or carried-over
+    /// events without a hash, is corruption: the anchor hashes the bytes as stored, so either
+    /// would let two files claim one origin with different bytes.
+    init(_ bytes: [UInt8], at offset: Int, file: String) throws {
         let sequence = bytes.getLittleEndian(UInt64.self, at: offset)
         let hash = Array(bytes[offset + 8..<offset + 40])
-        self.init(sequence: sequence, hash: hash.allSatisfy { $0 == 0 } ? nil : ChainHash(bytes: hash))
+        let zero = hash.allSatisfy { $0 == 0 }
+        guard zero == (sequence == 0) else {
+            throw LogError(
+                .corrupt,
+                "the log is damaged: \(file)'s origin_hash is \(zero ? "zero" : "not zero") while its origin_sequence is \(sequence)",
+                file: file, offset: Int64(offset))
+        }
+        self.init(sequence: sequence, hash: zero ? nil : ChainHash(bytes: hash))
     }
 
     func append(to bytes: inout [UInt8]) {
@@ -135,7 +145,7 @@ struct BlockFileHeader: Equatable {
             firstSequence: bytes.getLittleEndian(UInt64.self, at: 16),
             eventCount: bytes.getLittleEndian(UInt64.self, at: 24),
             logID: Array(bytes[32..<48]),
-            origin: LogOrigin(bytes, at: 48),
+            origin: try LogOrigin(bytes, at: 48, file: file),
             createdAt: LogTimestamp(microsecondsSinceEpoch: bytes.getLittleEndian(Int64.self, at: 88)),
             blockCount: bytes.getLittleEndian(UInt32.self, at: 96))
         guard header.firstSequence >= 1, header.eventCount >= 1, header.blockCount >= 1,

@@ -152,4 +152,24 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: work))
         #expect(try readAll(path) == before)
     }
+
+    /// The anchor hashes `origin_hash` as stored: a hash beside `origin_sequence` 0 (or none
+    /// beside carried-over events) would let two files claim one origin with different bytes.
+    @Test func anOriginHashWithoutCarriedOverEventsIsCorruption() throws {
+        let directory = TemporaryDirectory("origin")
+        let path = directory.sub("log")
+        let log = try EventLog.open(at: path, configuration: Self.settings())
+        try log.append(Array("x".utf8))
+        try log.close()
+        let segment = path + "/00000000000000000001.seg"
+        var bytes = try readBytes(segment)
+        bytes[96 + 5] = 0x44  // a byte of origin_hash (offset 96), origin_sequence staying 0
+        let crc = IndependentBytes.le(IndependentBytes.crc32c(bytes[0..<132]))
+        bytes.replaceSubrange(132..<136, with: crc)
+        try writeBytes(bytes, to: segment)
+        let error = expectLogError(.corrupt) { try readAll(path) }
+        #expect(error?.message.contains("origin_hash is not zero while its origin_sequence is 0") == true)
+        #expect(error?.offset == 88)
+        #expect(try LogVerifier.verify(directory: path).isClean == false)
+    }
 }
