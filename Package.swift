@@ -39,6 +39,8 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
         ),
+        // SHA-256 on the x86 SHA extensions, for the event chain's many short inputs.
+        .target(name: "CSHA256"),
         // The small file-system interface every durable write goes through.
         .target(name: "FileIO"),
         // Content-addressed blobs (photos): durable writes, leases, garbage collection.
@@ -50,6 +52,7 @@ let package = Package(
         .target(
             name: "EventLog",
             dependencies: [
+                "CSHA256",
                 "CZstd",
                 "FileIO",
                 .product(name: "Crypto", package: "swift-crypto"),

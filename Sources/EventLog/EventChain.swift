@@ -1,4 +1,13 @@
+import CSHA256
 import Crypto
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The tamper-evidence chain over events (FORMAT.md, "The event chain").
 ///
@@ -9,7 +18,9 @@ import Crypto
 /// ```
 ///
 /// Each event costs three SHA-256 computations (its payload, its leaf, the step), with no
-/// allocation: the running head is kept as four words. O(payload length) per event.
+/// allocation: the running head is kept as four words. O(payload length) per event. On a CPU
+/// with the SHA extensions they run in ``FastSHA256`` (the per-call cost of a general hashing
+/// API was most of compaction's time: docs/BENCHMARKS.md), elsewhere in swift-crypto.
 public struct EventChain: Sendable, Equatable {
     /// The sequence number of the last event hashed (0 before the first).
     public private(set) var sequence: UInt64
@@ -38,13 +49,12 @@ public struct EventChain: Sendable, Equatable {
 
     /// SHA-256 of a payload: what an erased event keeps.
     public static func digest(of payload: UnsafeRawBufferPointer) -> [UInt8] {
-        Array(SHA256.hash(data: payload))
+        Words.sha256(payload).bytes
     }
 
     /// Hashes the next event, whose payload is given.
     public mutating func append(time: LogTimestamp, payload: UnsafeRawBufferPointer) {
-        let digest = Words(SHA256.hash(data: payload))
-        append(time: time, digest: digest)
+        append(time: time, digest: Words.sha256(payload))
     }
 
     public mutating func append(time: LogTimestamp, payload: ArraySlice<UInt8>) {
@@ -67,11 +77,23 @@ public struct EventChain: Sendable, Equatable {
         sequence += 1
         let leaf = Words.leaf(sequence: sequence, time: time, digest: digest)
         // head(i) = SHA-256(0x01 ‖ head(i − 1) ‖ leaf(i))
-        var hasher = SHA256()
-        withUnsafeBytes(of: Format2.stepTag) { hasher.update(bufferPointer: $0) }
-        withUnsafeBytes(of: words) { hasher.update(bufferPointer: $0) }
-        withUnsafeBytes(of: leaf) { hasher.update(bufferPointer: $0) }
-        words = Words(hasher.finalize())
+        var input = StepInput(tag: Format2.stepTag, head: words, leaf: leaf)
+        words = withUnsafeBytes(of: &input) { Words.sha256(UnsafeRawBufferPointer(rebasing: $0[0..<StepInput.size])) }
+    }
+
+    /// The 65 bytes a step hashes, laid out in memory in that order (one tag byte, then
+    /// two 32-byte hashes at offsets 1 and 33: a packed layout, built by hand).
+    private struct StepInput {
+        static let size = 65
+        var bytes: (Words, Words, Words)  // 96 bytes of room; 65 used
+        init(tag: UInt8, head: Words, leaf: Words) {
+            bytes = (.zero, .zero, .zero)
+            withUnsafeMutableBytes(of: &bytes) { raw in
+                raw[0] = tag
+                withUnsafeBytes(of: head) { raw.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                withUnsafeBytes(of: leaf) { raw.baseAddress!.advanced(by: 33).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            }
+        }
     }
 
     /// 32 bytes as four words, in memory order (so their bytes are the hash's bytes).
@@ -101,13 +123,35 @@ public struct EventChain: Sendable, Equatable {
 
         var bytes: [UInt8] { withUnsafeBytes(of: self) { Array($0) } }
 
+        /// leaf = SHA-256(0x00 ‖ u64 sequence ‖ i64 time ‖ digest): 49 bytes.
         static func leaf(sequence: UInt64, time: LogTimestamp, digest: Words) -> Words {
-            var hasher = SHA256()
-            withUnsafeBytes(of: Format2.leafTag) { hasher.update(bufferPointer: $0) }
-            withUnsafeBytes(of: sequence.littleEndian) { hasher.update(bufferPointer: $0) }
-            withUnsafeBytes(of: time.microsecondsSinceEpoch.littleEndian) { hasher.update(bufferPointer: $0) }
-            withUnsafeBytes(of: digest) { hasher.update(bufferPointer: $0) }
-            return Words(hasher.finalize())
+            var input: (Words, Words) = (.zero, .zero)  // 64 bytes of room; 49 used
+            withUnsafeMutableBytes(of: &input) { raw in
+                raw[0] = Format2.leafTag
+                raw.storeBytes(of: sequence.littleEndian, toByteOffset: 1, as: UInt64.self)
+                raw.storeBytes(of: time.microsecondsSinceEpoch.littleEndian, toByteOffset: 9, as: Int64.self)
+                withUnsafeBytes(of: digest) { raw.baseAddress!.advanced(by: 17).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            }
+            return withUnsafeBytes(of: &input) { sha256(UnsafeRawBufferPointer(rebasing: $0[0..<49])) }
+        }
+
+        /// SHA-256 of `bytes`, on the SHA extensions when the CPU has them.
+        static func sha256(_ bytes: UnsafeRawBufferPointer) -> Words {
+            guard FastSHA256.isAvailable else { return Words(SHA256.hash(data: bytes)) }
+            var out = Words.zero
+            withUnsafeMutableBytes(of: &out) { target in
+                // A zero-length buffer may have no address; any valid one will do.
+                withUnsafeBytes(of: 0 as UInt8) { dummy in
+                    vt_sha256(bytes.baseAddress ?? dummy.baseAddress!, bytes.count, target.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+            return out
         }
     }
+}
+
+/// The SHA extensions' SHA-256 (Sources/CSHA256), checked against swift-crypto in the tests.
+enum FastSHA256 {
+    /// Set once per process. `VT_SHA256=portable` turns it off, to measure or test the other path.
+    static let isAvailable = vt_sha256_available() == 1 && getenv("VT_SHA256").map { String(cString: $0) } != "portable"
 }
