@@ -85,23 +85,15 @@ public struct PlaceName: Hashable, Sendable {
         case sea
     }
 
-    public var kind: Kind
+    public internal(set) var kind: Kind
     /// The town, the country, or the sea ("Arrecife", "Libya", "South Pacific Ocean").
-    public var name: String
+    public internal(set) var name: String
     /// The country's name, when on land.
-    public var country: String?
+    public internal(set) var country: String?
     /// ISO 3166 alpha-2 for a named place ("ES").
-    public var countryCode: String?
+    public internal(set) var countryCode: String?
     /// How far the named place is, in kilometres.
-    public var distanceKilometres: Double?
-
-    public init(kind: Kind, name: String, country: String? = nil, countryCode: String? = nil, distanceKilometres: Double? = nil) {
-        self.kind = kind
-        self.name = name
-        self.country = country
-        self.countryCode = countryCode
-        self.distanceKilometres = distanceKilometres
-    }
+    public internal(set) var distanceKilometres: Double?
 
     /// "near Arrecife, Spain", "in Libya", "in the South Pacific Ocean".
     public var text: String {

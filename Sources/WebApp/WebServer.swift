@@ -48,6 +48,7 @@ public final class WebServer: Sendable {
             port: { boundPort.load(ordering: .relaxed) }))
         let config = ConfigJSON(tiles: options.tileURL, event_types: DomainEvent.typeNames, max_photos: pipeline.options.perPage)
         pages.add(to: router)
+        try LandRoute().add(to: router)
         ReadRoutes(store: store, live: live, config: config).add(to: router)
         ActionRoutes(store: store, pipeline: pipeline, bodyLimit: options.maxBodyBytes).add(to: router)
 
