@@ -4,15 +4,15 @@ import Foundation
 /// within R km" without scanning all 170,000.
 ///
 /// ```swift
-/// let index = try PlaceIndex(tsv: bytes)
+/// let index = try PlaceIndex(binary: bytes)
 /// index.nearest(latitude: 29.0, longitude: -13.6, within: 100)            // the nearest village
 /// index.mostPopulous(latitude: -33.857, longitude: 151.215, within: 10)   // Sydney, not The Rocks
 /// ```
 ///
 /// A query reads the cells that a circle of R km can touch: about (2R/111)² cells at the
 /// equator (9 for 100 km), more towards the poles where a degree of longitude shrinks, all of a
-/// band within R of a pole. Cells are one flat array (counting sort), so a lookup allocates
-/// nothing.
+/// band within R of a pole. The file keeps the places sorted by cell with a table of where
+/// each cell starts, so a lookup allocates nothing but the answer's name.
 struct PlaceIndex: Sendable {
     struct Found: Sendable, Equatable {
         var name: String
@@ -21,78 +21,47 @@ struct PlaceIndex: Sendable {
         var distanceKilometres: Double
     }
 
-    private let names: [String]
+    /// Columns, in cell order (the file's): coordinates in 10⁻⁴ degrees.
+    private let latitudes: [Int32]
+    private let longitudes: [Int32]
+    private let populations: [UInt32]
+    private let countries: [UInt16]
     private let countryCodes: [String]
-    private let latitudes: [Double]
-    private let longitudes: [Double]
-    private let populations: [Int32]
-    /// `cellStart[c]..<cellStart[c + 1]` are the positions in `order` of the places in cell c.
-    private let cellStart: [Int32]
-    private let order: [Int32]
+    /// Place k's name is `names[nameEnds[k - 1]..<nameEnds[k]]`, made a String only when found.
+    private let nameEnds: [UInt32]
+    private let names: [UInt8]
+    /// Cell c holds places `cellStart[c]..<cellStart[c + 1]`.
+    private let cellStart: [UInt32]
 
     static let columns = 360
     static let rows = 180
 
-    var count: Int { names.count }
+    var count: Int { latitudes.count }
 
-    /// Parses `name TAB countryCode TAB latitude TAB longitude TAB population` lines (UTF-8).
-    init(tsv bytes: [UInt8]) throws(PlaceDataError) {
-        var names: [String] = [], codes: [String] = [], latitudes: [Double] = [], longitudes: [Double] = []
-        var populations: [Int32] = []
-        var lineNumber = 0
-        var start = 0
-        while start < bytes.count {
-            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
-            defer { start = end + 1 }
-            guard end > start else { continue }
-            lineNumber += 1
-            let fields = bytes[start..<end].split(separator: 0x09, omittingEmptySubsequences: false)
-            guard fields.count == 5, !fields[0].isEmpty, let latitude = Self.number(fields[2]), let longitude = Self.number(fields[3]),
-                let population = Int32(String(decoding: fields[4], as: UTF8.self)),
-                (-90...90).contains(latitude), (-180...180).contains(longitude)
-            else { throw PlaceDataError("places line \(lineNumber) is not name, country, latitude, longitude, population") }
-            names.append(String(decoding: fields[0], as: UTF8.self))
-            codes.append(String(decoding: fields[1], as: UTF8.self))
-            latitudes.append(latitude)
-            longitudes.append(longitude)
-            populations.append(population)
+    /// Reads places.bin (scripts/make-places-data describes the layout): a few copies, no
+    /// parsing, so even a debug build loads it in a blink.
+    init(binary bytes: [UInt8]) throws(PlaceDataError) {
+        var reader = ColumnReader(bytes: bytes)
+        guard reader.take(4) == Array("VTPL".utf8), let header = reader.uint32s(4), header[0] == 1 else {
+            throw PlaceDataError("places.bin is not version 1 of the places file")
         }
-        var cellStart = [Int32](repeating: 0, count: Self.columns * Self.rows + 1)
-        let cells = zip(latitudes, longitudes).map { Self.cell(latitude: $0, longitude: $1) }
-        for cell in cells { cellStart[cell + 1] += 1 }
-        for position in 1..<cellStart.count { cellStart[position] += cellStart[position - 1] }
-        var next = cellStart
-        var order = [Int32](repeating: 0, count: names.count)
-        for (place, cell) in cells.enumerated() {
-            order[Int(next[cell])] = Int32(place)
-            next[cell] += 1
-        }
-        self.names = names
-        self.countryCodes = codes
+        let (count, codeCount, nameBytes) = (Int(header[1]), Int(header[2]), Int(header[3]))
+        guard let codes = reader.take(codeCount * 2),
+            let cellStart = reader.uint32s(Self.columns * Self.rows + 1),
+            let latitudes = reader.int32s(count), let longitudes = reader.int32s(count),
+            let populations = reader.uint32s(count), let countries = reader.uint16s(count),
+            reader.align(4), let nameEnds = reader.uint32s(count), let names = reader.take(nameBytes), reader.atEnd,
+            cellStart.last.map(Int.init) == count, nameEnds.last.map(Int.init) ?? 0 == nameBytes,
+            countries.allSatisfy({ Int($0) < codeCount })
+        else { throw PlaceDataError("places.bin is cut short or inconsistent") }
+        countryCodes = (0..<codeCount).map { String(decoding: codes[(2 * $0)..<(2 * $0 + 2)], as: UTF8.self) }
         self.latitudes = latitudes
         self.longitudes = longitudes
         self.populations = populations
+        self.countries = countries
+        self.nameEnds = nameEnds
+        self.names = names
         self.cellStart = cellStart
-        self.order = order
-    }
-
-    /// A decimal such as `-33.8678`, without going through a String (loading parses 340,000).
-    private static func number(_ bytes: ArraySlice<UInt8>) -> Double? {
-        var value = 0.0, scale = 0.0, negative = false, digits = 0
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "-") where digits == 0 && !negative && scale == 0: negative = true
-            case UInt8(ascii: ".") where scale == 0: scale = 1
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                value = value * 10 + Double(byte - UInt8(ascii: "0"))
-                if scale > 0 { scale *= 10 }
-                digits += 1
-            default: return nil
-            }
-        }
-        guard digits > 0 else { return nil }
-        let magnitude = scale > 0 ? value / scale : value
-        return negative ? -magnitude : magnitude
     }
 
     /// The nearest place no farther than `radius` kilometres (great-circle), or nil.
@@ -118,12 +87,13 @@ struct PlaceIndex: Sendable {
     /// bestDistance)` prefers to every other, from the grid's cells or (`scanning`) from all.
     private func best(
         latitude: Double, longitude: Double, within radius: Double, scanning: Bool,
-        better: (Int32, Double, Int32, Double) -> Bool
+        better: (UInt32, Double, UInt32, Double) -> Bool
     ) -> Found? {
         var chosen = -1
         var chosenDistance = Double.infinity
         func consider(_ place: Int) {
-            let distance = Geodesy.distance(latitude, longitude, latitudes[place], longitudes[place])
+            let distance = Geodesy.distance(
+                latitude, longitude, Double(latitudes[place]) / 10_000, Double(longitudes[place]) / 10_000)
             guard distance <= radius else { return }
             if chosen < 0 || better(populations[place], distance, populations[chosen], chosenDistance) {
                 chosen = place
@@ -131,19 +101,21 @@ struct PlaceIndex: Sendable {
             }
         }
         if scanning {
-            for place in 0..<names.count { consider(place) }
+            for place in 0..<count { consider(place) }
         } else {
             let (rows, columns) = cells(latitude: latitude, longitude: longitude, radius: radius)
             for row in rows {
                 for column in columns {
                     let cell = row * Self.columns + column
-                    for position in Int(cellStart[cell])..<Int(cellStart[cell + 1]) { consider(Int(order[position])) }
+                    for place in Int(cellStart[cell])..<Int(cellStart[cell + 1]) { consider(place) }
                 }
             }
         }
         guard chosen >= 0 else { return nil }
+        let nameStart = chosen == 0 ? 0 : Int(nameEnds[chosen - 1])
         return Found(
-            name: names[chosen], countryCode: countryCodes[chosen], population: Int(populations[chosen]),
+            name: String(decoding: names[nameStart..<Int(nameEnds[chosen])], as: UTF8.self),
+            countryCode: countryCodes[Int(countries[chosen])], population: Int(populations[chosen]),
             distanceKilometres: chosenDistance)
     }
 
@@ -162,11 +134,6 @@ struct PlaceIndex: Sendable {
     }
 
     private static func row(_ latitude: Double) -> Int { min(rows - 1, max(0, Int((latitude + 90).rounded(.down)))) }
-
-    private static func cell(latitude: Double, longitude: Double) -> Int {
-        let column = min(columns - 1, max(0, Int((longitude + 180).rounded(.down))))
-        return row(latitude) * columns + column
-    }
 }
 
 /// Distances on a sphere of the Earth's mean radius: good to about 0.5 %, which is plenty to
@@ -183,5 +150,44 @@ enum Geodesy {
         let a = sin(dLatitude / 2) * sin(dLatitude / 2)
             + cos(latitude1 * radians) * cos(latitude2 * radians) * sin(dLongitude / 2) * sin(dLongitude / 2)
         return 2 * earthRadius * asin(min(1, a.squareRoot()))
+    }
+}
+
+/// Reads little-endian columns out of the places file, in order.
+struct ColumnReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    var atEnd: Bool { offset == bytes.count }
+
+    mutating func take(_ count: Int) -> [UInt8]? {
+        guard count >= 0, bytes.count - offset >= count else { return nil }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+
+    mutating func align(_ boundary: Int) -> Bool {
+        let padding = (boundary - offset % boundary) % boundary
+        return take(padding) != nil
+    }
+
+    mutating func int32s(_ count: Int) -> [Int32]? { column(count) }
+    mutating func uint32s(_ count: Int) -> [UInt32]? { column(count) }
+    mutating func uint16s(_ count: Int) -> [UInt16]? { column(count) }
+
+    /// `count` values copied at once (the file is little-endian, as every machine Swift runs on
+    /// here), then put in host order.
+    private mutating func column<T: FixedWidthInteger>(_ count: Int) -> [T]? {
+        let size = count * MemoryLayout<T>.size
+        guard count >= 0, bytes.count - offset >= size else { return nil }
+        let start = offset
+        offset += size
+        let values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            bytes.withUnsafeBytes { raw in
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[start..<(start + size)]))
+            }
+            initialized = count
+        }
+        return values.map { T(littleEndian: $0) }
     }
 }

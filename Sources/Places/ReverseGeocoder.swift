@@ -11,9 +11,9 @@ import Foundation
 /// try geocoder.describe(latitude: -30, longitude: -120).text       // "in the South Pacific Ocean"
 /// ```
 ///
-/// A lookup reads a few grid cells (``PlaceIndex``) and a band of a few outlines: about 4 µs in
-/// a release build (docs/PLACES.md, `scripts/measure-places`). Loading takes about a third of
-/// a second, once per process, the first time a name is asked for.
+/// A lookup reads a few grid cells (``PlaceIndex``) and a band of a few outlines: about 2.4 µs
+/// in a release build (docs/PLACES.md, `scripts/measure-places`). Loading takes under 0.1 s
+/// (0.15 s in a debug build), once per process, the first time a name is asked for.
 public struct ReverseGeocoder: Sendable {
     /// How far a named place may be for "near X": farther than this, the country or the sea.
     public static let nearRadius = 100.0
@@ -37,7 +37,7 @@ public struct ReverseGeocoder: Sendable {
     public static func bundled() throws(PlaceDataError) -> ReverseGeocoder { try loaded.get() }
 
     private static let loaded: Result<ReverseGeocoder, PlaceDataError> = Result { () throws(PlaceDataError) in
-        let places = try PlaceIndex(tsv: try Gunzip.decompress(try PlaceFiles.bytes("places.tsv.gz"), name: "places.tsv.gz"))
+        let places = try PlaceIndex(binary: try Gunzip.decompress(try PlaceFiles.bytes("places.bin.gz"), name: "places.bin.gz"))
         var names: [String: String] = [:]
         for line in try PlaceFiles.text("countries.tsv").split(separator: "\n") {
             let fields = line.split(separator: "\t")

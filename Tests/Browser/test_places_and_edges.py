@@ -125,22 +125,41 @@ def test_the_offline_map_shows_land_and_pins_are_named(served, browser_page):
     assert not_modified.value.code == 304
 
 
-def test_no_images_is_said_once_and_the_small_map_shows_the_albums_state(served, browser_page):
+def test_no_images_is_said_once_the_small_map_shows_the_state_and_no_others_are_offered(served, browser_page):
     page = browser_page
-    # Pins along a line until one lands where the (deterministic) demo service has no photos.
-    empty = None
-    for step in range(60):
+    # Pins along a line until one lands where the (deterministic) demo service has no photos,
+    # and one where it has no more than an album holds.
+    empty = few = None
+    for step in range(80):
         pin = served.post("/api/pins", {"latitude": 10 + step * 0.01, "longitude": 20})["id"]
-        if settled(served, pin) and api(served.origin, f"/api/pins/{pin}")["album"]["status"] == "no-images":
+        settled(served, pin)
+        album = api(served.origin, f"/api/pins/{pin}")["album"]
+        if album["status"] == "no-images" and not empty:
             empty = pin
+        if album["status"] == "complete" and not album["other_photos"] and not few:
+            few = pin
+        if empty and few:
             break
-    assert empty, "no place without photos found"
+    assert empty and few, "no place without photos, or with few, found"
     page.goto(served.origin + f"/album?pin={empty}")
     expect(page.locator("body[data-ready=true]")).to_have_count(1)
     expect(page.locator("#empty")).to_be_visible()
     expect(page.get_by_text("No Images", exact=False)).to_have_count(1)
     expect(page.locator("#place .leaflet-marker-icon .pin.status-no-images")).to_have_count(1)
     expect(page.locator("#place .leaflet-marker-icon .pin.status-complete")).to_have_count(0)
+
+    # Where the service has no other photos, New Collection is not offered, and the page says why.
+    page.goto(served.origin + f"/album?pin={few}")
+    expect(page.locator("body[data-ready=true]")).to_have_count(1)
+    expect(page.locator("#status")).to_contain_text("no other photos here")
+    expect(page.locator("#new-collection")).to_be_disabled()
+    before = api(served.origin, "/api/state")["last_seq"]
+    request = urllib.request.Request(served.origin + f"/api/pins/{few}/new-collection", data=b"", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 409
+    assert json.loads(refused.value.read())["error"]["code"] == "no-other-photos"
+    assert api(served.origin, "/api/state")["last_seq"] == before
 
 
 def test_the_small_map_follows_the_album_from_downloading_to_complete(browser_page):
