@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "LogWorkload", targets: ["LogWorkload"]),
         .library(name: "VirtualTourist", targets: ["VirtualTourist"]),
         .library(name: "PhotoSources", targets: ["PhotoSources"]),
+        .library(name: "Places", targets: ["Places"]),
         .library(name: "DemoPhotoServer", targets: ["DemoPhotoServer"]),
         .library(name: "AlbumPipeline", targets: ["AlbumPipeline"]),
         .library(name: "WebApp", targets: ["WebApp"]),
@@ -41,6 +42,15 @@ let package = Package(
         ),
         // SHA-256 on the x86 SHA extensions, for the event chain's many short inputs.
         .target(name: "CSHA256"),
+        // The system's zlib, to read the gzip-compressed data files that Places ships.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        // Place names offline (GeoNames' places, Natural Earth's countries, named seas) and the
+        // land the offline map draws. Knows coordinates, not pins.
+        .target(name: "Places", dependencies: ["CZlib"], resources: [.copy("Resources")]),
         // The small file-system interface every durable write goes through.
         .target(name: "FileIO"),
         // Content-addressed blobs (photos): durable writes, leases, garbage collection.
@@ -66,6 +76,7 @@ let package = Package(
                 "EventLog",
                 "FileIO",
                 "BlobStore",
+                "Places",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
@@ -113,6 +124,7 @@ let package = Package(
                 "AlbumPipeline",
                 "BlobStore",
                 "HTTPListening",
+                "Places",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -132,6 +144,7 @@ let package = Package(
                 "DemoPhotoServer",
                 "AlbumPipeline",
                 "WebApp",
+                "Places",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -174,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AlbumPipelineTests",
-            dependencies: ["AlbumPipeline", "VirtualTourist", "PhotoSources", "DemoPhotoServer", "StorageTestSupport"]
+            dependencies: ["AlbumPipeline", "VirtualTourist", "PhotoSources", "DemoPhotoServer", "StorageTestSupport", "EventLog"]
         ),
         .testTarget(
             name: "VTTests",
@@ -189,6 +202,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "PlacesTests", dependencies: ["Places"]),
         .testTarget(
             name: "EventLogTests",
             dependencies: [

@@ -106,13 +106,22 @@ public final class AlbumPipeline: Sendable {
     }
 
     /// New Collection: empties the album and asks for a random other page of the results
-    /// (PageChoice). Refused while the album is being listed or downloaded.
+    /// (PageChoice); the search then leaves out every photo removed from this pin and, where
+    /// it can, those of the collection replaced (``PhotoHistory``). Refused while the album is
+    /// being listed or downloaded, and with `no-other-photos` where the listing already holds
+    /// all the service has for the place.
     @discardableResult
     public func newCollection(for pin: PinID) async throws -> [RecordedEvent] {
         let perPage = options.perPage
         let random = random
         let order = source.pageOrder
         return try await store.replaceCollection(of: pin, perPage: UInt32(perPage)) { album in
+            guard album.hasOtherPhotos else {
+                let count = album.listedPhotoCount
+                throw DomainError(
+                    .noOtherPhotos,
+                    "no other photos here: the photo service has only the \(count == 1 ? "one" : String(count)) already shown for this place")
+            }
             let pages: Int
             if let request = album.request, Int(request.perPage) == perPage {
                 pages = Int(album.pages)

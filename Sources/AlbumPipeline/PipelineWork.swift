@@ -28,12 +28,28 @@ struct PipelineWork: Sendable {
             return
         }
         guard !Task.isCancelled else { return }
-        let photos = page.photos.prefix(Int(request.perPage)).map(Self.listed)
+        let history = await photoHistory(for: request, pipeline: pipeline)
+        let photos = history.choose(from: page.photos).prefix(Int(request.perPage)).map(Self.listed)
         let listing = PhotoListing(
             pin: request.pin, collection: request.collection, page: request.page,
             pages: UInt32(clamping: max(0, page.pages)), total: UInt64(max(0, page.total)), photos: Array(photos))
         await record(pipeline, "recording pin \(request.pin)'s listing") {
             try await store.recordListing(listing, cause: cause)
+        }
+    }
+
+    /// What the pin showed before a New Collection (nothing to avoid for its first album).
+    /// Reading the pin's events is file I/O, so it runs off Swift's cooperative pool.
+    private func photoHistory(for request: AlbumRequest, pipeline: PipelineCore) async -> PhotoHistory {
+        guard request.collection > 1 else { return PhotoHistory() }
+        let store = store
+        do {
+            let events = try await onBlockingThread { try store.history(of: request.pin) }
+            return PhotoHistory(events: events, before: request.collection)
+        } catch {
+            // The listing still goes on; only the avoiding of earlier photos is lost.
+            await pipeline.note(error, doing: "reading pin \(request.pin)'s earlier photos")
+            return PhotoHistory()
         }
     }
 

@@ -13,7 +13,17 @@ public struct DemoCatalogue: Sendable {
     /// place with none (Point Nemo), places with many, and one past the 4,000 a search serves.
     public var seed: UInt64
 
+    /// Places given an exact number of photos, by cell (see ``setPhotoCount(_:latitude:longitude:)``).
+    var fixedCounts: [Int: Int] = [:]
+
     public init(seed: UInt64 = 1_102) { self.seed = seed }
+
+    /// Gives the place (its 0.01° cell) exactly `count` photos, whatever the seed says: for
+    /// tests that need a place of 1, 15, 30 or 5,000 photos.
+    public mutating func setPhotoCount(_ count: Int, latitude: Double, longitude: Double) {
+        let (row, column) = cell(latitude, longitude)
+        fixedCounts[row * 100_000 + column] = max(0, count)
+    }
 
     /// One photo of a place.
     public struct Photo: Hashable, Sendable {
@@ -26,6 +36,10 @@ public struct DemoCatalogue: Sendable {
 
     /// How many photos the place has.
     public func photoCount(latitude: Double, longitude: Double) -> Int {
+        if !fixedCounts.isEmpty {
+            let (row, column) = cell(latitude, longitude)
+            if let fixed = fixedCounts[row * 100_000 + column] { return fixed }
+        }
         let hash = cellHash(latitude, longitude)
         switch hash % 8 {
         case 0: return 0

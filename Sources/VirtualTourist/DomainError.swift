@@ -20,6 +20,9 @@ public struct DomainError: Error, Sendable, CustomStringConvertible {
         public static let unknownPhoto = Code("unknown-photo")
         /// The album is being listed or downloaded: New Collection must wait.
         public static let albumBusy = Code("album-busy")
+        /// New Collection where the photo service has no photos but those already listed: a
+        /// new collection could only show the same ones again.
+        public static let noOtherPhotos = Code("no-other-photos")
         /// The album is not in the state this result or request needs.
         public static let wrongAlbumState = Code("wrong-album-state")
         /// A result for a collection that has since been replaced: it never lands.

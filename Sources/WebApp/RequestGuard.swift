@@ -11,8 +11,9 @@ import Synchronization
 /// - **Token**: when one is set, a request carries it as the `vt_token` cookie (set by opening
 ///   any page once with `?token=…`) or as `Authorization: Bearer …`.
 /// - **Origin**: a request that changes something (anything but GET and HEAD) from a page of
-///   another origin is refused: its `Origin` must be this server's, and a browser's
-///   `Sec-Fetch-Site` must not say cross-site.
+///   another origin is refused: its `Origin`, when sent, must be this server's, and a
+///   browser's `Sec-Fetch-Site`, when sent, must not say cross-site or same-site; either alone
+///   refuses.
 struct RequestGuard<Context: RequestContext>: RouterMiddleware {
     let token: String?
     let checksHost: Bool
@@ -48,11 +49,12 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
             }
         }
         if request.method != .get && request.method != .head {
-            if let origin = request.headers[.origin] {
-                guard origin == "http://" + host || origin == "https://" + host else {
-                    throw WebError(.forbidden, "cross-origin", "changes are accepted only from this server's own pages (Origin \(RequestValues.quoted(origin)))")
-                }
-            } else if let site = request.headers[fetchSite], site == "cross-site" || site == "same-site" {
+            // Each header refuses on its own: a page cannot choose Sec-Fetch-Site, so a
+            // cross-site one with this server's Origin is a forged or confused request.
+            if let origin = request.headers[.origin], origin != "http://" + host, origin != "https://" + host {
+                throw WebError(.forbidden, "cross-origin", "changes are accepted only from this server's own pages (Origin \(RequestValues.quoted(origin)))")
+            }
+            if let site = request.headers[fetchSite], site == "cross-site" || site == "same-site" {
                 throw WebError(.forbidden, "cross-origin", "changes are accepted only from this server's own pages (Sec-Fetch-Site: \(site))")
             }
         }

@@ -27,12 +27,15 @@ struct PinSummaryJSON: Encodable {
     var status: String
     var photos: Int
     var downloaded: Int
+    /// The place in words ("near Arrecife, Spain"), the pin's tooltip.
+    var place: String?
 
     /// Only counts: the map does not need the album's photo list built.
     init(_ pin: Pin) {
         id = pin.id.description
         latitude = pin.coordinate.latitude
         longitude = pin.coordinate.longitude
+        place = PlaceJSON(pin.coordinate)?.text
         status = AlbumJSON.name(of: pin.album.status)
         photos = pin.album.slots.count
         downloaded = pin.album.slots.count { $0.digest != nil }

@@ -27,7 +27,7 @@ struct WebError: HTTPResponseError {
         let status: HTTPResponse.Status
         switch error.code {
         case .unknownPin, .unknownPhoto: status = .notFound
-        case .albumBusy, .wrongAlbumState, .staleCollection, .duplicatePin: status = .conflict
+        case .albumBusy, .wrongAlbumState, .staleCollection, .duplicatePin, .noOtherPhotos: status = .conflict
         case .invalidPlace, .invalidArgument: status = .badRequest
         case .closed: status = .serviceUnavailable
         default: status = .internalServerError

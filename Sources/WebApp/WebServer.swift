@@ -1,6 +1,8 @@
+import Foundation
 import AlbumPipeline
 import HTTPListening
 import Hummingbird
+import Places
 import Synchronization
 import VirtualTourist
 
@@ -48,6 +50,11 @@ public final class WebServer: Sendable {
             port: { boundPort.load(ordering: .relaxed) }))
         let config = ConfigJSON(tiles: options.tileURL, event_types: DomainEvent.typeNames, max_photos: pipeline.options.perPage)
         pages.add(to: router)
+        try LandRoute().add(to: router)
+        // Load the place names now, off the request path, so the first page that shows a pin
+        // does not wait for them (under a tenth of a second in a release build).
+        // A thread of its own: a load on Swift's small cooperative pool would stall it.
+        Thread.detachNewThread { _ = try? ReverseGeocoder.bundled() }
         ReadRoutes(store: store, live: live, config: config).add(to: router)
         ActionRoutes(store: store, pipeline: pipeline, bodyLimit: options.maxBodyBytes).add(to: router)
 

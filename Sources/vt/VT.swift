@@ -21,6 +21,7 @@ struct VT: AsyncParsableCommand {
             StateCommand.self, DiffCommand.self, ReplayCommand.self, BisectCommand.self,
             VerifyCommand.self, RepairCommand.self, CompactCommand.self, UpgradeCommand.self, GCCommand.self, SnapshotCommand.self, ExportCommand.self, ImportCommand.self,
             LogDemoCommand.self,
+            PlaceCommand.self,
         ],
         defaultSubcommand: Demo.self
     )

@@ -25,9 +25,9 @@ final class Harness: Sendable {
 
     static func start(
         options: PipelineOptions = Harness.defaultOptions, key: String = "demo-key", requiredKey: String? = nil,
-        searchTimeout: Duration = .seconds(10)
+        searchTimeout: Duration = .seconds(10), catalogue: DemoCatalogue = DemoCatalogue()
     ) async throws -> Harness {
-        let server = try await DemoPhotoServer.start(requiredKey: requiredKey)
+        let server = try await DemoPhotoServer.start(requiredKey: requiredKey, catalogue: catalogue)
         let harness = Harness(server: server, key: key, options: options, searchTimeout: searchTimeout)
         try await harness.open()
         return harness
@@ -36,9 +36,11 @@ final class Harness: Sendable {
     /// Runs `body` with a started harness, and finishes it whatever happens.
     static func with(
         options: PipelineOptions = Harness.defaultOptions, key: String = "demo-key", requiredKey: String? = nil,
-        searchTimeout: Duration = .seconds(10), _ body: (Harness) async throws -> Void
+        searchTimeout: Duration = .seconds(10), catalogue: DemoCatalogue = DemoCatalogue(),
+        _ body: (Harness) async throws -> Void
     ) async throws {
-        let harness = try await start(options: options, key: key, requiredKey: requiredKey, searchTimeout: searchTimeout)
+        let harness = try await start(
+            options: options, key: key, requiredKey: requiredKey, searchTimeout: searchTimeout, catalogue: catalogue)
         do { try await body(harness) } catch {
             await harness.finish()
             throw error

@@ -3,6 +3,7 @@
 Run by scripts/test after the Swift tests (it needs .build/debug/vt, or the binary VT_BINARY
 names). Screenshots of each page are saved in .build/screenshots/.
 """
+import contextlib
 import json
 import os
 import pathlib
@@ -18,7 +19,8 @@ from playwright.sync_api import expect, sync_playwright
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 VT = pathlib.Path(os.environ.get("VT_BINARY") or ROOT / ".build" / "debug" / "vt")
-SHOTS = ROOT / ".build" / "screenshots"
+# VT_SCREENSHOTS=docs/screenshots refreshes the pictures README.md shows.
+SHOTS = pathlib.Path(os.environ.get("VT_SCREENSHOTS") or ROOT / ".build" / "screenshots")
 CHROMIUM = os.environ.get("VT_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 PER_PAGE = 9
 
@@ -43,18 +45,26 @@ def server():
     shutil.rmtree(store, ignore_errors=True)
 
 
-@pytest.fixture()
-def page():
+@contextlib.contextmanager
+def browser_page(**options):
+    """A page in Chromium (1000 × 720 unless `options` say otherwise); fails the test if a
+    page threw."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        context = browser.new_context(viewport={"width": 1000, "height": 720}, has_touch=False)
+        context = browser.new_context(**{"viewport": {"width": 1000, "height": 720}, **options})
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         yield page
         browser.close()
         assert errors == [], f"the pages threw: {errors}"
+
+
+@pytest.fixture()
+def page():
+    with browser_page(has_touch=False) as page:
+        yield page
 
 
 def api(origin, path):

@@ -92,15 +92,29 @@ import Testing
         #expect(text.output.contains("map: 2 pins, 2 photos in albums"))
     }
 
+    @Test func placeNamesAPlaceWithoutAStore() throws {
+        let text = try vt("place", "28.963", "-13.548")
+        #expect(text.status == 0 && text.output == "near Arrecife, Spain\n")
+        let json = try CLI.object(try vt("place", "--json", "-30", "-120").output)
+        #expect(json["text"] as? String == "in the South Pacific Ocean" && json["kind"] as? String == "sea")
+        for bad in [["91", "0"], ["0", "nan"], ["1"], ["0", "181"]] {
+            let refused = try vt.run(["place"] + bad)
+            #expect(refused.status == 2, "\(bad)")
+            #expect(refused.output.isEmpty && !refused.errors.isEmpty, "\(bad)")
+        }
+    }
+
     @Test func pinsAndRegionShowTheCurrentMap() async throws {
         let seeded = try await SeededStore.make()
         defer { seeded.remove() }
         let pins = try vt("pins", "--store", seeded.folder)
         #expect(CLI.lines(pins.output) == [
-            "1111000000000001  48.8584, 2.2945         collection 1, complete: 2 photos",
-            "1111000000000003  -34, 151                collection 1, not requested yet",
+            "1111000000000001  48.8584, 2.2945         near Paris, France            collection 1, complete: 2 photos",
+            "1111000000000003  -34, 151                near Bankstown, Australia     collection 1, not requested yet",
         ])
         let json = try CLI.lines(try vt("pins", "--json", "--store", seeded.folder).output).map(CLI.object)
+        #expect((json[0]["place"] as? [String: Any])?["text"] as? String == "near Paris, France")
+        #expect((json[0]["place"] as? [String: Any])?["country_code"] as? String == "FR")
         let album = json[0]["album"] as! [String: Any]
         #expect(album["status"] as? String == "complete")
         #expect((album["photos"] as! [[String: Any]]).map { $0["id"] as! String } == ["5001", "5003"])

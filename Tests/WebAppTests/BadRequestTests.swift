@@ -59,6 +59,23 @@ import WebApp
         Case(method: .GET, path: "/api/state", headers: [("Host", "rebound.example:80")], status: 421, code: "wrong-host"),
     ]
 
+    /// Sec-Fetch-Site is set by the browser, never by a page: `cross-site` (or `same-site`)
+    /// refuses a change even when the Origin is this server's own, and the own Origin with
+    /// `same-origin` is still accepted.
+    @Test(arguments: ["cross-site", "same-site"]) func aCrossSiteFetchIsRefusedEvenWithTheServersOwnOrigin(_ site: String) async throws {
+        try await WebHarness.with { web in
+            let sequence = web.store.lastSequence
+            let body = #"{"latitude": 2, "longitude": 3}"#
+            let refused = try await web.send(.POST, "/api/pins", json: body, headers: [("Origin", web.server.origin), ("Sec-Fetch-Site", site)])
+            #expect(refused.status == 403, "\(refused.text)")
+            #expect(refused.errorCode == "cross-origin")
+            #expect(web.store.lastSequence == sequence)
+            let accepted = try await web.send(.POST, "/api/pins", json: body, headers: [("Origin", web.server.origin), ("Sec-Fetch-Site", "same-origin")])
+            #expect(accepted.status == 201, "\(accepted.text)")
+            #expect(web.store.lastSequence > sequence)
+        }
+    }
+
     @Test(arguments: cases) func refusedWithAClearErrorAndNothingChanged(_ bad: Case) async throws {
         try await WebHarness.with { web in
             let pin = try await web.store.dropPin(at: Coordinate(latitude: 1, longitude: 1))

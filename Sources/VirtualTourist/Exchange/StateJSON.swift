@@ -31,6 +31,8 @@ public struct PinJSON: Encodable, Sendable {
     public var latitude: Double
     public var longitude: Double
     public var dropped_at: UInt64
+    /// The nearest named place, the country or the sea (``PlaceJSON``).
+    public var place: PlaceJSON?
     public var album: AlbumJSON
 
     public init(_ pin: Pin) {
@@ -38,6 +40,7 @@ public struct PinJSON: Encodable, Sendable {
         latitude = pin.coordinate.latitude
         longitude = pin.coordinate.longitude
         dropped_at = pin.droppedAt
+        place = PlaceJSON(pin.coordinate)
         album = AlbumJSON(pin.album)
     }
 }
@@ -52,6 +55,9 @@ public struct AlbumJSON: Encodable, Sendable {
     public var total: UInt64
     public var downloaded: Int
     public var new_collection_enabled: Bool
+    /// False when the service has no photos beyond this listing: New Collection is refused
+    /// (`no-other-photos`) rather than showing the same ones again.
+    public var other_photos: Bool
     public var photos: [PhotoJSON]
 
     /// The status as ``status`` writes it.
@@ -76,6 +82,7 @@ public struct AlbumJSON: Encodable, Sendable {
         total = album.total
         downloaded = album.slots.count { $0.digest != nil }
         new_collection_enabled = album.isNewCollectionEnabled
+        other_photos = album.hasOtherPhotos
         photos = album.slots.map(PhotoJSON.init)
     }
 }

@@ -96,6 +96,14 @@ public struct Album: Hashable, Sendable {
         }
     }
 
+    /// Whether the photo service has photos beyond this listing, so that New Collection can
+    /// show others: false once a listing holds all the service has for the place (one page of
+    /// 15, say). True before the listing and for "No Images", where asking again may find some.
+    public var hasOtherPhotos: Bool {
+        guard case .listed = phase, listedPhotoCount > 0 else { return true }
+        return total > UInt64(listedPhotoCount)
+    }
+
     /// The slot with this number (its position in the listing), if still in the album.
     public func slot(_ number: UInt32) -> PhotoSlot? {
         position(of: number).map { slots[$0] }

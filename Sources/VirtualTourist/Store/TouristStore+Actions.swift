@@ -53,16 +53,16 @@ extension TouristStore {
 
     /// New Collection, with the page chosen from the album being replaced (its page count and
     /// page), as the store sees it when the action runs — so the choice can never be made from
-    /// an album that has changed since.
+    /// an album that has changed since. `choose` may refuse (throw), and then nothing is appended.
     @discardableResult
     public func replaceCollection(
-        of pin: PinID, perPage: UInt32, choosingPage choose: @escaping @Sendable (Album) -> UInt32
+        of pin: PinID, perPage: UInt32, choosingPage choose: @escaping @Sendable (Album) throws -> UInt32
     ) async throws -> [RecordedEvent] {
         try await run { state in
             guard let current = state.pins[pin] else { throw TouristState.unknownPin(pin) }
             let old = current.album.collection
             let request = AlbumRequest(
-                pin: pin, collection: old &+ 1, page: choose(current.album), perPage: perPage, place: current.coordinate)
+                pin: pin, collection: old &+ 1, page: try choose(current.album), perPage: perPage, place: current.coordinate)
             return [
                 ProposedEvent(event: .collectionReplaced(pin: pin, oldCollection: old, newCollection: old &+ 1)),
                 ProposedEvent(event: .albumRequested(request), cause: .earlierInAction(0)),

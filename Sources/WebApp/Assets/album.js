@@ -25,11 +25,17 @@
   function render(pin) {
     shown = pin;
     const album = pin.album;
-    document.getElementById("title").textContent = `Photos near ${VT.place(pin.latitude, pin.longitude)}`;
-    status.textContent = VT.statusText(album);
+    const title = document.getElementById("title");
+    title.textContent = VT.placeTitle(pin);
+    title.title = VT.place(pin.latitude, pin.longitude);
+    document.title = `${title.textContent} — Virtual Tourist`;
+    // "No Images" is said once, by the big label; the status line stays for the other states.
+    const noOthers = album.status === "complete" && album.other_photos === false;
+    status.textContent = album.status === "no-images" ? "" : VT.statusText(album) + (noOthers ? " · no other photos here" : "");
     status.dataset.status = album.status;
     empty.classList.toggle("shown", album.status === "no-images");
-    newCollection.disabled = !album.new_collection_enabled;
+    newCollection.disabled = !album.new_collection_enabled || noOthers;
+    newCollection.title = noOthers ? "The photo service has no other photos of this place" : "";
     const failedSlots = album.photos.some((photo) => photo.state === "failed");
     retry.hidden = !(album.status === "failed" || (failedSlots && album.new_collection_enabled));
 
@@ -67,7 +73,19 @@
     wanted.forEach((tile, index) => { if (grid.children[index] !== tile) grid.insertBefore(tile, grid.children[index] || null); });
 
     if (!placeMap) showPlace(pin);
-    else placeMap.marker.setLatLng([pin.latitude, pin.longitude]);
+    else if (placeMap.marker) showPin(pin);
+  }
+
+  // The small map's pin wears the album's state, as on the big map.
+  function showPin(pin) {
+    const marker = placeMap.marker;
+    marker.setLatLng([pin.latitude, pin.longitude]);
+    if (marker.shownStatus !== pin.album.status) {
+      marker.setIcon(VT.pinIcon(pin.album.status, false));
+      marker.shownStatus = pin.album.status;
+    }
+    const element = marker.getElement();
+    if (element) element.dataset.status = pin.album.status;
   }
 
   // Two short lines: the creator, then "page · CC BY-SA 4.0" (the page link first, so a long
@@ -107,7 +125,9 @@
     placeMap = { marker: null };
     const map = await VT.makeMap("place", { zoomControl: false, dragging: false, scrollWheelZoom: false, doubleClickZoom: false, touchZoom: false, boxZoom: false, keyboard: false });
     map.setView([pin.latitude, pin.longitude], 11);
-    placeMap.marker = L.marker([pin.latitude, pin.longitude], { icon: VT.pinIcon("complete", false), interactive: false }).addTo(map);
+    placeMap.marker = L.marker([pin.latitude, pin.longitude], { icon: VT.pinIcon(shown.album.status, false), interactive: false }).addTo(map);
+    placeMap.marker.shownStatus = shown.album.status;
+    showPin(shown);
   }
 
   async function removePhoto(collection, slot, tile) {

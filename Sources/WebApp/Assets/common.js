@@ -38,22 +38,54 @@ const VT = {
   },
 
   // Follows /api/live: calls onChange(frame) for each change, and onResync() when frames
-  // may have been missed (first connection, reconnects, a gap in sequence numbers).
+  // may have been missed (first connection, reconnects, a gap in sequence numbers). While the
+  // server cannot be reached a banner says that what the page shows may be out of date; the
+  // page keeps trying (the browser's own retry, or a new stream when the browser gives up)
+  // and catches up as soon as the server answers again.
   live(onChange, onResync) {
-    let last = null;
-    const source = new EventSource("/api/live");
-    source.addEventListener("hello", (event) => {
-      const hello = JSON.parse(event.data);
-      if (last === null || hello.seq !== last) onResync();
-      last = hello.seq;
-    });
-    source.addEventListener("change", (event) => {
-      const frame = JSON.parse(event.data);
-      if (last !== null && frame.first > last + 1) { last = frame.seq; onResync(); return; }
-      last = frame.seq;
-      onChange(frame);
-    });
-    return source;
+    let last = null, lost = false, source = null, timer = null;
+    const connect = () => {
+      source = new EventSource("/api/live");
+      source.addEventListener("hello", (event) => {
+        const hello = JSON.parse(event.data);
+        const missed = lost || last === null || hello.seq !== last;
+        lost = false;
+        VT.connection(true);
+        last = hello.seq;
+        if (missed) onResync();
+      });
+      source.addEventListener("change", (event) => {
+        const frame = JSON.parse(event.data);
+        if (last !== null && frame.first > last + 1) { last = frame.seq; onResync(); return; }
+        last = frame.seq;
+        onChange(frame);
+      });
+      source.addEventListener("error", () => {
+        lost = true;
+        VT.connection(false);
+        if (source.readyState === EventSource.CLOSED) {
+          clearTimeout(timer);
+          timer = setTimeout(connect, VT.RECONNECT_MS);
+        }
+      });
+    };
+    connect();
+  },
+
+  RECONNECT_MS: 1500,
+
+  // The banner shown while the server is out of reach.
+  connection(up) {
+    let banner = document.getElementById("offline");
+    if (!banner && !up) {
+      banner = document.createElement("div");
+      banner.id = "offline";
+      banner.setAttribute("role", "alert");
+      banner.textContent = "The server is not answering: what you see may be out of date. Reconnecting…";
+      document.body.appendChild(banner);
+    }
+    if (banner) banner.hidden = up;
+    document.body.dataset.connection = up ? "live" : "lost";
   },
 
   // Runs fn at most once at a time; a call while it runs makes it run once more after.
@@ -74,22 +106,53 @@ const VT = {
     return VT.configPromise;
   },
 
-  // A Leaflet map with the configured tiles over a plain background with a graticule, so it
-  // still shows where things are without a network.
+  // A Leaflet map with the configured tiles over land (Natural Earth's countries, from
+  // /land.json) and a graticule, so it is a world map without a network. The land is drawn
+  // when no tile server is set, or once the tile server fails to answer.
   async makeMap(element, options) {
     const config = await VT.config();
     const map = L.map(element, Object.assign({ worldCopyJump: true, minZoom: 2 }, options || {}));
-    map.createPane("graticule");
-    map.getPane("graticule").style.zIndex = 150; // beneath the tiles (200)
-    map.getPane("graticule").style.pointerEvents = "none";
+    for (const [name, z] of [["land", 140], ["graticule", 150]]) { // beneath the tiles (200)
+      map.createPane(name);
+      map.getPane(name).style.zIndex = z;
+      map.getPane(name).style.pointerEvents = "none";
+    }
     VT.graticule(map);
     if (config.tiles) {
-      L.tileLayer(config.tiles, {
+      const tiles = L.tileLayer(config.tiles, {
         maxZoom: 19,
         attribution: config.tiles.includes("openstreetmap.org") ? "© OpenStreetMap contributors" : "",
       }).addTo(map);
+      tiles.once("tileerror", () => VT.land(map));
+    } else {
+      VT.land(map);
     }
     return map;
+  },
+
+  // Draws the countries once per map; the file is fetched once per page (and cached).
+  async land(map) {
+    if (map.landDrawn) return;
+    map.landDrawn = true;
+    try {
+      if (!VT.landPromise) VT.landPromise = fetch("/land.json").then((r) => { if (!r.ok) throw new Error(r.statusText); return r.json(); });
+      const land = await VT.landPromise;
+      const renderer = L.svg({ pane: "land" });
+      const style = { pane: "land", renderer, interactive: false, color: "#a89f86", weight: 0.8, fillColor: "#efe8d6", fillOpacity: 1 };
+      for (const country of land.countries) {
+        const rings = country.rings.map((flat) => {
+          const points = [];
+          for (let i = 0; i < flat.length; i += 2) points.push([flat[i + 1], flat[i]]);
+          return points;
+        });
+        L.polygon(rings, style).addTo(map);
+      }
+      map.attributionControl.addAttribution("Land: Natural Earth · Place names: GeoNames");
+      map.getContainer().dataset.land = String(land.countries.length);
+    } catch (error) {
+      map.landDrawn = false;
+      map.getContainer().dataset.land = "failed";
+    }
   },
 
   graticule(map) {
@@ -122,6 +185,23 @@ const VT = {
   },
 
   short(id) { return id.slice(0, 8); },
+
+  // A log time ("2026-11-23T00:01:09.102367Z") as a person reads it, in their time zone; the
+  // exact value goes in the element's title (shown on hover).
+  time(iso) {
+    const date = new Date(iso);
+    if (Number.isNaN(date.getTime())) return iso;
+    return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  },
+
+  // The album's title: the place in words when the server knows it, else the coordinates.
+  placeTitle(pin) { return `Photos ${VT.placeText(pin)}`; },
+
+  // "near Arrecife, Spain" (the map's summaries carry the text, a pin's album the object).
+  placeText(pin) {
+    if (!pin.place) return `near ${VT.place(pin.latitude, pin.longitude)}`;
+    return typeof pin.place === "string" ? pin.place : pin.place.text;
+  },
 
   place(latitude, longitude) {
     const ns = latitude >= 0 ? "N" : "S", ew = longitude >= 0 ? "E" : "W";

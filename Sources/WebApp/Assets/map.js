@@ -77,11 +77,20 @@
       } else if (!marker.beingDragged) {
         marker.setLatLng([pin.latitude, pin.longitude]);
       }
+      // The tooltip names the place ("near Arrecife, Spain").
+      const place = VT.placeText(pin);
+      if (marker.shownPlace !== place) {
+        if (marker.getTooltip()) marker.setTooltipContent(place);
+        else marker.bindTooltip(place, { direction: "top", offset: [0, -24] });
+        marker.shownPlace = place;
+        const el = marker.getElement();
+        if (el) el.dataset.place = place;
+      }
       if (marker.shownStatus !== pin.status) {
         marker.setIcon(VT.pinIcon(pin.status, false));
         marker.shownStatus = pin.status;
         const el = marker.getElement();
-        if (el) { el.dataset.pin = pin.id; el.dataset.status = pin.status; el.classList.add("vt-pin"); }
+        if (el) { el.dataset.pin = pin.id; el.dataset.status = pin.status; el.dataset.place = place; el.classList.add("vt-pin"); }
       }
     }
     for (const [id, marker] of markers) {

@@ -43,6 +43,7 @@
     markers.clearLayers();
     for (const pin of state.pins) {
       const marker = L.marker([pin.latitude, pin.longitude], { icon: VT.pinIcon(pin.status, false), title: `Pin ${VT.short(pin.id)}` });
+      marker.bindTooltip(VT.placeText(pin), { direction: "top", offset: [0, -24] });
       marker.on("click", () => { chosenPin = pin.id; showAlbum(); });
       marker.on("add", () => { const el = marker.getElement(); if (el) { el.dataset.pin = pin.id; el.classList.add("vt-pin"); } });
       markers.addLayer(marker);
@@ -59,7 +60,7 @@
     const seq = Number(slider.value);
     try {
       const pin = await VT.api("GET", `/api/pins/${chosenPin}?at=${seq}`);
-      albumStatus.textContent = `Pin ${VT.short(pin.id)}: ${VT.statusText(pin.album)}`;
+      albumStatus.textContent = `${VT.placeTitle(pin)} (pin ${VT.short(pin.id)}): ${VT.statusText(pin.album)}`;
       for (const photo of pin.album.photos) {
         const tile = document.createElement("div");
         tile.className = `photo ${photo.state}`;
@@ -91,12 +92,17 @@
       item.textContent = `${event.seq} ${event.type}${event.pin ? " " + VT.short(event.pin) : ""}${event.slot !== undefined ? " #" + event.slot : ""}`;
       item.title = event.time;
       item.dataset.seq = event.seq;
-      if (event.seq === seq) { item.classList.add("current"); when.textContent = event.time; }
+      if (event.seq === seq) {
+        item.classList.add("current");
+        when.textContent = VT.time(event.time);
+        when.title = event.time; // the exact time, on hover
+        when.dataset.time = event.time;
+      }
       if (event.seq > seq) item.classList.add("future");
       item.addEventListener("click", () => { slider.value = String(event.seq); showState(); });
       list.appendChild(item);
     }
-    if (seq === 0) when.textContent = "before the first event";
+    if (seq === 0) { when.textContent = "before the first event"; when.title = ""; delete when.dataset.time; }
   }
 
   document.getElementById("diff-go").addEventListener("click", async () => {

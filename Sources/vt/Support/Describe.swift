@@ -19,6 +19,10 @@ enum Describe {
         return text == "-0" ? "0" : text
     }
 
+    /// The place in words ("near Arrecife, Spain"; "in the South Pacific Ocean"), or "" when
+    /// the program has no place data.
+    static func placeName(_ place: Coordinate) -> String { PlaceJSON(place)?.text ?? "" }
+
     static func region(_ region: MapRegion) -> String {
         "centre \(place(region.center)), span \(number(region.latitudeSpan))° × \(number(region.longitudeSpan))°"
     }
@@ -71,10 +75,15 @@ enum Describe {
         }
     }
 
-    /// `3fa29c0100000001  48.8584, 2.2945  complete: 21 photos`
+    /// `3fa29c0100000001  48.8584, 2.2945         near Paris, France            collection 1, complete: 21 photos`
     static func pinRow(_ pin: Pin) -> String {
         "\(Terminal.styled(pin.id.description, .yellow))  \(place(pin.coordinate).padding(toLength: 24, withPad: " ", startingAt: 0))"
-            + "collection \(pin.album.collection), \(status(pin.album))"
+            + padded(placeName(pin.coordinate), to: 30) + "collection \(pin.album.collection), \(status(pin.album))"
+    }
+
+    /// `text` and at least two spaces, to `width` characters.
+    private static func padded(_ text: String, to width: Int) -> String {
+        text + String(repeating: " ", count: max(2, width - text.count))
     }
 
     /// A row of squares, one per photo: ■ downloaded, □ placeholder, ✗ failed.
@@ -91,10 +100,12 @@ enum Describe {
     /// The album, photo by photo.
     static func album(_ pin: Pin) -> [String] {
         let album = pin.album
-        var lines = ["pin \(pin.id) at \(place(pin.coordinate)) — collection \(album.collection)"
+        let name = placeName(pin.coordinate)
+        var lines = ["pin \(pin.id) at \(place(pin.coordinate))\(name.isEmpty ? "" : " (\(name))") — collection \(album.collection)"
             + (album.request.map { ", page \($0.page)" + (album.pages > 0 ? " of \(album.pages)" : "") } ?? "")
             + (album.total > 0 ? " (\(album.total) photos nearby)" : "")]
-        lines.append(status(album) + (album.isNewCollectionEnabled ? "; New Collection is available" : ""))
+        let newCollection = !album.isNewCollectionEnabled ? "" : album.hasOtherPhotos ? "; New Collection is available" : "; no other photos here"
+        lines.append(status(album) + newCollection)
         for slot in album.slots {
             let state: String
             switch slot.state {
