@@ -42,6 +42,7 @@ static void compress(__m128i *abef, __m128i *cdgh, const uint8_t *blocks, size_t
     for (size_t block = 0; block < count; block++, blocks += 64) {
         const __m128i saved0 = state0, saved1 = state1;
         __m128i w[4];  // the schedule's last 16 words, four to a register
+        _Pragma("GCC unroll 16")
         for (int group = 0; group < 16; group++) {
             __m128i *current = &w[group & 3];
             if (group < 4) {
