@@ -14,6 +14,14 @@ public enum Measure {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    /// CPU seconds the process has used so far, user and system, every thread.
+    public static func processorSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     /// The fastest of `runs` runs of `body` (each returns its own seconds).
     public static func best(of runs: Int, _ body: () throws -> Double) rethrows -> Double {
         var fastest = Double.infinity

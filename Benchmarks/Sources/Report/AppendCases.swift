@@ -24,6 +24,24 @@ struct AppendCases {
         report.add(Row(
             what: "… the peer with synchronous=NORMAL (may lose commits on power loss)", ours: perSecond(ours),
             peer: perSecond(normal) + " (NORMAL)", ratio: rateRatio(ours, normal)))
+        // The disk's own limit for the same records: format 2 frames each commit as a varint
+        // head (the body's length × 2 + codec), the body, and a CRC32C.
+        let records = payloads.map { Self.varintSize(UInt64($0.count) * 2) + $0.count + 4 }
+        let folder = Measure.temporaryFolder("bare")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let bare = Double(records.count) / (try Measure.best(of: options.repeats) {
+            try BareAppend.seconds(recordSizes: records, preallocated: true, folder: folder)
+        })
+        let growing = Double(records.count) / (try Measure.best(of: options.repeats) {
+            try BareAppend.seconds(recordSizes: records, preallocated: false, folder: folder)
+        })
+        report.add(Row(
+            what: "… against a bare loop of pwrite + fdatasync of the same records into a preallocated file",
+            ours: perSecond(ours), peer: perSecond(bare) + " (bare loop)", ratio: rateRatio(ours, bare),
+            target: "within 5 % of the bare loop", verdict: ours >= 0.95 * bare ? .met : .missed))
+        report.add(Row(
+            what: "… for reference: the bare loop when each write grows the file", ours: perSecond(ours),
+            peer: perSecond(growing) + " (growing file)", ratio: rateRatio(ours, growing)))
 
         report.section("group commit")
         for writers in [1, 4, 8, 32] {
@@ -54,6 +72,12 @@ struct AppendCases {
         report.add(Row(
             what: "buffered append, a batch per commit as the app groups them (\(Figure.fixed(events / Double(written.commits), 2)) events)",
             ours: perSecond(commits)))
+    }
+
+    static func varintSize(_ value: UInt64) -> Int {
+        var size = 1, rest = value >> 7
+        while rest > 0 { size += 1; rest >>= 7 }
+        return size
     }
 
     /// Appends each payload on its own, durably, from `writers` threads; returns the seconds.

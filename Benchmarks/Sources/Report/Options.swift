@@ -5,8 +5,9 @@ import Foundation
 struct Options {
     static let groups = ["append", "replay", "store", "blobs", "layout"]
     static let usage = """
-        usage: vt-bench [--size 10k|100k|1m|10m|N] [--smoke] [--only append,replay,store,blobs,layout] [--repeat N] [--seed N]
-        Runs every case on one seeded workload, the engine beside its SQLite peer, and prints a Markdown table.
+        usage: vt-bench [--size 10k|100k|1m|10m|N] [--smoke] [--only append,replay,store,blobs,layout] [--repeat N] [--seed N] [--json]
+        Runs every case on one seeded workload, the engine beside its SQLite peer, and prints a Markdown table
+        (with --json, one JSON object: the workload, the seconds taken, and every row and note).
         """
 
     var events = 1_000_000
@@ -14,6 +15,7 @@ struct Options {
     var groups = Set(Options.groups)
     var repeats = 3
     var seed: UInt64 = 2026
+    var json = false
 
     /// Durable cases: events appended one per commit (fsync-bound, so fewer).
     var durableEvents: Int { smoke ? 200 : 3_000 }
@@ -59,6 +61,8 @@ struct Options {
                 let text = try value(argument)
                 guard let parsed = UInt64(text) else { throw UsageError("--seed takes a whole number, not \(text)") }
                 seed = parsed
+            case "--json":
+                json = true
             case "--help", "-h":
                 print(Options.usage)
                 exit(0)

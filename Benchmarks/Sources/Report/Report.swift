@@ -52,6 +52,24 @@ final class Report {
     }
 }
 
+extension Report {
+    /// The rows and notes as one JSON object, for tools: `{"workload": …, "events": …,
+    /// "seed": …, "seconds": …, "rows": [{"case", "ours", "peer", "ratio", "target",
+    /// "verdict"}], "notes": […]}`. Figures stay the strings of the table (units included).
+    func json(workload: String, events: Int, seed: UInt64, seconds: Double) throws -> String {
+        let object: [String: Any] = [
+            "workload": workload, "events": events, "seed": seed, "seconds": (seconds * 10).rounded() / 10,
+            "rows": rows.map { row in
+                ["case": row.what, "ours": row.ours, "peer": row.peer, "ratio": row.ratio, "target": row.target,
+                 "verdict": row.verdict?.rawValue ?? ""]
+            },
+            "notes": notes,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
 /// How a figure compares with its target.
 enum Target {
     /// At least `minimum` (and, when given, at least `ratio` times the peer's figure).

@@ -17,6 +17,9 @@ final class Workspace {
         var commits = 0
         var sessionBatches = 0.0
         var commitBatches = 0.0
+        /// The store's own compaction of the commit log: wall seconds and CPU seconds.
+        var compactionSeconds = 0.0
+        var compactionCPU = 0.0
         var sqliteEncoded = 0.0
         var sqliteJSON = 0.0
         var mutable = 0.0
@@ -26,7 +29,10 @@ final class Workspace {
     let options: Options
     let root: String
     var sessionLog: String { root + "/session-log" }
+    /// As the app appends, all in the hot tail (no compaction ran).
     var commitLog: String { root + "/commit-log" }
+    /// The same log after the store's own compaction (`vt compact`).
+    var compactedLog: String { root + "/compacted-log" }
     private(set) var peerEncoded: SQLiteEventTable!
     private(set) var peerJSON: SQLiteEventTable!
     private(set) var mutable: SQLiteMutableSchema!
@@ -62,11 +68,23 @@ final class Workspace {
             for session in payloads { _ = try log.append(contentsOf: session.flatMap { $0 }) }
             try log.close()
         }
+        // The hot tail as the app leaves it between compactions; compacted next, on its own.
+        var hotTail = configuration
+        hotTail.compactsInBackground = false
         written.commitBatches = try timed("our log, a batch per commit") {
-            let log = try EventLog.open(at: commitLog, configuration: configuration)
+            let log = try EventLog.open(at: commitLog, configuration: hotTail)
             for session in payloads { for commit in session { _ = try log.append(contentsOf: commit) } }
             try log.close()
         }
+        try FileManager.default.copyItem(atPath: commitLog, toPath: compactedLog)
+        let log = try EventLog.open(at: compactedLog, configuration: hotTail)
+        sync()
+        let cpuBefore = Measure.processorSeconds()
+        written.compactionSeconds = try Measure.seconds { try log.compact() }
+        written.compactionCPU = Measure.processorSeconds() - cpuBefore
+        try log.close()
+        say("compacted our log, a batch per commit, in \(Figure.fixed(written.compactionSeconds, 2)) s"
+            + " (\(Figure.fixed(written.compactionCPU, 2)) s of CPU)")
         peerEncoded = try SQLiteEventTable(path: root + "/events-encoded.sqlite", synchronous: .normal, payload: .encoded)
         written.sqliteEncoded = try peerTimed("SQLite, encoded bytes", peerEncoded, sessions)
         peerJSON = try SQLiteEventTable(path: root + "/events-json.sqlite", synchronous: .normal, payload: .json)

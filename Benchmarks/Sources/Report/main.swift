@@ -5,6 +5,7 @@
 //
 //   swift run -c release vt-bench --size 1m      the full run
 //   swift run -c release vt-bench --smoke        small sizes, for CI
+//   … --json                                     one JSON object instead of the table
 import BenchKit
 import Foundation
 
@@ -39,5 +40,15 @@ do {
     FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
     exit(1)
 }
-print("Workload: \(WorkloadSize.name(options.events)) events (seed \(options.seed)); \(Figure.fixed(Measure.seconds(since: started), 0)) s in all.\n")
-print(report.markdown())
+let seconds = Measure.seconds(since: started)
+if options.json {
+    do {
+        print(try report.json(workload: WorkloadSize.name(options.events), events: options.events, seed: options.seed, seconds: seconds))
+    } catch {
+        FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
+        exit(1)
+    }
+} else {
+    print("Workload: \(WorkloadSize.name(options.events)) events (seed \(options.seed)); \(Figure.fixed(seconds, 0)) s in all.\n")
+    print(report.markdown())
+}
