@@ -77,23 +77,13 @@ public struct EventChain: Sendable, Equatable {
         sequence += 1
         let leaf = Words.leaf(sequence: sequence, time: time, digest: digest)
         // head(i) = SHA-256(0x01 ‖ head(i − 1) ‖ leaf(i))
-        var input = StepInput(tag: Format2.stepTag, head: words, leaf: leaf)
-        words = withUnsafeBytes(of: &input) { Words.sha256(UnsafeRawBufferPointer(rebasing: $0[0..<StepInput.size])) }
-    }
-
-    /// The 65 bytes a step hashes, laid out in memory in that order (one tag byte, then
-    /// two 32-byte hashes at offsets 1 and 33: a packed layout, built by hand).
-    private struct StepInput {
-        static let size = 65
-        var bytes: (Words, Words, Words)  // 96 bytes of room; 65 used
-        init(tag: UInt8, head: Words, leaf: Words) {
-            bytes = (.zero, .zero, .zero)
-            withUnsafeMutableBytes(of: &bytes) { raw in
-                raw[0] = tag
-                withUnsafeBytes(of: head) { raw.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: 32) }
-                withUnsafeBytes(of: leaf) { raw.baseAddress!.advanced(by: 33).copyMemory(from: $0.baseAddress!, byteCount: 32) }
-            }
+        var input: (Words, Words, Words) = (.zero, .zero, .zero)  // 96 bytes of room; 65 used
+        withUnsafeMutableBytes(of: &input) { raw in
+            raw[0] = Format2.stepTag
+            withUnsafeBytes(of: words) { raw.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            withUnsafeBytes(of: leaf) { raw.baseAddress!.advanced(by: 33).copyMemory(from: $0.baseAddress!, byteCount: 32) }
         }
+        words = withUnsafeBytes(of: &input) { Words.sha256(UnsafeRawBufferPointer(rebasing: $0[0..<65])) }
     }
 
     /// 32 bytes as four words, in memory order (so their bytes are the hash's bytes).

@@ -56,9 +56,10 @@ public final class EventLog: @unchecked Sendable {
         fileSystem: any FileSystem = PosixFileSystem()
     ) throws -> EventLog {
         try configuration.validate()
-        try LogUpgrade.finishInterrupted(directory: directory, fileSystem: fileSystem)
         switch try io("look at \(directory)", { try fileSystem.status(directory) }) {
         case nil:
+            // An upgrade interrupted between its renames leaves no log here: finish it first.
+            if try LogUpgrade.finishInterrupted(directory: directory, fileSystem: fileSystem) { break }
             guard configuration.createIfMissing else {
                 throw LogError(.notALog, "there is no event log at \(directory)", file: directory)
             }
@@ -68,7 +69,7 @@ public final class EventLog: @unchecked Sendable {
         default:
             break
         }
-        let lock = try takeLock(of: directory, holder: holderLine(configuration), fileSystem: fileSystem) { holder in
+        let lock = try takeLock(of: directory, holder: holderLine(), fileSystem: fileSystem) { holder in
             "the log at \(directory) is already open for writing by another program (\(holder)); close it first, or open"
                 + " the log read-only with LogReader"
         }
@@ -256,7 +257,7 @@ public final class EventLog: @unchecked Sendable {
         }
     }
 
-    static func holderLine(_ configuration: LogConfiguration) -> String {
+    static func holderLine() -> String {
         var name = [CChar](repeating: 0, count: 256)
         let host = gethostname(&name, name.count) == 0
             ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"

@@ -84,7 +84,7 @@ public enum LogUpgrade {
         guard format == .v1 else {
             throw LogError(.invalidArgument, "\(directory) is already a format-2 log; there is nothing to upgrade", file: directory)
         }
-        let lock = try EventLog.takeLock(of: directory, holder: "vt upgrade, " + EventLog.holderLine(configuration), fileSystem: fileSystem) {
+        let lock = try EventLog.takeLock(of: directory, holder: "vt upgrade, " + EventLog.holderLine(), fileSystem: fileSystem) {
             "the log at \(directory) was opened by another program (\($0)) during the upgrade"
         }
         defer { lock.release() }
@@ -133,9 +133,7 @@ public enum LogUpgrade {
         from directory: String, to work: String, origin: LogOrigin, configuration: LogConfiguration,
         fileSystem: any FileSystem, report: inout UpgradeReport, progress: ((UInt64, UInt64) -> Void)?
     ) throws {
-        if try io("look at \(work)", { try fileSystem.exists(work) }) {
-            try io("remove the unfinished upgrade \(work)") { try fileSystem.removeTree(work) }
-        }
+        // Opening the log (in `upgrade`) already removed a leftover `work`, under the lock.
         try io("create \(work)") { try fileSystem.createDirectoryDurably(work) }
         let reader = try LogReader(directory: directory, fileSystem: fileSystem)
         guard let logID = reader.logID else {
@@ -225,7 +223,7 @@ public enum LogUpgrade {
                 file: directory)
         }
         // The upgrade holds the format-1 log's lock until its renames are done.
-        let lock = try EventLog.takeLock(of: former, holder: "finishing an upgrade, " + EventLog.holderLine(LogConfiguration()), fileSystem: fileSystem) {
+        let lock = try EventLog.takeLock(of: former, holder: "finishing an upgrade, " + EventLog.holderLine(), fileSystem: fileSystem) {
             "the log at \(directory) is being upgraded by another program (\($0))"
         }
         defer { lock.release() }
