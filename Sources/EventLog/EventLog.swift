@@ -134,6 +134,42 @@ public final class EventLog: @unchecked Sendable {
         return try compactor.compactNow(before: active)
     }
 
+    /// Format 2: erases the payloads of the events in `targets` (sequence → at most
+    /// ``Format2/maxErasedKept`` bytes to keep in their place), keeping their sequence numbers,
+    /// times and digests, and so every head hash (FORMAT.md, "Erasure: rewriting block files").
+    /// Seals and compacts the hot tail first; appends go on meanwhile. Bytes in `quarantine/`
+    /// are removed too. Running it again after a failure or a crash finishes the job; an event
+    /// erased before stays erased with what it kept.
+    ///
+    /// - Throws: ``LogError`` `.invalidArgument` for a format-1 log, a sequence of no event, or
+    ///   too many kept bytes (nothing is changed); `.corrupt` when a block file does not read back
+    ///   as written (that file is left as it was); `.io`.
+    @discardableResult
+    public func erase(_ targets: [UInt64: [UInt8]]) throws -> ErasureReport {
+        guard let compactor else {
+            throw LogError(.invalidArgument, "\(directory) is a format-1 log, which cannot erase events; upgrade it to format 2 first")
+        }
+        let last = core.lastSequence
+        if let bad = targets.first(where: { $0.key == 0 || $0.key > last }) {
+            throw LogError(.invalidArgument, "there is no event \(bad.key) to erase (the log ends at \(last))", sequence: bad.key)
+        }
+        if let bad = targets.first(where: { $0.value.count > Format2.maxErasedKept }) {
+            throw LogError(
+                .invalidArgument, "an erased event keeps at most \(Format2.maxErasedKept) bytes, not \(bad.value.count)",
+                sequence: bad.key)
+        }
+        let active = try core.submit(AppendRequest(payloads: [], timestamps: nil, isRoll: true)).lowerBound
+        let (directory, configuration, fileSystem) = (directory, configuration, fileSystem)
+        return try compactor.exclusively {
+            let compaction = try Format2Compaction.compact(
+                directory: directory, configuration: configuration, fileSystem: fileSystem, before: active)
+            var report = try Format2Erasure.erase(
+                targets, directory: directory, configuration: configuration, fileSystem: fileSystem)
+            report.compaction = compaction
+            return report
+        }
+    }
+
     /// Format 2: what background compaction has done so far, and its last failure, if the last
     /// attempt failed (the segments are then still there; the next roll tries again).
     public var backgroundCompactions: (reports: [CompactionReport], lastError: LogError?) {

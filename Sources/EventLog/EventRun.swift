@@ -67,8 +67,8 @@ struct EventRun {
                         return .failure(DamageReason("event \(index) claims \(length) bytes but \(cursor.remaining) remain"))
                     }
                     if nextErased < erased.count, erased[nextErased] == index {
-                        guard length == UInt64(Format2.digestSize) else {
-                            return .failure(DamageReason("erased event \(index) holds \(length) bytes, not a 32-byte digest"))
+                        guard Format2.erasedLengths.contains(length) else {
+                            return .failure(DamageReason("erased event \(index) holds \(length) bytes, not a 32-byte digest and at most 16 kept"))
                         }
                         nextErased += 1
                     }
@@ -104,8 +104,8 @@ struct EventRun {
                         return .failure(DamageReason("length \(index) is a malformed varint"))
                     }
                     if nextErased < erased.count, erased[nextErased] == index {
-                        guard length == UInt64(Format2.digestSize) else {
-                            return .failure(DamageReason("erased event \(index) holds \(length) bytes, not a 32-byte digest"))
+                        guard Format2.erasedLengths.contains(length) else {
+                            return .failure(DamageReason("erased event \(index) holds \(length) bytes, not a 32-byte digest and at most 16 kept"))
                         }
                         nextErased += 1
                     }
@@ -136,7 +136,7 @@ struct EventRun {
     func makeIterator(firstSequence: UInt64) -> Iterator { Iterator(run: self, sequence: firstSequence) }
 
     /// The events in order. `isErased` tells whether the last one returned was erased (its
-    /// payload is then its 32-byte digest).
+    /// payload is then its 32-byte digest and what was kept).
     struct Iterator: IteratorProtocol {
         let run: EventRun
         private(set) var sequence: UInt64
@@ -190,7 +190,7 @@ struct EventRun {
             }
             return LogEvent(
                 sequence: sequence, timestamp: LogTimestamp(microsecondsSinceEpoch: time),
-                payload: run.raw[start..<start + length])
+                payload: run.raw[start..<start + length], isErased: isErased)
         }
     }
 }

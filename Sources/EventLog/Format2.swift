@@ -82,4 +82,7 @@ public enum Format2 {
     static let anchorLabel: [UInt8] = Array("VTLOG2".utf8)
     /// An erased event keeps this many bytes: its payload's SHA-256.
     public static let digestSize = 32
+    /// …followed by at most this many bytes the layer above chose to keep (FORMAT.md, "Erased events").
+    public static let maxErasedKept = 16
+    static let erasedLengths = UInt64(digestSize)...UInt64(digestSize + maxErasedKept)
 }

@@ -58,11 +58,25 @@ struct BlockFileWriter {
     var bytesWritten: Int64 { position }
     var blockCount: Int { written.count }
 
-    /// Adds the next event; a full block is written out first.
-    mutating func add(_ payload: ArraySlice<UInt8>, at time: Int64) throws {
-        if builder.count > 0, builder.rawPayloadBytes + payload.count > configuration.blockSize { try flush() }
+    /// Each written block's `chain_after`, in order.
+    var blockChains: [ChainHash] { written }
+
+    /// Adds the next event; a full block is written out first (unless the caller decides where
+    /// blocks end, as an erase does with ``endBlock()``).
+    mutating func add(_ payload: ArraySlice<UInt8>, at time: Int64, flushingWhenFull: Bool = true) throws {
+        if flushingWhenFull, builder.count > 0, builder.rawPayloadBytes + payload.count > configuration.blockSize {
+            try flush()
+        }
         builder.add(payload, at: time)
     }
+
+    /// Adds the next event as erased: its payload's digest and what the caller keeps.
+    mutating func addErased(digest: [UInt8], kept: [UInt8], at time: Int64) {
+        builder.addErased(digest: digest, kept: kept, at: time)
+    }
+
+    /// Ends the current block here (an erase keeps every block where it was).
+    mutating func endBlock() throws { try flush() }
 
     private mutating func flush() throws {
         guard builder.count > 0 else { return }

@@ -44,6 +44,15 @@ final class Compactor: @unchecked Sendable {
 
     /// Compacts everything before `activeFirst` now, after any compaction in progress.
     func compactNow(before activeFirst: UInt64) throws -> CompactionReport {
+        try exclusively {
+            try Format2Compaction.compact(
+                directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst)
+        }
+    }
+
+    /// Runs `body` when no compaction is running, and keeps any from starting until it ends
+    /// (an erase rewrites block files that a compaction would otherwise be writing beside).
+    func exclusively<T>(_ body: () throws -> T) throws -> T {
         monitor.lock()
         while running { monitor.wait() }
         running = true
@@ -54,8 +63,7 @@ final class Compactor: @unchecked Sendable {
                 monitor.broadcast()
             }
         }
-        return try Format2Compaction.compact(
-            directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst)
+        return try body()
     }
 
     /// Lets a compaction in progress finish, and stops the thread.

@@ -12,13 +12,29 @@ public struct LogEvent: Hashable, Sendable {
     public let sequence: UInt64
     /// When the log appended it.
     public let timestamp: LogTimestamp
-    /// The bytes given to `append`, unchanged.
+    /// The bytes given to `append`, unchanged — unless the event was erased.
     public let payload: ArraySlice<UInt8>
+    /// Whether the payload was erased (format 2, docs/FORMAT.md "Erased events"): `payload` then
+    /// holds the 32-byte SHA-256 of the payload it had, then what the erase kept
+    /// (``erasedDigest``, ``keptBytes``).
+    public let isErased: Bool
 
-    public init(sequence: UInt64, timestamp: LogTimestamp, payload: ArraySlice<UInt8>) {
+    public init(sequence: UInt64, timestamp: LogTimestamp, payload: ArraySlice<UInt8>, isErased: Bool = false) {
+        precondition(!isErased || Format2.erasedLengths.contains(UInt64(payload.count)))
         self.sequence = sequence
         self.timestamp = timestamp
         self.payload = payload
+        self.isErased = isErased
+    }
+
+    /// An erased event's digest of the payload it had (nil for an event that was not erased).
+    public var erasedDigest: ArraySlice<UInt8>? {
+        isErased ? payload.prefix(Format2.digestSize) : nil
+    }
+
+    /// What an erase kept of the event, chosen by the layer above (nil unless erased).
+    public var keptBytes: ArraySlice<UInt8>? {
+        isErased ? payload.dropFirst(Format2.digestSize) : nil
     }
 }
 

@@ -137,7 +137,7 @@ public struct SealedBlock {
         }
     }
 
-    /// Every event, in order; an erased event's payload is its 32-byte digest.
+    /// Every event, in order; an erased event's payload is its 32-byte digest and what was kept.
     public var events: [LogEvent] {
         var iterator = run.makeIterator(firstSequence: header.firstSequence)
         var events: [LogEvent] = []
@@ -156,7 +156,7 @@ public struct SealedBlock {
         var iterator = run.makeIterator(firstSequence: header.firstSequence)
         while let event = iterator.next() {
             if iterator.isErased {
-                event.payload.withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
+                event.payload.prefix(Format2.digestSize).withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
             } else {
                 chain.append(time: event.timestamp, payload: event.payload)
             }
@@ -203,14 +203,15 @@ public struct BlockBuilder {
         rawPayloadBytes += payload.count
     }
 
-    /// Adds an event whose payload was erased: only its digest stays (FORMAT.md, "Erased events").
-    public mutating func addErased(digest: [UInt8], at time: Int64) {
-        precondition(time >= lastTime && digest.count == Format2.digestSize)
+    /// Adds an event whose payload was erased: only its digest stays, with at most
+    /// ``Format2/maxErasedKept`` bytes the caller keeps (FORMAT.md, "Erased events").
+    public mutating func addErased(digest: [UInt8], kept: [UInt8] = [], at time: Int64) {
+        precondition(time >= lastTime && digest.count == Format2.digestSize && kept.count <= Format2.maxErasedKept)
         digest.withUnsafeBytes { chain.append(time: LogTimestamp(microsecondsSinceEpoch: time), digest: $0) }
         erased.append(times.count)
         times.append(time)
-        payloads.append(digest[...])
-        rawPayloadBytes += digest.count
+        payloads.append((digest + kept)[...])
+        rawPayloadBytes += digest.count + kept.count
     }
 
     /// Appends the block (header, then payload) to `output` and returns its header. zstd is

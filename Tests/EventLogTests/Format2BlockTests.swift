@@ -17,7 +17,7 @@ import Testing
         for (index, event) in events.enumerated() {
             if erase.contains(index) {
                 let digest = event.payload.withUnsafeBytes { EventChain.digest(of: $0) }
-                builder.addErased(digest: digest, at: event.time)
+                builder.addErased(digest: digest, kept: Self.kept(index), at: event.time)
             } else {
                 builder.add(event.payload[...], at: event.time)
             }
@@ -25,6 +25,15 @@ import Testing
         var bytes: [UInt8] = []
         let header = builder.encode(layout: layout, compressor: compress ? try! ZstdCompressor(level: 3) : nil, into: &bytes)
         return (bytes, header)
+    }
+
+    /// What an erased event at `index` keeps in these tests: nothing, one byte, or the most allowed.
+    static func kept(_ index: Int) -> [UInt8] {
+        switch index % 3 {
+        case 0: []
+        case 1: [UInt8(truncatingIfNeeded: index)]
+        default: (0..<Format2.maxErasedKept).map { UInt8(truncatingIfNeeded: index &+ $0) }
+        }
     }
 
     static func decode(_ bytes: [UInt8]) -> Result<SealedBlock, DamageReason> {
@@ -90,8 +99,10 @@ import Testing
         #expect(block.erasedSequences == erased.sorted().map { UInt64($0 + 1) })
         for (index, event) in block.events.enumerated() {
             let expected = erased.contains(index)
-                ? Array(SHA256.hash(data: events[index].payload)) : events[index].payload
+                ? Array(SHA256.hash(data: events[index].payload)) + Self.kept(index) : events[index].payload
             #expect(Array(event.payload) == expected, "event \(index)")
+            #expect(event.isErased == erased.contains(index))
+            #expect(event.keptBytes.map(Array.init) == (erased.contains(index) ? Self.kept(index) : nil))
         }
         #expect(try Self.decode(whole).get().erasedSequences.isEmpty)
     }
@@ -142,8 +153,8 @@ import Testing
     @Test(arguments: Format2.Layout.allCases, [false, true])
     func anIndependentReaderDecodesBlocksWithErasuresFromTheDocumentsTables(_ layout: Format2.Layout, _ compress: Bool) throws {
         let events = Format2CodecTests.events(20, seed: 11, compressible: compress)
-        // Erased events too: an erasure list, and digests in place of two payloads.
-        let erased: Set<Int> = [0, 7]
+        // Erased events too: an erasure list, and digests (with 0, 1 and 16 kept bytes) in place of three payloads.
+        let erased: Set<Int> = [0, 7, 8]
         let (bytes, header) = Self.block(events, layout: layout, compress: compress, erase: erased)
         let block = try IndependentFormat2.block(bytes, at: 0)
         #expect(block.codec == header.codec.rawValue && block.layout == layout.rawValue && block.flags == 1)
@@ -151,7 +162,7 @@ import Testing
         #expect(block.events.map(\.time) == events.map(\.time))
         #expect(Set(block.events.indices.filter { block.events[$0].erased }) == erased)
         #expect(block.events.map(\.payload) == events.enumerated().map {
-            erased.contains($0.offset) ? Array(SHA256.hash(data: $0.element.payload)) : $0.element.payload
+            erased.contains($0.offset) ? Array(SHA256.hash(data: $0.element.payload)) + Self.kept($0.offset) : $0.element.payload
         })
         #expect(block.lastTime == events.last!.time)
         let head = block.events.reduce(block.chainBefore) { head, event in

@@ -24,7 +24,7 @@ enum IndependentFormat2: FormatBytes {
         var delta: UInt64
         var time: Int64
         var payload: [UInt8]
-        /// Erased: `payload` is the 32-byte digest of the payload it had.
+        /// Erased: `payload` is the 32-byte digest of the payload it had, then up to 16 kept bytes.
         var erased = false
         var deltaAt: Range<Int>
         var lengthAt: Range<Int>
@@ -124,7 +124,7 @@ enum IndependentFormat2: FormatBytes {
     }
 
     static func payload(_ raw: [UInt8], _ range: Range<Int>, erased: Bool) throws -> [UInt8] {
-        try check(!erased || range.count == 32, "an erased event's 32-byte digest")
+        try check(!erased || (32...48).contains(range.count), "an erased event's 32-byte digest and at most 16 kept bytes")
         return Array(raw[range])
     }
 
@@ -255,5 +255,5 @@ enum IndependentFormat2: FormatBytes {
     static func step(_ head: [UInt8], _ leaf: [UInt8]) -> [UInt8] { sha256([0x01] + head + leaf) }
 
     /// An event's digest: its payload hashed, or kept as it is when erased.
-    static func digest(_ event: Event) -> [UInt8] { event.erased ? event.payload : sha256(event.payload) }
+    static func digest(_ event: Event) -> [UInt8] { event.erased ? Array(event.payload.prefix(32)) : sha256(event.payload) }
 }
