@@ -156,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VirtualTouristTests",
-            dependencies: ["VirtualTourist", "EventLog", "FileIO", "LogWorkload", "StorageTestSupport"],
+            dependencies: ["VirtualTourist", "EventLog", "FileIO", "LogWorkload", "StorageTestSupport", "CZstd"],
             resources: [.copy("Fixtures")]
         ),
         // Test doubles shared by the test targets: a file system that counts and fails calls,

@@ -81,7 +81,7 @@ actor PipelineCore {
             if options.prefetch, album.phase == .notRequested {
                 startRequest(pin, collection: album.collection, cause: recorded.sequence)
             }
-        case .pinRemoved(let pin):
+        case .pinRemoved(let pin), .placeForgotten(let pin, _):
             cancel(pin, below: .max)
         case .collectionReplaced(let pin, _, let new):
             cancel(pin, below: new)
@@ -92,7 +92,7 @@ actor PipelineCore {
             startDownloads(listing.pin, album: album, slots: album.slots.filter { !$0.isResolved }, cause: recorded.sequence)
         case .photoRemoved(let pin, let collection, let slot):
             cancel(.download(pin, collection: collection, slot: slot))
-        case .regionChanged, .photoDownloaded, .photoDownloadFailed, .albumRequestFailed:
+        case .regionChanged, .photoDownloaded, .photoDownloadFailed, .albumRequestFailed, .forgotten:
             break
         }
     }

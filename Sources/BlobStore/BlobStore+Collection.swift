@@ -169,6 +169,18 @@ extension BlobStore {
         if removed { report.removedTemporaryFiles.append(path) }
     }
 
+    /// Deletes one blob now, whatever the retention window (forgetting a place), and makes the
+    /// deletion durable; false when it was not stored.
+    public func remove(_ digest: BlobDigest) throws -> Bool {
+        let file = path(of: digest)
+        let removed = try removeIfPresent(file)
+        if removed {
+            let folder = String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)])
+            do { try fileSystem.syncDirectory(folder) } catch { throw BlobError.io(error, "sync \(folder)") }
+        }
+        return removed
+    }
+
     /// Deletes `path`; false when it is already gone. A temporary file seen in the listing may
     /// have been renamed into place by its `put` before the folder's lock was taken, and another
     /// collection may have taken a blob first: neither is a failure.

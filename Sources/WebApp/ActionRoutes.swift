@@ -14,6 +14,7 @@ struct ActionRoutes: Sendable {
         router.post("/api/pins") { request, _ in try await dropPin(request) }
         router.post("/api/pins/:pin/drag") { request, context in try await dragPin(request, context) }
         router.delete("/api/pins/:pin") { _, context in try await removePin(context) }
+        router.post("/api/pins/:pin/forget") { _, context in try await forgetPlace(context) }
         router.post("/api/pins/:pin/album") { _, context in try await openAlbum(context) }
         router.post("/api/pins/:pin/new-collection") { _, context in try await newCollection(context) }
         router.post("/api/pins/:pin/retry") { _, context in try await retry(context) }
@@ -38,6 +39,16 @@ struct ActionRoutes: Sendable {
         let pin = try RequestValues.pin(context)
         try await WebResponses.refusing { _ = try await store.removePin(pin) }
         return WebResponses.json(["removed": pin.description])
+    }
+
+    /// POST /api/pins/ID/forget — erases the place from the whole history (docs/EVENTS.md,
+    /// "Forgetting a place"); the page asked the person first.
+    func forgetPlace(_ context: BasicRequestContext) async throws -> Response {
+        let pin = try RequestValues.pin(context)
+        let report = try await WebResponses.refusing { try await store.forget(pin) }
+        return WebResponses.json(ForgottenJSON(
+            forgotten: report.pin.description, seq: report.sequence, erased_events: report.erasedEvents,
+            photos_deleted: report.photosDeleted))
     }
 
     func openAlbum(_ context: BasicRequestContext) async throws -> Response {
@@ -84,4 +95,11 @@ struct ActionRoutes: Sendable {
         guard let now = store.state.pins[pin] else { throw WebError(.notFound, "unknown-pin", "pin \(pin) was removed meanwhile") }
         return WebResponses.json(PinJSON(now), status: status)
     }
+}
+
+struct ForgottenJSON: Encodable {
+    var forgotten: String
+    var seq: UInt64
+    var erased_events: UInt64
+    var photos_deleted: Int
 }

@@ -19,7 +19,7 @@ struct VT: AsyncParsableCommand {
             Demo.self, ServeCommand.self, PinCommand.self, PinsCommand.self, AlbumCommand.self, PhotoCommand.self, RegionCommand.self,
             LogCommand.self, ShowCommand.self, HistoryCommand.self, StatsCommand.self,
             StateCommand.self, DiffCommand.self, ReplayCommand.self, BisectCommand.self,
-            VerifyCommand.self, RepairCommand.self, CompactCommand.self, UpgradeCommand.self, GCCommand.self, SnapshotCommand.self, ExportCommand.self, ImportCommand.self,
+            VerifyCommand.self, RepairCommand.self, CompactCommand.self, UpgradeCommand.self, ForgetCommand.self, GCCommand.self, SnapshotCommand.self, ExportCommand.self, ImportCommand.self,
             LogDemoCommand.self,
             PlaceCommand.self,
         ],

@@ -116,9 +116,12 @@ struct StoryGenerator {
         case 12..<16:
             guard let pin else { return nil }
             return (.pinDragged(pin.id, coordinate()), nil)
-        case 16..<18:
+        case 16..<17:
             guard let pin else { return nil }
             return (.pinRemoved(pin.id), nil)
+        case 17..<18:
+            guard let pin else { return nil }
+            return (.placeForgotten(pin: pin.id, erasedEvents: UInt64.random(in: 1...40, using: &random)), nil)
         case 18..<24:
             let span = Double(Int.random(in: 1...90, using: &random))
             return (.regionChanged(MapRegion(center: coordinate(), latitudeSpan: span, longitudeSpan: span * 2)), nil)

@@ -69,6 +69,10 @@ public struct EventJSON: Codable, Hashable, Sendable {
     public var reason: String?
     public var old_collection: UInt32?
     public var new_collection: UInt32?
+    /// PlaceForgotten: how many events were erased. Forgotten: the erased event's type (the
+    /// payload's digest is in `digest`).
+    public var erased_events: UInt64?
+    public var forgotten_type: String?
 
     public init(_ recorded: RecordedEvent) {
         seq = recorded.sequence
@@ -118,6 +122,11 @@ public struct EventJSON: Codable, Hashable, Sendable {
         case .collectionReplaced(_, let old, let new):
             old_collection = old
             new_collection = new
+        case .placeForgotten(_, let erased):
+            erased_events = erased
+        case .forgotten(let forgotten):
+            forgotten_type = forgotten.typeName
+            digest = forgotten.digest.map { String(format: "%02x", $0) }.joined()
         }
     }
 
@@ -168,6 +177,15 @@ public struct EventJSON: Codable, Hashable, Sendable {
             return .collectionReplaced(
                 pin: try pinID(), oldCollection: try need(old_collection, "old_collection"),
                 newCollection: try need(new_collection, "new_collection"))
+        case "PlaceForgotten":
+            return .placeForgotten(pin: try pinID(), erasedEvents: try need(erased_events, "erased_events"))
+        case "Forgotten":
+            let text = try need(digest, "digest")
+            guard let parsed = BlobDigest(hex: text) else { throw Self.bad("digest", "\"\(text.prefix(70))\" is not 64 hexadecimal digits") }
+            if let kind = forgotten_type, !DomainEvent.schemaTypeNames.contains(kind) {
+                throw Self.bad("forgotten_type", "\"\(kind.prefix(40))\" is not an event type")
+            }
+            return .forgotten(ForgottenEvent(typeName: forgotten_type, digest: parsed.bytes))
         default:
             throw DomainError(
                 .invalidArgument, "unknown event type \"\(type.prefix(40))\" (known: \(DomainEvent.typeNames.joined(separator: ", ")))")

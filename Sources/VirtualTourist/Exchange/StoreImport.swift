@@ -128,6 +128,9 @@ public final class StoreImporter {
         photos += 1
     }
 
+    /// Events the export showed as forgotten: sequence → what each keeps.
+    private var forgotten: [UInt64: [UInt8]] = [:]
+
     private func append(_ recorded: RecordedEvent) throws {
         let expected = state.sequence + 1
         guard recorded.sequence == expected else {
@@ -144,6 +147,11 @@ public final class StoreImporter {
         }
         state.apply(recorded)
         lastTime = recorded.timestamp
+        if case .forgotten = recorded.event {
+            // Appended as a stand-in, erased in `finish`: the new log's chain is its own, so the
+            // erased event's digest is the stand-in's (docs/EXPORT.md).
+            forgotten[recorded.sequence] = EventCodec.keptOnErase(recorded.event)
+        }
         pending.append((EventCodec.encode(recorded.event, cause: recorded.cause), recorded.timestamp))
         if pending.count >= 4096 { try flush() }
     }
@@ -168,6 +176,7 @@ public final class StoreImporter {
         try flush()
         do {
             try await log.sync()
+            if !forgotten.isEmpty { try log.erase(forgotten) }
             try log.close()
         } catch {
             throw TouristStore.storageError(error, "the imported events cannot be made durable")

@@ -12,6 +12,11 @@ public enum DomainEvent: Hashable, Sendable {
     case albumRequestFailed(pin: PinID, collection: UInt32, reason: String)
     case photoRemoved(pin: PinID, collection: UInt32, slot: UInt32)
     case collectionReplaced(pin: PinID, oldCollection: UInt32, newCollection: UInt32)
+    /// The person forgot a place: the pin left the map and its earlier events were erased.
+    case placeForgotten(pin: PinID, erasedEvents: UInt64)
+    /// An event whose payload was erased by a forget: what kind it was, and its payload's digest.
+    /// Read from the log, never appended (docs/EVENTS.md, "Forgetting a place").
+    case forgotten(ForgottenEvent)
 
     /// The pin the event is about, if any.
     public var pin: PinID? {
@@ -22,8 +27,9 @@ public enum DomainEvent: Hashable, Sendable {
         case .photosListed(let listing): listing.pin
         case .photoDownloaded(let photo): photo.pin
         case .photoDownloadFailed(let pin, _, _, _), .albumRequestFailed(let pin, _, _),
-            .photoRemoved(let pin, _, _), .collectionReplaced(let pin, _, _):
+            .photoRemoved(let pin, _, _), .collectionReplaced(let pin, _, _), .placeForgotten(let pin, _):
             pin
+        case .forgotten: nil
         }
     }
 
@@ -41,6 +47,8 @@ public enum DomainEvent: Hashable, Sendable {
         case .albumRequestFailed: "AlbumRequestFailed"
         case .photoRemoved: "PhotoRemoved"
         case .collectionReplaced: "CollectionReplaced"
+        case .placeForgotten: "PlaceForgotten"
+        case .forgotten: "Forgotten"
         }
     }
 
@@ -48,7 +56,26 @@ public enum DomainEvent: Hashable, Sendable {
     public static let typeNames = [
         "RegionChanged", "PinDropped", "PinDragged", "PinRemoved", "AlbumRequested", "PhotosListed",
         "PhotoDownloaded", "PhotoDownloadFailed", "AlbumRequestFailed", "PhotoRemoved", "CollectionReplaced",
+        "PlaceForgotten", "Forgotten",
     ]
+
+    /// The type names of events that can be appended, in schema order: their schema field
+    /// numbers are 10, 11, … (`Forgotten` is what erasure leaves, not a schema type).
+    public static let schemaTypeNames = Array(typeNames.dropLast())
+}
+
+/// What a forget leaves of an event: its kind and its payload's SHA-256 (docs/EVENTS.md).
+public struct ForgottenEvent: Hashable, Sendable {
+    /// The erased event's type name (`PinDropped`), nil when the kept type is not one this
+    /// program knows.
+    public var typeName: String?
+    /// The SHA-256 of the payload it had: the chain still covers it.
+    public var digest: [UInt8]
+
+    public init(typeName: String?, digest: [UInt8]) {
+        self.typeName = typeName
+        self.digest = digest
+    }
 }
 
 /// A request for a collection of photos near a pin.

@@ -30,6 +30,12 @@ public enum EventCodec {
     /// Plain, current envelopes go straight to domain values (``EventWireDecoder``); anything
     /// else takes the general path through swift-protobuf's generated messages.
     public static func decode(_ logEvent: LogEvent) throws -> RecordedEvent {
+        if logEvent.isErased {
+            return RecordedEvent(
+                sequence: logEvent.sequence, timestamp: logEvent.timestamp, cause: nil,
+                event: .forgotten(ForgottenEvent(
+                    typeName: typeName(kept: Array(logEvent.keptBytes!)), digest: Array(logEvent.erasedDigest!))))
+        }
         if let (cause, event) = EventWireDecoder.decode(logEvent.payload) {
             return RecordedEvent(sequence: logEvent.sequence, timestamp: logEvent.timestamp, cause: cause, event: event)
         }
@@ -57,7 +63,27 @@ public enum EventCodec {
             cause: envelope.cause == 0 ? nil : envelope.cause, event: try event(from: payload, fail))
     }
 
-    private static func message(for event: DomainEvent) -> VirtualTourist_V1_Envelope.OneOf_Event {
+    /// What an erased event keeps (docs/EVENTS.md, "Forgetting a place"): one byte, its type's
+    /// field number in the envelope's `oneof`.
+    public static func keptOnErase(_ event: DomainEvent) -> [UInt8] {
+        if case .forgotten(let forgotten) = event {
+            return forgotten.typeName.map { keptOnErase(typeName: $0) } ?? []
+        }
+        return keptOnErase(typeName: event.typeName)
+    }
+
+    private static func keptOnErase(typeName: String) -> [UInt8] {
+        guard let index = DomainEvent.schemaTypeNames.firstIndex(of: typeName) else { return [] }
+        return [UInt8(10 + index)]
+    }
+
+    /// The type name an erased event kept, if it is one this program knows.
+    static func typeName(kept: [UInt8]) -> String? {
+        guard kept.count == 1, kept[0] >= 10, Int(kept[0]) - 10 < DomainEvent.schemaTypeNames.count else { return nil }
+        return DomainEvent.schemaTypeNames[Int(kept[0]) - 10]
+    }
+
+    private static func message(for event: DomainEvent) -> VirtualTourist_V1_Envelope.OneOf_Event? {
         switch event {
         case .regionChanged(let region):
             return .regionChanged(.with {
@@ -109,6 +135,11 @@ public enum EventCodec {
             return .photoRemoved(.with { $0.pin = pin.rawValue; $0.collection = collection; $0.slot = slot })
         case .collectionReplaced(let pin, let old, let new):
             return .collectionReplaced(.with { $0.pin = pin.rawValue; $0.oldCollection = old; $0.newCollection = new })
+        case .placeForgotten(let pin, let erased):
+            return .placeForgotten(.with { $0.pin = pin.rawValue; $0.erasedEvents = erased })
+        case .forgotten:
+            // A stand-in with no event: only an import writes it, and erases it at once.
+            return nil
         }
     }
 
@@ -171,6 +202,8 @@ public enum EventCodec {
             return .photoRemoved(pin: PinID(m.pin), collection: m.collection, slot: m.slot)
         case .collectionReplaced(let m):
             return .collectionReplaced(pin: PinID(m.pin), oldCollection: m.oldCollection, newCollection: m.newCollection)
+        case .placeForgotten(let m):
+            return .placeForgotten(pin: PinID(m.pin), erasedEvents: m.erasedEvents)
         }
     }
 }

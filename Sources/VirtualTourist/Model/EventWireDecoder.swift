@@ -22,7 +22,7 @@ enum EventWireDecoder {
             switch number {
             case 1: version = try reader.uint32(type)
             case 2: cause = try reader.uint64(type)
-            case 10...20:
+            case 10...21:
                 // A second event field would be merged or replace the first: the general path's call.
                 guard event == nil else { throw Unusual() }
                 event = try self.event(number, try reader.message(type))
@@ -51,10 +51,25 @@ enum EventWireDecoder {
         case 19:
             let (pin, collection, slot, _) = try pinSlot(reader)
             return .photoRemoved(pin: pin, collection: collection, slot: slot)
-        default:
+        case 20:
             let (pin, old, new, _) = try pinSlot(reader)
             return .collectionReplaced(pin: pin, oldCollection: old, newCollection: new)
+        default:
+            return try placeForgotten(reader)
         }
+    }
+
+    private static func placeForgotten(_ reader: WireReader) throws(Unusual) -> DomainEvent {
+        var reader = reader
+        var pin: UInt64 = 0, erased: UInt64 = 0
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: pin = try reader.fixed64(type)
+            case 2: erased = try reader.uint64(type)
+            default: try reader.skip(type)
+            }
+        }
+        return .placeForgotten(pin: PinID(pin), erasedEvents: erased)
     }
 
     static func region(_ reader: WireReader) throws(Unusual) -> MapRegion {

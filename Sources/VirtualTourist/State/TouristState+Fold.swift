@@ -71,6 +71,14 @@ extension TouristState {
 
         case .collectionReplaced(let pin, _, let new):
             startNewCollection(of: pin, number: new)
+
+        case .placeForgotten(let id, _):
+            // Live, the pin may still be here; replayed, its events are erased and it never was.
+            if let pin = pins[id] { release(pin.album.slots) }
+            pins[id] = nil
+
+        case .forgotten:
+            break
         }
     }
 

@@ -27,6 +27,10 @@ extension TouristState {
         case .pinRemoved(let id):
             return pins[id] == nil ? unknown(id) : nil
 
+        case .placeForgotten, .forgotten:
+            // A place can be forgotten after its pin was removed; what erasure left changes nothing.
+            return nil
+
         case .albumRequested(let request):
             guard let pin = pins[request.pin] else { return unknown(request.pin) }
             if let stale = staleness(pin, request.collection) { return stale }

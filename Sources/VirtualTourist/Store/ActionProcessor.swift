@@ -13,8 +13,13 @@ import Synchronization
 final class ActionProcessor: @unchecked Sendable {
     typealias Build = @Sendable (TouristState) throws -> [ProposedEvent]
 
+    /// Work that runs alone, between groups of actions: it sees the state, may append events
+    /// and may replace the state with an equal-sequence one (a forget's replay).
+    typealias Job = @Sendable (ExclusiveAccess) async throws -> Void
+
     private struct Pending {
-        var build: Build
+        var build: Build?
+        var job: Job?
         var continuation: CheckedContinuation<[RecordedEvent], any Error>
     }
 
@@ -78,10 +83,14 @@ final class ActionProcessor: @unchecked Sendable {
     /// Runs an action: `build` proposes events from the current state; they are checked,
     /// appended and applied, or the action fails and nothing is appended.
     func submit(_ build: @escaping Build) async throws -> [RecordedEvent] {
+        try await enqueue(build: build, job: nil)
+    }
+
+    private func enqueue(build: Build?, job: Job?) async throws -> [RecordedEvent] {
         try await withCheckedThrowingContinuation { continuation in
             let accepted = shared.withLock { shared in
                 guard !shared.closed else { return false }
-                shared.queue.append(Pending(build: build, continuation: continuation))
+                shared.queue.append(Pending(build: build, job: job, continuation: continuation))
                 return true
             }
             if accepted {
@@ -90,6 +99,48 @@ final class ActionProcessor: @unchecked Sendable {
                 continuation.resume(throwing: DomainError(.closed, "the store is closed"))
             }
         }
+    }
+
+    /// Runs `job` alone: queued actions before it are done first, later ones wait until it ends.
+    func exclusively(_ job: @escaping Job) async throws {
+        _ = try await enqueue(build: nil, job: job)
+    }
+
+    /// What a ``Job`` may do, on the processing task.
+    struct ExclusiveAccess: Sendable {
+        fileprivate let processor: ActionProcessor
+
+        var state: TouristState { processor.published }
+
+        /// Checks, appends and applies `events` as one action would.
+        func append(_ events: [DomainEvent]) async throws -> [RecordedEvent] {
+            let proposals = events.map { ProposedEvent(event: $0) }
+            let results = await processor.commit([{ _ in proposals }])
+            return try results[0].get()
+        }
+
+        /// Waits for a snapshot that an append started (it is written from the state before a
+        /// replacement, so a job that rewrites snapshots lets it land first).
+        func snapshotsSettled() async {
+            await processor.snapshotTask?.value
+        }
+
+        /// Replaces the state with `state` (same sequence: the same history, read again) and
+        /// publishes it as a change with no events.
+        func replaceState(_ state: TouristState) {
+            processor.replace(state)
+        }
+    }
+
+    private func replace(_ replacement: TouristState) {
+        precondition(replacement.sequence == state.sequence, "a replacement state covers the same events")
+        state = replacement
+        let change = StoreChange(events: [], state: state)
+        let subscribers = shared.withLock { shared in
+            shared.published = replacement
+            return Array(shared.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(change) }
     }
 
     func changes() -> AsyncStream<StoreChange> {
@@ -148,16 +199,44 @@ final class ActionProcessor: @unchecked Sendable {
         }
     }
 
+    /// Runs the group's actions together, and each job alone in its place.
     private func process(_ group: [Pending]) async {
+        var actions: [Pending] = []
+        func flush() async {
+            guard !actions.isEmpty else { return }
+            let results = await commit(actions.map { $0.build! })
+            for (pending, result) in zip(actions, results) { pending.continuation.resume(with: result) }
+            actions = []
+        }
+        for pending in group {
+            guard let job = pending.job else {
+                actions.append(pending)
+                continue
+            }
+            await flush()
+            do {
+                try await job(ExclusiveAccess(processor: self))
+                pending.continuation.resume(returning: [])
+            } catch {
+                pending.continuation.resume(throwing: error)
+            }
+        }
+        await flush()
+    }
+
+    /// Checks each build against the state as the ones before it leave it, appends the accepted
+    /// events as one batch, applies and publishes them; one result per build, in order.
+    private func commit(_ builds: [Build]) async -> [Result<[RecordedEvent], any Error>] {
+        var results = [Result<[RecordedEvent], any Error>?](repeating: nil, count: builds.count)
         var scratch = state
         // The clock may step back (NTP); the log's time never does, so such events get the
         // last time used until the clock catches up.
         let now = max(clock.now(), lastTimestamp)
-        var accepted: [(Pending, [RecordedEvent])] = []
+        var accepted: [(Int, [RecordedEvent])] = []
         var payloads: [[UInt8]] = []
-        for pending in group {
+        for (position, build) in builds.enumerated() {
             do {
-                let proposed = try pending.build(scratch)
+                let proposed = try build(scratch)
                 var target = scratch
                 var recorded: [RecordedEvent] = []
                 for (index, proposal) in proposed.enumerated() {
@@ -179,12 +258,18 @@ final class ActionProcessor: @unchecked Sendable {
                 }
                 scratch = target
                 payloads += recorded.map { EventCodec.encode($0.event, cause: $0.cause) }
-                accepted.append((pending, recorded))
+                accepted.append((position, recorded))
             } catch {
-                pending.continuation.resume(throwing: error)
+                results[position] = .failure(error)
             }
         }
-        guard !payloads.isEmpty else { return }
+        func finished() -> [Result<[RecordedEvent], any Error>] {
+            results.map { $0 ?? .success([]) }
+        }
+        guard !payloads.isEmpty else {
+            for (position, _) in accepted { results[position] = .success([]) }
+            return finished()
+        }
         do {
             let range = try await log.append(
                 contentsOf: payloads, timestamps: Array(repeating: now, count: payloads.count))
@@ -201,8 +286,8 @@ final class ActionProcessor: @unchecked Sendable {
                 return nil
             }
             shared.withLock { $0.unconfirmedDigests.formUnion(named) }
-            for (pending, _) in accepted { pending.continuation.resume(throwing: failure) }
-            return
+            for (position, _) in accepted { results[position] = .failure(failure) }
+            return finished()
         }
         state = scratch
         lastTimestamp = now
@@ -215,7 +300,7 @@ final class ActionProcessor: @unchecked Sendable {
             return Array(shared.subscribers.values)
         }
         for subscriber in subscribers { subscriber.yield(change) }
-        for (pending, recorded) in accepted { pending.continuation.resume(returning: recorded) }
+        for (position, recorded) in accepted { results[position] = .success(recorded) }
         let start = shared.withLock { shared in
             guard !shared.snapshotInFlight, isDue(shared) else { return false }
             shared.snapshotInFlight = true
@@ -237,6 +322,7 @@ final class ActionProcessor: @unchecked Sendable {
                 }
             }
         }
+        return finished()
     }
 
     /// Writes a snapshot of the published state now (waiting for one in flight, never beside

@@ -91,10 +91,18 @@ extension StoreReader {
         return (.turnsTrue(at: high), checked)
     }
 
-    /// Every pin id the log ever dropped, oldest first (for naming removed pins).
+    /// Every pin id the log ever dropped or forgot, oldest first, once each (for naming removed
+    /// and forgotten pins: a forgotten pin's PinDropped is erased, its PlaceForgotten names it).
     public func droppedPins() throws -> [PinID] {
         var pins: [PinID] = []
-        try forEachEvent { if case .pinDropped(let pin, _) = $0.event { pins.append(pin) } }
+        var seen = Set<PinID>()
+        try forEachEvent { recorded in
+            switch recorded.event {
+            case .pinDropped(let pin, _), .placeForgotten(let pin, _):
+                if seen.insert(pin).inserted { pins.append(pin) }
+            default: break
+            }
+        }
         return pins
     }
 }

@@ -33,7 +33,10 @@ public final class TouristStore: Sendable {
 
     /// What a store folder holds; `log.format1` and `log.upgrade` only around an upgrade
     /// (docs/FORMAT.md, "Upgrade from format 1").
-    static let entries: Set<String> = ["log", "snapshots", "blobs", "log.format1", "log.upgrade"]
+    /// `forget.pending` only while a forget is under way (docs/EVENTS.md, "Forgetting a place").
+    static let entries: Set<String> = [
+        "log", "snapshots", "blobs", "log.format1", "log.upgrade", forgetMarkerName, forgetMarkerName + ".tmp",
+    ]
 
     var logPath: String { Path.join(folder, "log") }
 
@@ -75,6 +78,13 @@ public final class TouristStore: Sendable {
             let store = TouristStore(
                 folder: folder, report: report, options: options, fileSystem: fileSystem, log: log,
                 snapshots: snapshots, processor: processor, blobs: blobs)
+            if let pin = try interruptedForget(in: folder, fileSystem: fileSystem)?.pin {
+                // A forget was cut short: finish it before anyone reads what it was erasing.
+                do { try await store.forget(pin) } catch {
+                    try? await store.close()
+                    throw storageError(error, "the store at \(folder) could not finish forgetting pin \(pin)")
+                }
+            }
             if let interval = options.collectionInterval { store.startCollecting(every: interval) }
             return store
         } catch {

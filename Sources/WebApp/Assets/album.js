@@ -151,6 +151,22 @@
     catch (error) { VT.say(error.message); refresh(); }
   });
 
+  const forget = document.getElementById("forget");
+  const forgetDialog = document.getElementById("forget-dialog");
+  forget.addEventListener("click", () => forgetDialog.showModal());
+  forgetDialog.addEventListener("close", async () => {
+    if (forgetDialog.returnValue !== "forget") return;
+    forget.disabled = true;
+    status.textContent = "Forgetting this place…";
+    try {
+      await VT.api("POST", `/api/pins/${id}/forget`);
+      location.href = "/";
+    } catch (error) {
+      forget.disabled = false;
+      VT.say(`The place was not forgotten: ${error.message}`);
+    }
+  });
+
   const refresh = VT.serialized(async () => {
     try { render(await VT.api("GET", `/api/pins/${id}`)); }
     catch (error) {

@@ -89,7 +89,7 @@
     const page = await VT.api("GET", `/api/events?from=${from}&limit=60${filter}`);
     for (const event of page.events) {
       const item = document.createElement("li");
-      item.textContent = `${event.seq} ${event.type}${event.pin ? " " + VT.short(event.pin) : ""}${event.slot !== undefined ? " #" + event.slot : ""}`;
+      item.textContent = `${event.seq} ${event.type}${event.forgotten_type ? " (" + event.forgotten_type + ")" : ""}${event.pin ? " " + VT.short(event.pin) : ""}${event.slot !== undefined ? " #" + event.slot : ""}`;
       item.title = event.time;
       item.dataset.seq = event.seq;
       if (event.seq === seq) {

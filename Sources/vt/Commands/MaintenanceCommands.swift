@@ -20,6 +20,8 @@ struct VerifyCommand: AsyncParsableCommand {
         var batches: Int
         var blocks: Int
         var checkpoints: Int
+        /// Events whose payload a forget erased (their digests keep the chain).
+        var erased_events: Int
         var head_hash: String?
         var snapshots_checked: Int
         var photos_referenced: Int
@@ -36,13 +38,16 @@ struct VerifyCommand: AsyncParsableCommand {
             try Output.json(View(
                 clean: report.isClean, events: report.log.events, format: report.log.format.rawValue, segments: report.log.segments,
                 batches: report.log.batches, blocks: report.log.blocks, checkpoints: report.log.checkpoints,
-                head_hash: report.log.headHash.map { "\($0)" }, snapshots_checked: report.snapshotsChecked,
+                erased_events: report.log.erasedEvents, head_hash: report.log.headHash.map { "\($0)" }, snapshots_checked: report.snapshotsChecked,
                 photos_referenced: report.referencedPhotos, photos_hashed: report.blobs?.checked, problems: report.problems,
                 notes: report.notes))
         } else {
             if report.log.format == .v2 {
                 print("log (format 2): \(report.log.events) events in \(report.log.blocks) sealed block(s) and \(report.log.records) hot-tail record(s)"
                     + " in \(report.log.segments) segment(s); chain rehashed from \(report.log.checkpoints) checkpoint(s); replayed \(report.replayedEvents)")
+                if report.log.erasedEvents > 0 {
+                    print("forgotten: \(report.log.erasedEvents) event(s) erased by vt forget; the chain verifies across them")
+                }
             } else {
                 print("log (format 1): \(report.log.events) events in \(report.log.segments) segment(s), \(report.log.batches) batches; replayed \(report.replayedEvents)")
             }

@@ -1,3 +1,4 @@
+import Foundation
 import VirtualTourist
 
 /// How events, pins, albums and differences read as text. One place, so every command words
@@ -50,6 +51,13 @@ enum Describe {
             return "pin \(short(pin)) collection \(collection): photo \(slot) removed"
         case .collectionReplaced(let pin, let old, let new):
             return "pin \(short(pin)): New Collection (\(old) → \(new))"
+        case .placeForgotten(let pin, let erased):
+            return "pin \(short(pin)) forgotten: \(erased) event\(erased == 1 ? "" : "s") about it erased"
+        case .forgotten(let forgotten):
+            let digest = forgotten.digest.prefix(6).map { String(format: "%02x", $0) }.joined()
+            let kind = forgotten.typeName ?? "event"
+            let article = kind.first.map { "AEIOU".contains($0) } == true ? "an" : "a"
+            return "forgotten: \(article) \(kind) whose payload was erased (digest \(digest)…)"
         }
     }
 

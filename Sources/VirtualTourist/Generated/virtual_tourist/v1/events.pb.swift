@@ -139,6 +139,14 @@ nonisolated struct VirtualTourist_V1_Envelope: Sendable {
     set {event = .collectionReplaced(newValue)}
   }
 
+  var placeForgotten: VirtualTourist_V1_PlaceForgotten {
+    get {
+      if case .placeForgotten(let v)? = event {return v}
+      return VirtualTourist_V1_PlaceForgotten()
+    }
+    set {event = .placeForgotten(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Event: Equatable, Sendable {
@@ -153,6 +161,7 @@ nonisolated struct VirtualTourist_V1_Envelope: Sendable {
     case albumRequestFailed(VirtualTourist_V1_AlbumRequestFailed)
     case photoRemoved(VirtualTourist_V1_PhotoRemoved)
     case collectionReplaced(VirtualTourist_V1_CollectionReplaced)
+    case placeForgotten(VirtualTourist_V1_PlaceForgotten)
 
   }
 
@@ -419,13 +428,30 @@ nonisolated struct VirtualTourist_V1_CollectionReplaced: Sendable {
   init() {}
 }
 
+/// The person asked to forget a place (docs/EVENTS.md, "Forgetting a place"): the pin leaves the
+/// map, and every earlier event about it had its payload erased from the store's files. It names
+/// the pin and how many events were erased, and nothing about where the place was.
+nonisolated struct VirtualTourist_V1_PlaceForgotten: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var pin: UInt64 = 0
+
+  var erasedEvents: UInt64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "virtual_tourist.v1"
 
 nonisolated extension VirtualTourist_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Envelope"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{1}cause\0\u{4}\u{8}region_changed\0\u{3}pin_dropped\0\u{3}pin_dragged\0\u{3}pin_removed\0\u{3}album_requested\0\u{3}photos_listed\0\u{3}photo_downloaded\0\u{3}photo_download_failed\0\u{3}album_request_failed\0\u{3}photo_removed\0\u{3}collection_replaced\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{1}cause\0\u{4}\u{8}region_changed\0\u{3}pin_dropped\0\u{3}pin_dragged\0\u{3}pin_removed\0\u{3}album_requested\0\u{3}photos_listed\0\u{3}photo_downloaded\0\u{3}photo_download_failed\0\u{3}album_request_failed\0\u{3}photo_removed\0\u{3}collection_replaced\0\u{3}place_forgotten\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -578,6 +604,19 @@ nonisolated extension VirtualTourist_V1_Envelope: SwiftProtobuf.Message, SwiftPr
           self.event = .collectionReplaced(v)
         }
       }()
+      case 21: try {
+        var v: VirtualTourist_V1_PlaceForgotten?
+        var hadOneofValue = false
+        if let current = self.event {
+          hadOneofValue = true
+          if case .placeForgotten(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.event = .placeForgotten(v)
+        }
+      }()
       default: break
       }
     }
@@ -638,6 +677,10 @@ nonisolated extension VirtualTourist_V1_Envelope: SwiftProtobuf.Message, SwiftPr
     case .collectionReplaced?: try {
       guard case .collectionReplaced(let v)? = self.event else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .placeForgotten?: try {
+      guard case .placeForgotten(let v)? = self.event else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
     }()
     case nil: break
     }
@@ -1208,6 +1251,41 @@ nonisolated extension VirtualTourist_V1_CollectionReplaced: SwiftProtobuf.Messag
     if lhs.pin != rhs.pin {return false}
     if lhs.oldCollection != rhs.oldCollection {return false}
     if lhs.newCollection != rhs.newCollection {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension VirtualTourist_V1_PlaceForgotten: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".PlaceForgotten"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pin\0\u{3}erased_events\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularFixed64Field(value: &self.pin) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.erasedEvents) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.pin != 0 {
+      try visitor.visitSingularFixed64Field(value: self.pin, fieldNumber: 1)
+    }
+    if self.erasedEvents != 0 {
+      try visitor.visitSingularUInt64Field(value: self.erasedEvents, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: VirtualTourist_V1_PlaceForgotten, rhs: VirtualTourist_V1_PlaceForgotten) -> Bool {
+    if lhs.pin != rhs.pin {return false}
+    if lhs.erasedEvents != rhs.erasedEvents {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

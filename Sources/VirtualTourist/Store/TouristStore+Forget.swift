@@ -1,0 +1,212 @@
+import BlobStore
+import EventLog
+import FileIO
+import Synchronization
+
+/// What forgetting a place did.
+public struct ForgetReport: Sendable, Hashable {
+    public var pin: PinID
+    /// The sequence number of the `PlaceForgotten` event.
+    public var sequence: UInt64 = 0
+    /// Events whose payload is now erased: the pin's, and map regions zoomed in on it.
+    public var erasedEvents: UInt64 = 0
+    public var photosDeleted = 0
+    public var snapshotsRewritten = 0
+    public var quarantinedFilesRemoved = 0
+    /// Whether `log.format1/` (the log before `vt upgrade`, holding every payload) was removed.
+    public var formerLogRemoved = false
+    /// Whether this finished a forget that a crash or failure had interrupted.
+    public var resumed = false
+}
+
+extension TouristStore {
+    /// The marker of a forget under way (docs/EVENTS.md, "Forgetting a place"): it names the
+    /// pin, and the next open finishes the forget.
+    static let forgetMarkerName = "forget.pending"
+    var forgetMarkerPath: String { Path.join(folder, Self.forgetMarkerName) }
+    /// A map region at most this tall, holding a place, shows where the person looked: it is
+    /// forgotten with the place. A wider one (a country, a continent) says nothing about it.
+    static let forgottenRegionSpan = 2.0
+
+    /// Forgets a place: the pin leaves the map, and every event about it — with the map regions
+    /// zoomed in on it — has its payload erased from every file of the store (the log's hot tail
+    /// and blocks, the snapshots, `quarantine/`, `log.format1/`); its photos are deleted at
+    /// once. What stays: sequence numbers, times, types and payload digests, so the chain — and
+    /// every head hash — is unchanged; and a `PlaceForgotten` event naming the pin and how many
+    /// events were erased. Actions wait while it runs. After a crash the next open finishes it.
+    ///
+    /// - Throws: ``DomainError``: `.unknownPin` when the history never had the pin;
+    ///   `.invalidArgument` for a format-1 log (upgrade first); `.storage`.
+    @discardableResult
+    public func forget(_ pin: PinID, progress: (@Sendable (String) -> Void)? = nil) async throws -> ForgetReport {
+        guard log.format == .v2 else {
+            throw DomainError(.invalidArgument, "the store at \(folder) has a format-1 log, which cannot erase events; run vt upgrade first")
+        }
+        let resumed = (try? fileSystem.exists(forgetMarkerPath)) ?? false
+        let outcome = Mutex<Result<ForgetReport, any Error>?>(nil)
+        try await processor.exclusively { [self] access in
+            outcome.withLock { $0 = .failure(DomainError(.storage, "the forget did not run")) }
+            do {
+                var report = try await forgetExclusively(pin, access: access, progress: progress)
+                report.resumed = resumed
+                outcome.withLock { $0 = .success(report) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+        }
+        return try outcome.withLock { $0! }.get()
+    }
+
+    private func forgetExclusively(
+        _ pin: PinID, access: ActionProcessor.ExclusiveAccess, progress: (@Sendable (String) -> Void)?
+    ) async throws -> ForgetReport {
+        // A forget of another place that failed earlier is finished first: one plan at a time.
+        var plan = try Self.interruptedForget(in: folder, fileSystem: fileSystem)
+        if let other = plan, other.pin != pin {
+            _ = try await forgetExclusively(other.pin, access: access, progress: progress)
+            plan = nil
+        }
+        var report = ForgetReport(pin: pin)
+        progress?("reading the history for pin \(pin)")
+        let found = try scan(for: pin, through: access.state.sequence)
+        guard found.mentioned || plan != nil else { throw TouristState.unknownPin(pin) }
+        var merged = plan ?? ForgetPlan(pin: pin)
+        merged.targets.merge(found.targets) { planned, _ in planned }
+        merged.photos.formUnion(found.photos)
+        if merged != plan { try writeForgetMarker(merged) }
+
+        if let sequence = found.forgottenAt {
+            report.sequence = sequence
+        } else {
+            let recorded = try await access.append([.placeForgotten(pin: pin, erasedEvents: UInt64(merged.targets.count))])
+            report.sequence = recorded[0].sequence
+        }
+        progress?("erasing \(merged.targets.count) events from the log")
+        let erasure: ErasureReport
+        do { erasure = try log.erase(merged.targets) } catch {
+            throw Self.storageError(error, "could not erase pin \(pin)'s events from the log of \(folder)")
+        }
+        report.erasedEvents = erasure.erased + erasure.alreadyErased
+        report.quarantinedFilesRemoved = erasure.quarantinedFilesRemoved
+
+        progress?("rewriting the snapshots")
+        await access.snapshotsSettled()
+        let (replayed, rewritten) = try rewriteSnapshots(from: merged.targets.keys.min(), through: access.state.sequence)
+        report.snapshotsRewritten = rewritten
+        access.replaceState(replayed)
+
+        progress?("deleting the place's photos")
+        for digest in merged.photos.subtracting(found.otherPhotos).subtracting(replayed.referencedDigests) {
+            do { if try blobs.remove(digest) { report.photosDeleted += 1 } } catch {
+                throw Self.storageError(error, "could not delete photo \(digest) of pin \(pin)")
+            }
+        }
+        let former = LogUpgrade.formerPath(of: logPath)
+        if try fileSystem.exists(former) {
+            try fileSystem.removeTree(former)
+            try fileSystem.syncDirectory(folder)
+            report.formerLogRemoved = true
+        }
+        try fileSystem.removeFile(forgetMarkerPath)
+        try fileSystem.syncDirectory(folder)
+        return report
+    }
+
+    /// What the history says about a pin.
+    private struct Findings {
+        var mentioned = false
+        /// Events to erase (sequence → what each keeps: its type).
+        var targets: [UInt64: [UInt8]] = [:]
+        var forgottenAt: UInt64?
+        /// Photos the pin's albums downloaded, and photos other pins' albums did.
+        var photos: Set<PhotoDigest> = []
+        var otherPhotos: Set<PhotoDigest> = []
+    }
+
+    private func scan(for pin: PinID, through last: UInt64) throws -> Findings {
+        var found = Findings()
+        var places: [Coordinate] = []
+        var regions: [(UInt64, MapRegion)] = []
+        guard last > 0 else { return found }
+        let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
+        let cursor = try reader.events(from: 1, through: last)
+        while let event = try cursor.next() {
+            let recorded = try EventCodec.decode(event)
+            switch recorded.event {
+            case .forgotten:
+                continue
+            case .placeForgotten(let forgotten, _):
+                if forgotten == pin {
+                    found.mentioned = true
+                    found.forgottenAt = recorded.sequence
+                }
+                continue
+            case .regionChanged(let region) where region.latitudeSpan <= Self.forgottenRegionSpan:
+                regions.append((recorded.sequence, region))
+            case .photoDownloaded(let photo):
+                if photo.pin == pin { found.photos.insert(photo.digest) } else { found.otherPhotos.insert(photo.digest) }
+            case .pinDropped(_, let place), .pinDragged(_, let place):
+                if recorded.event.pin == pin { places.append(place) }
+            default:
+                break
+            }
+            if recorded.event.pin == pin {
+                found.mentioned = true
+                found.targets[recorded.sequence] = EventCodec.keptOnErase(recorded.event)
+            }
+        }
+        for (sequence, region) in regions where places.contains(where: region.shows) {
+            found.targets[sequence] = EventCodec.keptOnErase(.regionChanged(region))
+        }
+        return found
+    }
+
+    /// Writes again every snapshot from `first` on, from a replay of the erased log, and returns
+    /// the state after `last` (the erased history read again) and how many were rewritten.
+    private func rewriteSnapshots(from first: UInt64?, through last: UInt64) throws -> (TouristState, Int) {
+        let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
+        let all = try snapshots.sequences()
+        let stale = all.filter { $0 >= (first ?? .max) && $0 <= last }
+        // Start from a snapshot the forget does not touch, or from the beginning.
+        var state = TouristState()
+        if let base = all.last(where: { $0 < (first ?? .max) && $0 <= last }), let (_, loaded) = try? snapshots.load(base) {
+            state = loaded
+        }
+        var rewritten = 0
+        for target in stale {
+            (state, _) = try Self.replay(reader, from: state, through: target)
+            guard let head = try reader.head(at: target) else { continue }
+            try snapshots.write(state, head: head)
+            rewritten += 1
+        }
+        (state, _) = try Self.replay(reader, from: state, through: last)
+        return (state, rewritten)
+    }
+
+    private func writeForgetMarker(_ plan: ForgetPlan) throws {
+        try fileSystem.writeAtomically(plan.encoded(), to: forgetMarkerPath)
+        try fileSystem.syncDirectory(folder)
+    }
+
+    /// The plan of an interrupted forget, if there is one. A marker cut off while it was written
+    /// (its `.tmp`) means the forget had not begun: it is removed.
+    static func interruptedForget(in folder: String, fileSystem: any FileSystem) throws -> ForgetPlan? {
+        let path = Path.join(folder, forgetMarkerName)
+        if try fileSystem.exists(path + ".tmp") {
+            try fileSystem.removeFile(path + ".tmp")
+            try fileSystem.syncDirectory(folder)
+        }
+        guard try fileSystem.exists(path) else { return nil }
+        guard let plan = ForgetPlan(try fileSystem.openFile(path, .readOnly).readAll()) else {
+            throw DomainError(.storage, "\(path) is not a forget's plan; remove it if no forget is under way")
+        }
+        return plan
+    }
+}
+extension MapRegion {
+    /// Whether `place` is inside the region's rectangle.
+    func shows(_ place: Coordinate) -> Bool {
+        let east = abs((place.longitude - center.longitude + 540).truncatingRemainder(dividingBy: 360) - 180)
+        return abs(place.latitude - center.latitude) <= latitudeSpan / 2 && east <= longitudeSpan / 2
+    }
+}
