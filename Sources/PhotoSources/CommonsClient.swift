@@ -1,8 +1,9 @@
 import Foundation
 
 /// The client of Wikimedia Commons' MediaWiki Action API (`…/w/api.php`), which needs no key:
-/// a geosearch of files near a place, then image information (thumbnail URL, type, credits)
-/// for one page of them. Images are fetched through ``image(at:)``, under the same limit.
+/// a geosearch of files near a place (and past its 500 hits a wider `nearcoord:` search,
+/// CommonsWiderSearch.swift), then image information (thumbnail URL, type, credits) for one
+/// page of them. Images are fetched through ``image(at:)``, under the same limit.
 ///
 /// ```swift
 /// let commons = try CommonsClient(contact: "ann@example.org")
