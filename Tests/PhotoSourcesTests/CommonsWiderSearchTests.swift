@@ -176,6 +176,43 @@ import Testing
         }
     }
 
+    @Test(arguments: [
+        (["srlimit": "500"], "missingparam"), (["srsearch": "nearcoord:47.3769,8.5417", "srlimit": "many"], "badinteger"),
+        (["srsearch": "nearcoord:47.3769,8.5417", "srlimit": "0"], "badinteger"),
+        (["srsearch": "nearcoord:47.3769,8.5417", "sroffset": "-1"], "badinteger"),
+        (["srsearch": "nearcoord:47.3769,8.5417", "sroffset": "12000"], "cirrussearch-offset-too-large"),
+    ])
+    func theDoubleRefusesBadParametersWithHTTP200(parameters: [String: String], code: String) async throws {
+        try await withCommonsDouble(catalogue: Self.catalogue(1_500)) { double in
+            let client = try commonsClient(double)
+            let query = [URLQueryItem(name: "action", value: "query"), URLQueryItem(name: "list", value: "search"),
+                URLQueryItem(name: "srnamespace", value: "6")] + parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+            let outcome = await Result { () async throws(PhotoSourceError) in try await client.api(query, doing: "test") }
+            guard case .failure(let error) = outcome else { Issue.record("\(parameters) was answered"); return }
+            #expect(error.code == .refused && error.message.contains(code), "\(error)")
+        }
+    }
+
+    @Test func theDoubleLowersALimitOver500AndFindsNothingForACoordinateItCannotRead() async throws {
+        try await withCommonsDouble(catalogue: Self.catalogue(1_500)) { double in
+            let client = try commonsClient(double)
+            func ask(_ search: String, limit: String) async throws -> (CommonsResponse.SearchBatch, String) {
+                let body = try await client.api(
+                    [URLQueryItem(name: "action", value: "query"), URLQueryItem(name: "list", value: "search"),
+                     URLQueryItem(name: "srnamespace", value: "6"), URLQueryItem(name: "srsearch", value: search),
+                     URLQueryItem(name: "srlimit", value: limit)], doing: "test")
+                return (try CommonsResponse.searchBatch(body), String(decoding: body, as: UTF8.self))
+            }
+            let (lowered, text) = try await ask("nearcoord:10km,47.3769,8.5417", limit: "800")
+            // Every file of the place (SVGs, PDFs and videos too) without filetype:, 500 of them.
+            #expect(lowered.totalHits == 1_500 && lowered.nextOffset == 500 && text.contains("may not be over 500"))
+            let (unread, warned) = try await ask("nearcoord:10miles,47.3769,8.5417 filetype:bitmap", limit: "10")
+            #expect(unread.hits.isEmpty && unread.totalHits == 0 && warned.contains("nearcoord"))
+            let (bitmaps, _) = try await ask("nearcoord:47.3769,8.5417 filetype:bitmap", limit: "10")
+            #expect(bitmaps.totalHits == 1_050 && bitmaps.hits.count == 10)
+        }
+    }
+
     @Test func readingOfSearchAnswers() throws {
         let answer = """
             {"batchcomplete":"","continue":{"sroffset":"500","continue":"-||"},"warnings":{"search":{"*":"x"}},
