@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // Coverage-guided fuzz targets (libFuzzer) for the parsers that read bytes from outside: the
-// event log's segments and batches, snapshot files, JSON-lines imports and Flickr's answers.
+// event log's segments and batches, snapshot files, JSON-lines imports, and Flickr's and Commons' answers.
 // In its own package, like Benchmarks/, so that the sanitizer build (every module compiled with
 // coverage and AddressSanitizer) stays out of the main build; it uses the main package by path.
 // Build and run with scripts/fuzz; Fuzz/README.md has the details.
@@ -53,6 +53,12 @@ let package = Package(
         .executableTarget(
             name: "FuzzFormat2",
             dependencies: ["FuzzSupport", .product(name: "EventLog", package: "VirtualTourist")]
+        ),
+        // Answers of Wikimedia Commons' Action API: geosearch, the wider search past it, image
+        // information.
+        .executableTarget(
+            name: "FuzzCommons",
+            dependencies: ["FuzzSupport", .product(name: "PhotoSources", package: "VirtualTourist")]
         ),
         // Answers of flickr.photos.search, with a key that must never reach a message.
         .executableTarget(

@@ -5,7 +5,8 @@ import NIOCore
 import Synchronization
 
 /// A Wikimedia-Commons-compatible service on loopback, for the tests (and for trying the app
-/// with `VT_COMMONS_ENDPOINT`): `GET /w/api.php` answers `list=geosearch` and
+/// with `VT_COMMONS_ENDPOINT`): `GET /w/api.php` answers `list=geosearch`, `list=search` (with
+/// CirrusSearch's `nearcoord:` and `filetype:`, `sroffset` paging and its 10,000-deep limit) and
 /// `prop=imageinfo` as the MediaWiki Action API does, and `/thumb/ID/WIDTHpx-photo.png` serves
 /// generated thumbnails. It reproduces what a client must cope with: `pages` keyed by page id,
 /// HTML in `extmetadata`, fields missing from some files, SVG, PDF and video files among the
@@ -35,8 +36,8 @@ public final class CommonsDouble: Sendable {
     }
 
     /// Starts the service on `host` (loopback by default) and `port` (0: any free port), and
-    /// returns once it listens. Places have the photos `catalogue` gives them (at most 500
-    /// hits, as a geosearch).
+    /// returns once it listens. Places have the photos `catalogue` gives them: a geosearch
+    /// names at most 500 of them, the wider search all of them.
     public static func start(
         host: String = "127.0.0.1", port: Int = 0, catalogue: DemoCatalogue = DemoCatalogue()
     ) async throws -> CommonsDouble {
@@ -93,7 +94,7 @@ public enum CommonsFault: Sendable, Hashable {
 public final class CommonsDoubleControls: Sendable {
     /// One request it received.
     public struct Record: Sendable, Hashable {
-        /// "geosearch", "imageinfo", "thumbnail" or "other".
+        /// "geosearch", "search", "imageinfo", "thumbnail" or "other".
         public var kind: String
         public var query: [String: String]
         public var userAgent: String?
@@ -101,6 +102,7 @@ public final class CommonsDoubleControls: Sendable {
 
     struct State {
         var faults: [CommonsFault] = []
+        var searchFaults: [CommonsFault] = []
         var thumbnailStatus: Int?
         var latency: Duration = .zero
         var records: [Record] = []
@@ -116,6 +118,9 @@ public final class CommonsDoubleControls: Sendable {
 
     /// The next API requests answer with these faults, one each, in order.
     public func failNextRequests(with faults: [CommonsFault]) { state.withLock { $0.faults += faults } }
+    /// The next wider searches (`list=search`) answer with these faults, one each, in order,
+    /// before any of ``failNextRequests(with:)``'s: for failures past the geosearch.
+    public func failNextSearches(with faults: [CommonsFault]) { state.withLock { $0.searchFaults += faults } }
     /// Thumbnails answer with this status (nil: normally).
     public func failThumbnails(with status: Int?) { state.withLock { $0.thumbnailStatus = status } }
     /// Every answer waits this long first, so that requests overlap and a client's limit on
@@ -129,6 +134,7 @@ public final class CommonsDoubleControls: Sendable {
     func record(_ record: Record) -> CommonsFault? {
         state.withLock { state in
             state.records.append(record)
+            if record.kind == "search", !state.searchFaults.isEmpty { return state.searchFaults.removeFirst() }
             return record.kind == "thumbnail" || state.faults.isEmpty ? nil : state.faults.removeFirst()
         }
     }

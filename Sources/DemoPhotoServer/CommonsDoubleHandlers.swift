@@ -16,10 +16,16 @@ struct CommonsDoubleHandlers: Sendable {
     static let thumbnailsPerRequest = 50
     static let maxHits = 500
 
+    /// Every file of the place, nearest first: a geosearch names the first 500, the wider
+    /// search (`list=search` with `nearcoord:`) all of them.
     func files(latitude: Double, longitude: Double) -> [File] {
-        let count = min(Self.maxHits, catalogue.photoCount(latitude: latitude, longitude: longitude))
-        return catalogue.photos(latitude: latitude, longitude: longitude, page: 1, perPage: max(1, count)).map { photo in
-            let pageID = Int(photo.id)! % 900_000_000 + 1
+        let count = catalogue.photoCount(latitude: latitude, longitude: longitude)
+        // Page ids are unique on a wiki; folding the catalogue's ids into a realistic range can
+        // make two of a large place meet, so a repeated one moves to the next free id.
+        var taken = Set<Int>()
+        return catalogue.photos(latitude: latitude, longitude: longitude, page: 1, perPage: max(1, count), served: count).map { photo in
+            var pageID = Int(photo.id)! % 900_000_000 + 1
+            while !taken.insert(pageID).inserted { pageID += 1 }
             let (suffix, mime): (String, String) =
                 switch photo.index % 10 {
                 case 3: ("svg", "image/svg+xml")
@@ -36,7 +42,13 @@ struct CommonsDoubleHandlers: Sendable {
         let query = Dictionary(
             request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first })
         let userAgent = request.headers[.userAgent]
-        let kind = query["list"] == "geosearch" ? "geosearch" : query["prop"] == "imageinfo" ? "imageinfo" : "other"
+        let kind =
+            switch (query["list"], query["prop"]) {
+            case ("geosearch", _): "geosearch"
+            case ("search", _): "search"
+            case (_, "imageinfo"): "imageinfo"
+            default: "other"
+            }
         let fault = controls.record(.init(kind: kind, query: query, userAgent: userAgent))
         // Wikimedia's policy: a User-Agent that names the program and a way to reach its author.
         guard let userAgent, userAgent.contains("@") || userAgent.contains("http") else {
@@ -65,6 +77,7 @@ struct CommonsDoubleHandlers: Sendable {
         }
         switch kind {
         case "geosearch": return geosearch(query)
+        case "search": return search(query)
         case "imageinfo": return imageInfo(query)
         default: return Self.json("{\"batchcomplete\":\"\"}")
         }

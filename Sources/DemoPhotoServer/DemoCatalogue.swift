@@ -68,7 +68,13 @@ public struct DemoCatalogue: Sendable {
     /// The photos on one page (1-based), as Flickr pages them; empty past the last page and
     /// past the first 4,000 results, which is all a search serves.
     public func photos(latitude: Double, longitude: Double, page: Int, perPage: Int) -> [Photo] {
-        let count = min(photoCount(latitude: latitude, longitude: longitude), 4_000)
+        photos(latitude: latitude, longitude: longitude, page: page, perPage: perPage, served: 4_000)
+    }
+
+    /// The photos on one page, of the first `served` (the Commons double's search serves more
+    /// than Flickr's 4,000).
+    func photos(latitude: Double, longitude: Double, page: Int, perPage: Int, served: Int) -> [Photo] {
+        let count = min(photoCount(latitude: latitude, longitude: longitude), served)
         let start = (page - 1) * perPage
         guard page >= 1, perPage >= 1, start < count else { return [] }
         let hash = cellHash(latitude, longitude)

@@ -1,8 +1,9 @@
 import Foundation
 
 /// The client of Wikimedia Commons' MediaWiki Action API (`…/w/api.php`), which needs no key:
-/// a geosearch of files near a place, then image information (thumbnail URL, type, credits)
-/// for one page of them. Images are fetched through ``image(at:)``, under the same limit.
+/// a geosearch of files near a place (and past its 500 hits a wider `nearcoord:` search,
+/// CommonsWiderSearch.swift), then image information (thumbnail URL, type, credits) for one
+/// page of them. Images are fetched through ``image(at:)``, under the same limit.
 ///
 /// ```swift
 /// let commons = try CommonsClient(contact: "ann@example.org")
@@ -23,7 +24,8 @@ public struct CommonsClient: Sendable {
     public static let defaultContact = "https://github.com/virtual-tourist/virtual-tourist"
     /// The geosearch radius the API allows, in metres.
     public static let radiusRange = 10...10_000
-    /// A geosearch returns at most this many hits, and cannot page further.
+    /// A geosearch returns at most this many hits, and cannot page further; a full answer is
+    /// where the wider search (`list=search` with `nearcoord:`) takes over.
     public static let maxHits = 500
     /// Image information with thumbnails is given for at most 50 files a request.
     public static let maxThumbnailsPerRequest = 50
@@ -81,9 +83,12 @@ public struct CommonsClient: Sendable {
         self.limiter = limiter
     }
 
-    /// One page of bitmap photos near a place: the geosearch's hits (nearest first, at most
-    /// 500, only JPEG, PNG, WebP and GIF files) cut into pages of `perPage`; page `page` gets
-    /// its image information (thumbnail, credits).
+    /// One page of bitmap photos near a place. The listing is the geosearch's hits (nearest
+    /// first, at most 500, only JPEG, PNG, WebP and GIF files), followed, when the geosearch was
+    /// full, by the files a wider search (`list=search`, `nearcoord:`) finds that the geosearch
+    /// did not name; it is cut into pages of `perPage`, and page `page` gets its image
+    /// information (thumbnail, credits). `total` counts the whole listing: exact when it ends
+    /// within reach, otherwise the search's own count (see ``widerListing(latitude:longitude:near:first:wanted:)``).
     ///
     /// - Throws: ``PhotoSourceError``: `.invalidArgument` before anything is sent for a bad
     ///   coordinate, page or page size; otherwise what the service or the network did.
@@ -91,20 +96,39 @@ public struct CommonsClient: Sendable {
         -> PhotoSearchPage
     {
         let geosearch = try geosearchQuery(latitude: latitude, longitude: longitude, page: page, perPage: perPage)
-        let hits = try CommonsResponse.hits(try await api(geosearch, doing: "the Commons search"))
-        let pages = hits.isEmpty ? 0 : (hits.count + perPage - 1) / perPage
-        // Past the 500th hit every page is empty; bounding the skip keeps a huge page number
-        // from overflowing.
-        let chosen = Array(hits.dropFirst(min(page - 1, Self.maxHits) * perPage).prefix(perPage))
+        let listing = try CommonsResponse.geosearch(try await api(geosearch, doing: "the Commons search"))
+        let near = listing.hits
+        // Where the page starts in the listing. Past the deepest reachable file every page is
+        // empty, so bounding it keeps a huge page number from overflowing.
+        let offset = (page - 1).multipliedReportingOverflow(by: perPage)
+        let start = offset.overflow ? Self.deepestListing : min(offset.partialValue, Self.deepestListing)
+        let chosen: [CommonsResponse.Hit]
+        let total: Int
+        if listing.named < Self.maxHits {
+            // The geosearch named every file within the radius: a wider search would find the
+            // same ones, so the listing is complete.
+            chosen = Array(near.dropFirst(start).prefix(perPage))
+            total = near.count
+        } else if start <= near.count - perPage {
+            chosen = Array(near[start..<start + perPage])
+            total = try await widerCount(latitude: latitude, longitude: longitude, near: near.count)
+        } else {
+            let wider = try await widerListing(
+                latitude: latitude, longitude: longitude, near: near, first: max(0, start - near.count),
+                wanted: start + perPage - near.count)
+            chosen = Array((near + wider.hits).dropFirst(start).prefix(perPage))
+            total = wider.total
+        }
         var photos: [FoundPhoto] = []
-        var start = 0
-        while start < chosen.count {
-            let batch = Array(chosen[start..<min(chosen.count, start + Self.maxThumbnailsPerRequest)])
+        var first = 0
+        while first < chosen.count {
+            let batch = Array(chosen[first..<min(chosen.count, first + Self.maxThumbnailsPerRequest)])
             let body = try await api(imageInfoQuery(batch.map(\.pageID)), doing: "Commons' image information")
             photos += try CommonsResponse.photos(body, order: batch.map(\.pageID))
-            start += batch.count
+            first += batch.count
         }
-        return PhotoSearchPage(page: page, pages: pages, perPage: perPage, total: hits.count, photos: photos)
+        let pages = total == 0 ? 0 : (total + perPage - 1) / perPage
+        return PhotoSearchPage(page: page, pages: pages, perPage: perPage, total: total, photos: photos)
     }
 
     /// Whether the service answers now: one small API request (`meta=siteinfo`), tried once,
@@ -203,7 +227,8 @@ public struct CommonsClient: Sendable {
 }
 
 /// Wikimedia Commons as a ``PhotoSource``. New Collection moves to the next slice of the
-/// listing, so it shows photos not shown before until the listing runs out.
+/// listing (the geosearch's hits, then the wider search's), so it shows photos not shown
+/// before until the listing runs out.
 public struct CommonsPhotoSource: PhotoSource {
     public let client: CommonsClient
     public let downloader: ImageDownloader

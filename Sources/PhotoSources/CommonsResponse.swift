@@ -9,10 +9,27 @@ public enum CommonsResponse {
     public static let bitmapTypes: Set<String> = ["image/jpeg", "image/png", "image/webp", "image/gif"]
     static let bitmapExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp", "gif"]
 
-    /// One geosearch hit.
-    struct Hit: Hashable {
-        var pageID: Int
-        var title: String
+    /// One file a listing named: a geosearch hit or a search result.
+    public struct Hit: Hashable, Sendable {
+        public var pageID: Int
+        public var title: String
+    }
+
+    /// A geosearch's answer: its bitmap files, and how many files it named before filtering
+    /// (the API stops at `gslimit`, so a full answer means there may be more further out).
+    public struct GeoListing: Hashable, Sendable {
+        public var hits: [Hit]
+        public var named: Int
+    }
+
+    /// One batch of a `list=search` answer.
+    public struct SearchBatch: Hashable, Sendable {
+        /// Its bitmap files in the service's order, each page once.
+        public var hits: [Hit]
+        /// `searchinfo.totalhits`: how many files match in all (more than can be paged to).
+        public var totalHits: Int?
+        /// `continue.sroffset`: where the next batch starts; nil when this was the last.
+        public var nextOffset: Int?
     }
 
     /// What to do with an answer.
@@ -64,14 +81,46 @@ public enum CommonsResponse {
 
     /// The geosearch's hits that are bitmap files, nearest first, each page once.
     static func hits(_ body: [UInt8]) throws(PhotoSourceError) -> [Hit] {
+        try geosearch(body).hits
+    }
+
+    /// A geosearch's answer (`query.geosearch`).
+    public static func geosearch(_ body: [UInt8]) throws(PhotoSourceError) -> GeoListing {
         let root = try object(body)
         guard let query = root["query"] as? [String: Any] else {
-            if root["batchcomplete"] != nil { return [] }
+            if root["batchcomplete"] != nil { return GeoListing(hits: [], named: 0) }
             throw PhotoSourceError(.badResponse, "Commons' answer to the search has no \"query\"")
         }
-        guard let list = (query["geosearch"] ?? []) as? [Any] else {
-            throw PhotoSourceError(.badResponse, "Commons' \"geosearch\" is not a list")
+        let list = try entries(query["geosearch"], named: "geosearch")
+        return GeoListing(hits: bitmapHits(list), named: list.count)
+    }
+
+    /// One batch of a `list=search` answer (`query.search`, `query.searchinfo.totalhits` and
+    /// `continue.sroffset`), numbers as numbers or strings.
+    public static func searchBatch(_ body: [UInt8]) throws(PhotoSourceError) -> SearchBatch {
+        let root = try object(body)
+        let next = (root["continue"] as? [String: Any]).flatMap { FlickrResponse.integer($0["sroffset"]) }
+        guard let query = root["query"] as? [String: Any] else {
+            if root["batchcomplete"] != nil { return SearchBatch(hits: [], totalHits: 0, nextOffset: nil) }
+            throw PhotoSourceError(.badResponse, "Commons' answer to the wider search has no \"query\"")
         }
+        let total = (query["searchinfo"] as? [String: Any]).flatMap { FlickrResponse.integer($0["totalhits"]) }
+        // A negative offset or count is nonsense whatever sent it; treated as absent, it can
+        // neither send the client backwards nor shrink the listing below what it holds.
+        return SearchBatch(
+            hits: bitmapHits(try entries(query["search"], named: "search")), totalHits: total.map { max(0, $0) },
+            nextOffset: next.flatMap { $0 >= 0 ? $0 : nil })
+    }
+
+    static func entries(_ value: Any?, named name: String) throws(PhotoSourceError) -> [Any] {
+        guard let list = (value ?? []) as? [Any] else {
+            throw PhotoSourceError(.badResponse, "Commons' \"\(name)\" is not a list")
+        }
+        return list
+    }
+
+    /// The entries that name a bitmap file (namespace 6), each page once, in their order.
+    static func bitmapHits(_ list: [Any]) -> [Hit] {
         var seen = Set<Int>()
         var hits: [Hit] = []
         for case let fields as [String: Any] in list {
@@ -85,7 +134,7 @@ public enum CommonsResponse {
 
     /// The photos of an image-information answer, in `order` (the pages' order in the
     /// listing): bitmap files with a thumbnail URL from the API; the others are left out.
-    static func photos(_ body: [UInt8], order: [Int]) throws(PhotoSourceError) -> [FoundPhoto] {
+    public static func photos(_ body: [UInt8], order: [Int]) throws(PhotoSourceError) -> [FoundPhoto] {
         let root = try object(body)
         guard let query = root["query"] as? [String: Any] else {
             throw PhotoSourceError(.badResponse, "Commons' image information has no \"query\"")

@@ -12,8 +12,11 @@ struct CommonsAlbums {
     let double: CommonsDouble
     let folder: String
 
-    static func with(longestWait: Duration = .seconds(30), _ body: (CommonsAlbums) async throws -> Void) async throws {
-        let double = try await CommonsDouble.start()
+    static func with(
+        longestWait: Duration = .seconds(30), catalogue: DemoCatalogue = DemoCatalogue(),
+        options: PipelineOptions = Harness.defaultOptions, _ body: (CommonsAlbums) async throws -> Void
+    ) async throws {
+        let double = try await CommonsDouble.start(catalogue: catalogue)
         let folder = NSTemporaryDirectory() + "vt-commons-\(UUID().uuidString.prefix(8))"
         var storeOptions = StoreOptions()
         storeOptions.log.durability = .none
@@ -23,7 +26,7 @@ struct CommonsAlbums {
         let client = try CommonsClient(
             endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: 120, timeout: .seconds(10),
             longestWait: longestWait)
-        let pipeline = try AlbumPipeline(store: store, source: CommonsPhotoSource(client: client), options: Harness.defaultOptions)
+        let pipeline = try AlbumPipeline(store: store, source: CommonsPhotoSource(client: client), options: options)
         await pipeline.start()
         let albums = CommonsAlbums(store: store, pipeline: pipeline, double: double, folder: folder)
         do { try await body(albums) } catch {

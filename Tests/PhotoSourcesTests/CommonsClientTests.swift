@@ -4,8 +4,8 @@ import Testing
 @testable import PhotoSources
 
 /// Runs `body` with a Commons double, stopping it afterwards.
-func withCommonsDouble<T>(_ body: (CommonsDouble) async throws -> T) async throws -> T {
-    let double = try await CommonsDouble.start()
+func withCommonsDouble<T>(catalogue: DemoCatalogue = DemoCatalogue(), _ body: (CommonsDouble) async throws -> T) async throws -> T {
+    let double = try await CommonsDouble.start(catalogue: catalogue)
     do {
         let result = try await body(double)
         await double.stop()
@@ -26,9 +26,10 @@ func commonsClient(
         longestWait: longestWait)
 }
 
-/// The files the double has for a place, as a client should see them: bitmaps only.
-func bitmapCount(_ place: (latitude: Double, longitude: Double)) -> Int {
-    let count = min(500, DemoCatalogue().photoCount(latitude: place.latitude, longitude: place.longitude))
+/// The files the double has for a place, as a client should see them: bitmaps only (of the
+/// first `files`, the 500 a geosearch names, say).
+func bitmapCount(_ place: (latitude: Double, longitude: Double), catalogue: DemoCatalogue = DemoCatalogue(), files: Int = .max) -> Int {
+    let count = min(files, catalogue.photoCount(latitude: place.latitude, longitude: place.longitude))
     return (0..<count).filter { ![3, 6, 8].contains($0 % 10) }.count
 }
 
@@ -39,12 +40,15 @@ func bitmapCount(_ place: (latitude: Double, longitude: Double)) -> Int {
             let place = DemoPlaces.many
             _ = try await client.search(latitude: place.latitude, longitude: place.longitude, page: 1, perPage: 21)
             let records = double.controls.records
-            #expect(records.map(\.kind) == ["geosearch", "imageinfo"])
+            // The geosearch is full (the place has more than 500 files), so the listing's
+            // size comes from the wider search's count.
+            #expect(records.map(\.kind) == ["geosearch", "search", "imageinfo"])
+            #expect(records[1].query["srlimit"] == "1" && records[1].query["srinfo"] == "totalhits")
             let geosearch = records[0].query
             #expect(geosearch["gsnamespace"] == "6" && geosearch["gsradius"] == "10000" && geosearch["gslimit"] == "500")
             #expect(geosearch["gscoord"] == "\(place.latitude)|\(place.longitude)")
             #expect(geosearch["maxlag"] == "5" && geosearch["format"] == "json")
-            let info = records[1].query
+            let info = records[2].query
             #expect(info["iiprop"] == "url|size|mime|extmetadata|user" && info["iiurlwidth"] == "330")
             #expect(info["pageids"]?.split(separator: "|").count == 21)
             #expect(records.allSatisfy { $0.userAgent?.contains("tests@example.org") == true })
