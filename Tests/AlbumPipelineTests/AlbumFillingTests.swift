@@ -41,7 +41,7 @@ import VirtualTourist
             let ids = Places.photoIDs(place, page: 1, perPage: 21)
             for slot in complete.pins[pin]!.album.slots {
                 #expect(slot.photo.remoteID == ids[Int(slot.number)])
-                let bytes = try harness.store.photoBytes(slot.digest!)
+                let bytes = try harness.store.photoBytes(try #require(slot.digest, "slot \(slot.number): \(slot.state)"))
                 #expect(bytes == DemoCatalogue().image(photoID: slot.photo.remoteID, width: 96, height: 72))
             }
 

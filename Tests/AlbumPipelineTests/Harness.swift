@@ -25,7 +25,7 @@ final class Harness: Sendable {
 
     static func start(
         options: PipelineOptions = Harness.defaultOptions, key: String = "demo-key", requiredKey: String? = nil,
-        searchTimeout: Duration = .seconds(10), catalogue: DemoCatalogue = DemoCatalogue()
+        searchTimeout: Duration = .seconds(30), catalogue: DemoCatalogue = DemoCatalogue()
     ) async throws -> Harness {
         let server = try await DemoPhotoServer.start(requiredKey: requiredKey, catalogue: catalogue)
         let harness = Harness(server: server, key: key, options: options, searchTimeout: searchTimeout)
@@ -36,7 +36,7 @@ final class Harness: Sendable {
     /// Runs `body` with a started harness, and finishes it whatever happens.
     static func with(
         options: PipelineOptions = Harness.defaultOptions, key: String = "demo-key", requiredKey: String? = nil,
-        searchTimeout: Duration = .seconds(10), catalogue: DemoCatalogue = DemoCatalogue(),
+        searchTimeout: Duration = .seconds(30), catalogue: DemoCatalogue = DemoCatalogue(),
         _ body: (Harness) async throws -> Void
     ) async throws {
         let harness = try await start(
@@ -52,7 +52,7 @@ final class Harness: Sendable {
     /// (all the tests run at once) never turns a slow normal answer into a failure.
     static func timeout(for fault: DemoFault) -> Duration {
         if case .delay = fault { return .milliseconds(1500) }
-        return .seconds(10)
+        return .seconds(30)
     }
 
     static var defaultOptions: PipelineOptions {
@@ -99,7 +99,7 @@ final class Harness: Sendable {
     /// Waits (at most `limit`) for a state; fails the test with what the state was instead.
     @discardableResult
     func eventually(
-        _ what: String, within limit: Duration = .seconds(20), _ condition: @escaping @Sendable (TouristState) -> Bool
+        _ what: String, within limit: Duration = .seconds(60), _ condition: @escaping @Sendable (TouristState) -> Bool
     ) async throws -> TouristState {
         let store = store
         do {
@@ -126,7 +126,7 @@ final class Harness: Sendable {
     }
 
     /// Waits until the demo server holds `count` image requests at its gate.
-    func waitForHeldImages(_ count: Int, within limit: Duration = .seconds(20)) async throws {
+    func waitForHeldImages(_ count: Int, within limit: Duration = .seconds(60)) async throws {
         let end = ContinuousClock.now + limit
         while server.controls.heldImageRequests < count {
             guard ContinuousClock.now < end else {

@@ -46,6 +46,10 @@ import Testing
             #expect(!state.output.contains(pinA) && !state.output.contains("48.8584"), "state at \(sequence)")
         }
         #expect(try vt("diff", "1", "13", "--store", store).status == 0)
+        // Bisect across the erased events: the pin is never present in any state of the history.
+        let bisect = try vt("bisect", "--pin", pinA, "--present", "--json", "--store", store)
+        #expect(bisect.status == 0, "\(bisect.errors)")
+        #expect(try CLI.object(bisect.output)["outcome"] as? String == "never-true")
         #expect(try vt("replay", "--store", store).status == 0)
 
         let verify = try vt("verify", "--json", "--store", store)

@@ -187,6 +187,36 @@ import Testing
         try await reopened.close()
     }
 
+    /// After `vt upgrade`, `log.format1/` holds every payload in format 1: a forget removes it,
+    /// and none of the forgotten pin's event payloads is anywhere in the store afterwards (the
+    /// fixture's places are shared by other pins, so the payloads are the needles).
+    @Test func anUpgradedStoreLosesItsFormat1CopyWhenAPlaceIsForgotten() async throws {
+        let folder = TemporaryFolder("forget-upgraded")
+        try FileManager.default.copyItem(atPath: StoreFixtureTests.fixture, toPath: folder.path)
+        _ = try await TouristStore.upgrade(at: folder.path, options: storeOptions())
+        #expect(FileManager.default.fileExists(atPath: folder.sub("log.format1")))
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        let events = try store.events()
+        guard case .pinDropped(let pin, _) = events[1].event else { throw DomainError(.invalidArgument, "the fixture changed") }
+        var payloads: [[UInt8]] = []
+        let cursor = try LogReader(directory: folder.sub("log")).events()
+        while let event = try cursor.next() {
+            if events[Int(event.sequence) - 1].event.pin == pin { payloads.append(Array(event.payload)) }
+        }
+        #expect(payloads.count > 10)
+        let report = try await store.forget(pin)
+        #expect(report.formerLogRemoved && report.erasedEvents == UInt64(payloads.count))
+        #expect(!FileManager.default.fileExists(atPath: folder.sub("log.format1")))
+        try await store.close()
+        for file in try Self.files(under: folder.path) {
+            for form in Self.searchableForms(of: try Array(Data(contentsOf: URL(fileURLWithPath: file)))) {
+                for payload in payloads where form.contains(subsequence: payload) {
+                    Issue.record("a payload of the forgotten pin is still in \(file)")
+                }
+            }
+        }
+    }
+
     @Test func badRequestsAreRefusedAndChangeNothing() async throws {
         let folder = TemporaryFolder("forget-refusals")
         let store = try await TouristStore.open(at: folder.path, options: storeOptions())
