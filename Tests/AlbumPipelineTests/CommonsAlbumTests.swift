@@ -24,7 +24,7 @@ struct CommonsAlbums {
         storeOptions.pinIDs = CountingPinIDs()
         let store = try await TouristStore.open(at: folder, options: storeOptions)
         let client = try CommonsClient(
-            endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: 120, timeout: .seconds(10),
+            endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: 120, timeout: .seconds(30),
             longestWait: longestWait)
         let pipeline = try AlbumPipeline(store: store, source: CommonsPhotoSource(client: client), options: options)
         await pipeline.start()
@@ -48,7 +48,8 @@ struct CommonsAlbums {
         return try await withThrowingTaskGroup(of: TouristState.self) { group in
             group.addTask { try await store.waitForState(where: condition) }
             group.addTask {
-                try await Task.sleep(for: .seconds(30))
+                // Generous: a passing wait returns at once, and the whole suite runs in parallel.
+                try await Task.sleep(for: .seconds(120))
                 Issue.record("timed out waiting for \(what)")
                 throw CancellationError()
             }

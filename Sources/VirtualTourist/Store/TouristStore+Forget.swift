@@ -20,8 +20,8 @@ public struct ForgetReport: Sendable, Hashable {
 }
 
 extension TouristStore {
-    /// The marker of a forget under way (docs/EVENTS.md, "Forgetting a place"): it names the
-    /// pin, and the next open finishes the forget.
+    /// The marker of a forget under way (docs/EVENTS.md, "Forgetting a place"): it holds the
+    /// forget's plan (``ForgetPlan``), and the next open finishes the forget from it.
     static let forgetMarkerName = "forget.pending"
     var forgetMarkerPath: String { Path.join(folder, Self.forgetMarkerName) }
     /// A map region at most this tall, holding a place, shows where the person looked: it is
@@ -31,9 +31,10 @@ extension TouristStore {
     /// Forgets a place: the pin leaves the map, and every event about it — with the map regions
     /// zoomed in on it — has its payload erased from every file of the store (the log's hot tail
     /// and blocks, the snapshots, `quarantine/`, `log.format1/`); its photos are deleted at
-    /// once. What stays: sequence numbers, times, types and payload digests, so the chain — and
-    /// every head hash — is unchanged; and a `PlaceForgotten` event naming the pin and how many
-    /// events were erased. Actions wait while it runs. After a crash the next open finishes it.
+    /// once. What stays: sequence numbers, times, types and payload digests, so the chain (the
+    /// head hash after every earlier event) is unchanged; and a `PlaceForgotten` event naming
+    /// the pin and how many events were erased. Actions wait while it runs. After a crash the
+    /// next open finishes it.
     ///
     /// - Throws: ``DomainError``: `.unknownPin` when the history never had the pin;
     ///   `.invalidArgument` for a format-1 log (upgrade first); `.storage`.
@@ -45,7 +46,6 @@ extension TouristStore {
         let resumed = (try? fileSystem.exists(forgetMarkerPath)) ?? false
         let outcome = Mutex<Result<ForgetReport, any Error>?>(nil)
         try await processor.exclusively { [self] access in
-            outcome.withLock { $0 = .failure(DomainError(.storage, "the forget did not run")) }
             do {
                 var report = try await forgetExclusively(pin, access: access, progress: progress)
                 report.resumed = resumed
