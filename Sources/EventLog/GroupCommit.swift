@@ -23,6 +23,9 @@ final class GroupCommit: @unchecked Sendable {
     private var appendedThrough: UInt64
     private var headHash: ChainHash
     private var unsynced = false
+    /// Blocking callers asleep in ``submit(_:)-(AppendRequest)``: a finished group wakes the
+    /// monitor only when someone is there to wake (see ``lead()``).
+    private var sleepingCallers = 0
     private var thread: Thread?
     private let threadExited = DispatchSemaphore(value: 0)
 
@@ -56,7 +59,9 @@ final class GroupCommit: @unchecked Sendable {
             if !leaderActive, queue.first === request {
                 lead()
             } else {
+                sleepingCallers += 1
                 monitor.wait()
+                sleepingCallers -= 1
             }
         }
         monitor.unlock()
@@ -124,7 +129,13 @@ final class GroupCommit: @unchecked Sendable {
         headHash = writer.headHash
         unsynced = writer.hasUnsyncedWrites
         leaderActive = false
-        monitor.broadcast()
+        // A lone blocking appender is both leader and only waiter: a broadcast would only wake
+        // the writer thread to find nothing to do, a context switch on every durable commit.
+        // Wake when a blocked caller waits for its result or its turn, or when the writer
+        // thread has async requests (or a close) to lead.
+        if sleepingCallers > 0 || stopping || queue.contains(where: { !$0.hasBlockedCaller }) {
+            monitor.broadcast()
+        }
         monitor.unlock()
         for continuation in waiting { continuation.resume() }
         monitor.lock()

@@ -51,9 +51,11 @@ public final class SQLiteMutableSchema {
                 UPDATE pin SET latitude = ?, longitude = ?, phase = 'notRequested',
                     collection = CASE phase WHEN 'notRequested' THEN collection ELSE collection + 1 END WHERE id = ?
                 """, [place.latitude, place.longitude, key(pin)])
-        case .pinRemoved(let pin):
+        case .pinRemoved(let pin), .placeForgotten(let pin, _):
             try run("DELETE FROM photo WHERE pin = ?", [key(pin)])
             try run("DELETE FROM pin WHERE id = ?", [key(pin)])
+        case .forgotten:
+            break  // what erasure leaves: nothing to change (the workload never has it)
         case .albumRequested(let request):
             try run("UPDATE pin SET phase = 'listing', page = ? WHERE id = ?", [request.page, key(request.pin)])
         case .photosListed(let listing):
