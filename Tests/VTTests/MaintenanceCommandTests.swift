@@ -223,17 +223,31 @@ import Testing
         let seeded = try await SeededStore.make()
         defer { seeded.remove() }
         let follower = Process()
-        follower.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        follower.arguments = ["6", CLI.binary, "log", "--follow", "--json", "--from", "11", "--store", seeded.folder]
+        follower.executableURL = URL(fileURLWithPath: CLI.binary)
+        follower.arguments = ["log", "--follow", "--json", "--from", "11", "--store", seeded.folder]
         follower.environment = vt.environment
         let output = Pipe()
         follower.standardOutput = output
         try follower.run()
+        // The follower is stopped with SIGKILL once its third line is there: a test process may
+        // pass a blocked SIGTERM on to its children. The watchdog bounds a wedged follower only.
+        let pid = follower.processIdentifier
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(120))
+            kill(pid, SIGKILL)
+        }
         try await Task.sleep(for: .milliseconds(1500))
         let dropped = try vt("pin", "drop", "1", "2", "--store", seeded.folder)
         #expect(dropped.status == 0, "\(dropped.errors)")
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        var data = Data()
+        while data.count(where: { $0 == UInt8(ascii: "\n") }) < 3 {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }  // the follower ended
+            data.append(more)
+        }
+        kill(pid, SIGKILL)
         follower.waitUntilExit()
+        watchdog.cancel()
         let lines = try CLI.lines(String(decoding: data, as: UTF8.self)).map(CLI.object)
         #expect(lines.map { $0["seq"] as? Int } == [11, 12, 13])
         #expect(lines.last?["type"] as? String == "PinDropped")
