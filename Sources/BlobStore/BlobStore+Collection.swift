@@ -175,7 +175,7 @@ extension BlobStore {
         let file = path(of: digest)
         let removed = try removeIfPresent(file)
         if removed {
-            let folder = String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)])
+            let folder = Path.directory(of: file)
             do { try fileSystem.syncDirectory(folder) } catch { throw BlobError.io(error, "sync \(folder)") }
         }
         return removed

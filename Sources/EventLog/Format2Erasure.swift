@@ -50,9 +50,10 @@ enum Format2Erasure {
                 "event \(last) is not in a sealed block (they end at \(sealedThrough)); nothing was erased", sequence: last)
         }
         guard let logID = listing.logID else { return report }
+        var next = 0  // both are in order: one walk over the sequences
         for file in blockFiles {
-            let first = lowerBound(of: file.header.firstSequence, in: sequences)
-            guard first < sequences.count, sequences[first] <= file.header.lastSequence else { continue }
+            while next < sequences.count, sequences[next] < file.header.firstSequence { next += 1 }
+            guard next < sequences.count, sequences[next] <= file.header.lastSequence else { continue }
             try rewrite(
                 file.path, header: file.header, targets: targets, logID: logID, origin: listing.origin,
                 directory: directory, configuration: configuration, fileSystem: fileSystem, report: &report)
@@ -128,16 +129,6 @@ enum Format2Erasure {
         report.erased += erasedHere
         report.alreadyErased += alreadyHere
         report.filesRewritten += 1
-    }
-
-    /// The index of the first element of `sorted` that is at least `value`.
-    private static func lowerBound(of value: UInt64, in sorted: [UInt64]) -> Int {
-        var low = 0, high = sorted.count
-        while low < high {
-            let middle = (low + high) / 2
-            if sorted[middle] < value { low = middle + 1 } else { high = middle }
-        }
-        return low
     }
 
     /// Step 5: removes every file in `quarantine/`, then syncs it.

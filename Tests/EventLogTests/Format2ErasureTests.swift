@@ -149,10 +149,3 @@ import Testing
         try log.close()
     }
 }
-
-extension Array where Element == UInt8 {
-    func contains(subsequence needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty, needle.count <= count else { return needle.isEmpty }
-        return indices.dropLast(needle.count - 1).contains { start in self[start..<start + needle.count].elementsEqual(needle) }
-    }
-}

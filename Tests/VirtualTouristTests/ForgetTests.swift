@@ -238,19 +238,6 @@ import Testing
     }
 }
 
-extension Array where Element == UInt8 {
-    func contains(subsequence needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty, needle.count <= count else { return needle.isEmpty }
-        let first = needle[0]
-        var index = 0
-        while let start = self[index...].firstIndex(of: first), start + needle.count <= count {
-            if self[start..<start + needle.count].elementsEqual(needle) { return true }
-            index = start + 1
-        }
-        return false
-    }
-}
-
 @Suite struct ForgetPlanTests {
     @Test func aPlanReadsBackAsWrittenAndAnythingElseIsRefused() throws {
         var plan = ForgetPlan(pin: PinID(0x1234))

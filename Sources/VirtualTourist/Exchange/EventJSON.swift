@@ -126,7 +126,7 @@ public struct EventJSON: Codable, Hashable, Sendable {
             erased_events = erased
         case .forgotten(let forgotten):
             forgotten_type = forgotten.typeName
-            digest = forgotten.digest.map { String(format: "%02x", $0) }.joined()
+            digest = forgotten.digest.description
         }
     }
 
@@ -185,7 +185,7 @@ public struct EventJSON: Codable, Hashable, Sendable {
             if let kind = forgotten_type, !DomainEvent.schemaTypeNames.contains(kind) {
                 throw Self.bad("forgotten_type", "\"\(kind.prefix(40))\" is not an event type")
             }
-            return .forgotten(ForgottenEvent(typeName: forgotten_type, digest: parsed.bytes))
+            return .forgotten(ForgottenEvent(typeName: forgotten_type, digest: parsed))
         default:
             throw DomainError(
                 .invalidArgument, "unknown event type \"\(type.prefix(40))\" (known: \(DomainEvent.typeNames.joined(separator: ", ")))")

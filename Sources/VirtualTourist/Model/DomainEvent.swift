@@ -1,3 +1,5 @@
+import BlobStore
+
 /// One fact of the app's history, as the domain sees it (the schema is
 /// `schemas/virtual_tourist/v1/events.proto`; ``EventCodec`` maps between the two).
 public enum DomainEvent: Hashable, Sendable {
@@ -69,10 +71,11 @@ public struct ForgottenEvent: Hashable, Sendable {
     /// The erased event's type name (`PinDropped`), nil when the kept type is not one this
     /// program knows.
     public var typeName: String?
-    /// The SHA-256 of the payload it had: the chain still covers it.
-    public var digest: [UInt8]
+    /// The SHA-256 of the payload it had: the chain still covers it. (A ``BlobDigest`` for its
+    /// 32 bytes and hex form, though it names an event's payload, not a blob.)
+    public var digest: BlobDigest
 
-    public init(typeName: String?, digest: [UInt8]) {
+    public init(typeName: String?, digest: BlobDigest) {
         self.typeName = typeName
         self.digest = digest
     }

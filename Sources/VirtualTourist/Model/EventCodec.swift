@@ -1,3 +1,4 @@
+import BlobStore
 import EventLog
 import SwiftProtobuf
 
@@ -34,7 +35,7 @@ public enum EventCodec {
             return RecordedEvent(
                 sequence: logEvent.sequence, timestamp: logEvent.timestamp, cause: nil,
                 event: .forgotten(ForgottenEvent(
-                    typeName: typeName(kept: Array(logEvent.keptBytes!)), digest: Array(logEvent.erasedDigest!))))
+                    typeName: typeName(kept: Array(logEvent.keptBytes!)), digest: BlobDigest(bytes: logEvent.erasedDigest!)!)))
         }
         if let (cause, event) = EventWireDecoder.decode(logEvent.payload) {
             return RecordedEvent(sequence: logEvent.sequence, timestamp: logEvent.timestamp, cause: cause, event: event)

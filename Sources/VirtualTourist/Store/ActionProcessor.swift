@@ -135,9 +135,14 @@ final class ActionProcessor: @unchecked Sendable {
     private func replace(_ replacement: TouristState) {
         precondition(replacement.sequence == state.sequence, "a replacement state covers the same events")
         state = replacement
-        let change = StoreChange(events: [], state: state)
+        publish(StoreChange(events: [], state: state), head: shared.withLock { $0.publishedHead })
+    }
+
+    /// Makes `change.state` the published state, bound to `head`, and tells every subscriber.
+    private func publish(_ change: StoreChange, head: LogHead) {
         let subscribers = shared.withLock { shared in
-            shared.published = replacement
+            shared.published = change.state
+            shared.publishedHead = head
             return Array(shared.subscribers.values)
         }
         for subscriber in subscribers { subscriber.yield(change) }
@@ -291,15 +296,7 @@ final class ActionProcessor: @unchecked Sendable {
         }
         state = scratch
         lastTimestamp = now
-        let events = accepted.flatMap(\.1)
-        let change = StoreChange(events: events, state: state)
-        let head = log.head
-        let subscribers = shared.withLock { shared in
-            shared.published = state
-            shared.publishedHead = head
-            return Array(shared.subscribers.values)
-        }
-        for subscriber in subscribers { subscriber.yield(change) }
+        publish(StoreChange(events: accepted.flatMap(\.1), state: state), head: log.head)
         for (position, recorded) in accepted { results[position] = .success(recorded) }
         let start = shared.withLock { shared in
             guard !shared.snapshotInFlight, isDue(shared) else { return false }

@@ -1,4 +1,5 @@
 import BlobStore
+import EventLog
 import FileIO
 
 /// What a forget erases and deletes, kept in `forget.pending` from before the first change
@@ -8,7 +9,7 @@ import FileIO
 ///
 /// ```
 /// forget 3fa29c0100000001
-/// erase 12 0b
+/// erase 12 11
 /// photo 5f7c…e1
 /// ```
 struct ForgetPlan: Equatable {
@@ -21,7 +22,7 @@ struct ForgetPlan: Equatable {
     func encoded() -> [UInt8] {
         var lines = ["forget \(pin)"]
         for sequence in targets.keys.sorted() {
-            lines.append("erase \(sequence) \(targets[sequence]!.map { hex($0) }.joined())")
+            lines.append((["erase", String(sequence)] + targets[sequence]!.map { String($0) }).joined(separator: " "))
         }
         for digest in photos.map(\.description).sorted() { lines.append("photo \(digest)") }
         return Array((lines.joined(separator: "\n") + "\n").utf8)
@@ -36,8 +37,11 @@ struct ForgetPlan: Equatable {
             case ("forget", 2):
                 guard pin == nil, let id = PinID(parsing: words[1]) else { return nil }
                 pin = id
-            case ("erase", 2), ("erase", 3):
-                guard let sequence = UInt64(words[1]), sequence > 0, let kept = Self.bytes(hex: words.count == 3 ? words[2] : "")
+            case ("erase", 2...):
+                // The sequence, then each kept byte as a decimal number.
+                let kept = words.dropFirst(2).compactMap { UInt8($0) }
+                guard let sequence = UInt64(words[1]), sequence > 0, kept.count == words.count - 2,
+                    kept.count <= Format2.maxErasedKept
                 else { return nil }
                 targets[sequence] = kept
             case ("photo", 2):
@@ -52,28 +56,4 @@ struct ForgetPlan: Equatable {
     }
 
     init(pin: PinID) { self.pin = pin }
-
-    private func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
-    }
-
-    private static func bytes(hex text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0, digits.count <= 32 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
-    }
-
-    private static func value(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        default: nil
-        }
-    }
 }

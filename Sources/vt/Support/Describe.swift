@@ -1,4 +1,3 @@
-import Foundation
 import VirtualTourist
 
 /// How events, pins, albums and differences read as text. One place, so every command words
@@ -54,10 +53,9 @@ enum Describe {
         case .placeForgotten(let pin, let erased):
             return "pin \(short(pin)) forgotten: \(erased) event\(erased == 1 ? "" : "s") about it erased"
         case .forgotten(let forgotten):
-            let digest = forgotten.digest.prefix(6).map { String(format: "%02x", $0) }.joined()
             let kind = forgotten.typeName ?? "event"
             let article = kind.first.map { "AEIOU".contains($0) } == true ? "an" : "a"
-            return "forgotten: \(article) \(kind) whose payload was erased (digest \(digest)…)"
+            return "forgotten: \(article) \(kind) whose payload was erased (digest \(forgotten.digest.description.prefix(12))…)"
         }
     }
 
