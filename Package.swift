@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "EventLog", targets: ["EventLog"]),
         .library(name: "BlobStore", targets: ["BlobStore"]),
         .library(name: "LogWorkload", targets: ["LogWorkload"]),
+        .library(name: "TouristWorkload", targets: ["TouristWorkload"]),
         .library(name: "VirtualTourist", targets: ["VirtualTourist"]),
         .library(name: "PhotoSources", targets: ["PhotoSources"]),
         .library(name: "Places", targets: ["Places"]),
@@ -42,6 +43,8 @@ let package = Package(
         ),
         // SHA-256 on the x86 SHA extensions, for the event chain's many short inputs.
         .target(name: "CSHA256"),
+        // CRC32C on the SSE4.2 instruction, for the checksums every read checks.
+        .target(name: "CCRC32C"),
         // The system's zlib, to read the gzip-compressed data files that Places ships.
         .systemLibrary(
             name: "CZlib",
@@ -62,6 +65,7 @@ let package = Package(
         .target(
             name: "EventLog",
             dependencies: [
+                "CCRC32C",
                 "CSHA256",
                 "CZstd",
                 "FileIO",
@@ -134,6 +138,9 @@ let package = Package(
         ),
         // Deterministic synthetic events for the demo, the benchmarks and the tests.
         .target(name: "LogWorkload", dependencies: ["EventLog"]),
+        // The app's events as real use makes them (pins, albums, downloads, New Collection):
+        // the benchmarks' workload, and the tests' long replays.
+        .target(name: "TouristWorkload", dependencies: ["EventLog", "LogWorkload", "VirtualTourist"]),
         .executableTarget(
             name: "vt",
             dependencies: [
@@ -156,7 +163,9 @@ let package = Package(
         ),
         .testTarget(
             name: "VirtualTouristTests",
-            dependencies: ["VirtualTourist", "EventLog", "FileIO", "LogWorkload", "StorageTestSupport", "CZstd"],
+            dependencies: [
+                "VirtualTourist", "EventLog", "FileIO", "LogWorkload", "TouristWorkload", "StorageTestSupport", "CZstd",
+            ],
             resources: [.copy("Fixtures")]
         ),
         // Test doubles shared by the test targets: a file system that counts and fails calls,

@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "BlobStore", package: "VirtualTourist"),
                 .product(name: "FileIO", package: "VirtualTourist"),
                 .product(name: "LogWorkload", package: "VirtualTourist"),
+                .product(name: "TouristWorkload", package: "VirtualTourist"),
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -31,7 +32,10 @@ let package = Package(
         // table with ratios and the targets met or missed.
         .executableTarget(
             name: "vt-bench",
-            dependencies: ["BenchKit", .product(name: "LogWorkload", package: "VirtualTourist")],
+            dependencies: [
+                "BenchKit", .product(name: "LogWorkload", package: "VirtualTourist"),
+                .product(name: "TouristWorkload", package: "VirtualTourist"),
+            ],
             path: "Sources/Report"
         ),
         // The same engine and peer operations under ordo-one's Benchmark (`swift package

@@ -24,7 +24,7 @@ final class Format2Cursor {
     private(set) var incompleteTail: (file: String, offset: Int64, reason: String)?
 
     private enum Open {
-        case blocks(BlockFileScanner)
+        case blocks(BlockReadAhead)
         case tail(TailScanner)
     }
 
@@ -39,7 +39,11 @@ final class Format2Cursor {
     deinit { close() }
 
     func close() {
-        if case .tail(let scanner) = current { scanner.close() }
+        switch current {
+        case .tail(let scanner): scanner.close()
+        case .blocks(let reader): reader.finish()
+        case nil: break
+        }
         current = nil
     }
 
@@ -59,8 +63,8 @@ final class Format2Cursor {
                 guard try openFile(holding: expected) else { return nil }
             }
             switch current! {
-            case .blocks(let scanner):
-                if let block = try scanner.next(expectChain: chainAtEnd, expectTime: timeAtEnd) {
+            case .blocks(let reader):
+                if let block = try reader.next(expectChain: chainAtEnd, expectTime: timeAtEnd) {
                     chainAtEnd = nil
                     timeAtEnd = nil
                     if block.header.lastSequence < expected { continue }
@@ -68,15 +72,15 @@ final class Format2Cursor {
                         expected = block.header.lastSequence + 1
                         continue
                     }
-                    switch SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor) {
+                    switch block.decoded {
                     case .success(let decoded): run = decoded.run.makeIterator(firstSequence: block.header.firstSequence)
                     case .failure(let reason):
-                        throw LogError.corrupt(reason.description, file: scanner.path, offset: block.offset, sequence: block.header.firstSequence)
+                        throw LogError.corrupt(reason.description, file: reader.path, offset: block.offset, sequence: block.header.firstSequence)
                     }
                 } else {
-                    chainAtEnd = scanner.chain
-                    timeAtEnd = scanner.time
-                    expected = max(expected, scanner.nextSequence)
+                    chainAtEnd = reader.chain
+                    timeAtEnd = reader.time
+                    expected = max(expected, reader.nextSequence)
                     current = nil
                 }
             case .tail(let scanner):
@@ -116,6 +120,7 @@ final class Format2Cursor {
     private func finish() -> LogEvent? {
         isFinished = true
         run = nil
+        if case .blocks(let reader) = current { reader.finish() }
         return nil
     }
 
@@ -171,7 +176,10 @@ final class Format2Cursor {
                         if position == files.files.count - 1 { return false }
                         continue
                     }
-                    current = .blocks(try BlockFileScanner(path: file.path, header: header, fileSystem: files.fileSystem))
+                    let scanner = try BlockFileScanner(path: file.path, header: header, fileSystem: files.fileSystem)
+                    current = .blocks(BlockReadAhead(
+                        scanner: scanner, decompressor: decompressor, lastWanted: lastSequence,
+                        readsAhead: files.fileSystem.allowsReadAhead))
                 case .segment:
                     let scanner = try TailScanner.open(path: file.path, fileSystem: files.fileSystem, decompressor: decompressor)
                     if let time = timeAtEnd, scanner.header.timeBefore != time {

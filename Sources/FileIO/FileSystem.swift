@@ -34,6 +34,15 @@ public protocol FileSystem: Sendable {
     ///
     /// - Throws: ``LockHeldError`` naming the holder; ``IOError`` when the file cannot be used.
     func lock(_ path: String, holder: String) throws -> any HeldLock
+
+    /// Whether a reader may read ahead on another thread while its caller goes on with other
+    /// calls. True unless callers rely on every call coming in one known order (the test file
+    /// systems that fail, or cut the power at, the Nth call).
+    var allowsReadAhead: Bool { get }
+}
+
+extension FileSystem {
+    public var allowsReadAhead: Bool { true }
 }
 
 /// A lock taken with ``FileSystem/lock(_:holder:)``; it is released by ``release()`` or when

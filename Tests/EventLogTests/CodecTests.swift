@@ -17,6 +17,26 @@ import Testing
         }
     }
 
+    /// The instruction and slicing-by-8 agree at every length and alignment (the tests run on
+    /// a CPU with SSE4.2, so ``CRC32C/update(_:)-(UnsafeRawBufferPointer)`` takes the instruction).
+    @Test func theInstructionAndTheTablesAgree() {
+        #expect(CRC32C.usesInstruction, "this x86-64 machine has SSE4.2")
+        var generator = SplitMix(seed: 11)
+        let bytes = (0..<600).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes.withUnsafeBytes { all in
+            for offset in 0..<9 {
+                for length in [0, 1, 3, 7, 8, 9, 16, 17, 31, 64, 100, 257, 590 - offset] {
+                    let part = UnsafeRawBufferPointer(rebasing: all[offset..<offset + length])
+                    var hardware = CRC32C(), software = CRC32C()
+                    hardware.update(part)
+                    software.updateInSoftware(part)
+                    #expect(hardware.value == software.value, "offset \(offset), length \(length)")
+                    #expect(software.value == IndependentBytes.crc32c(Array(part)))
+                }
+            }
+        }
+    }
+
     @Test(arguments: [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 35, UInt64(Int64.max), UInt64.max])
     func varintRoundTrips(_ value: UInt64) {
         var bytes: [UInt8] = []

@@ -4,6 +4,8 @@ import Foundation
 /// The real file system with a count of every operation and a rule that can fail any of them,
 /// as a full disk or a failing drive would.
 public final class InstrumentedFileSystem: FileSystem, @unchecked Sendable {
+    /// Calls come in one order, so that a test can fail or cut the power at the Nth.
+    public var allowsReadAhead: Bool { false }
     private let real = PosixFileSystem()
 
     public init() {}

@@ -14,6 +14,8 @@ import Glibc
 /// directory is synced; a rename is atomic. Everything else may or may not survive, and
 /// ``afterPowerLoss(_:seed:)`` chooses how (SQLite's crash tests model disks the same way).
 public final class SimulatedDisk: FileSystem, @unchecked Sendable {
+    /// Calls come in one order, so that a test can fail or cut the power at the Nth.
+    public var allowsReadAhead: Bool { false }
     /// What a power cut keeps of the writes and name changes that were not yet synced.
     public enum PowerLoss: String, Sendable, CaseIterable {
         /// All of them: the process died, the machine did not (kill -9).

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import TouristWorkload
 import LogWorkload
 import VirtualTourist
 

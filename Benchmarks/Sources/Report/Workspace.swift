@@ -1,6 +1,7 @@
 import BenchKit
 import EventLog
 import Foundation
+import TouristWorkload
 #if canImport(Glibc)
 import Glibc
 #endif

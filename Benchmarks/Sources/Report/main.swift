@@ -18,6 +18,23 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--replay-memor
     exit(0)
 }
 
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--write-app-log", let count = Int(CommandLine.arguments[3]) {
+    do { try ReplayTool.writeAppLog(at: CommandLine.arguments[2], events: count) } catch {
+        FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+if (3...4).contains(CommandLine.arguments.count), CommandLine.arguments[1] == "--replay-stages" {
+    do {
+        try ReplayTool.replayStages(CommandLine.arguments[2], times: CommandLine.arguments.count == 4 ? Int(CommandLine.arguments[3]) ?? 3 : 3)
+    } catch {
+        FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 let options: Options
 do {
     options = try Options(Array(CommandLine.arguments.dropFirst()))

@@ -99,44 +99,6 @@ public struct AlbumRequest: Hashable, Sendable {
     }
 }
 
-/// One photo of a listing: what the photo service said about it.
-public struct ListedPhoto: Hashable, Sendable {
-    public var remoteID: String
-    public var url: String
-    public var title: String
-    public var width: UInt32
-    public var height: UInt32
-    /// The credit the photo's licence asks for: its creator, the licence's short name and URL,
-    /// the photo's own page, when it was taken. Plain text and http(s) URLs; empty where the
-    /// service said nothing (and in listings recorded before credits were kept).
-    public var creator: String
-    public var licenceName: String
-    public var licenceURL: String
-    public var pageURL: String
-    public var dateTaken: String
-
-    public init(
-        remoteID: String, url: String, title: String, width: UInt32 = 0, height: UInt32 = 0, creator: String = "",
-        licenceName: String = "", licenceURL: String = "", pageURL: String = "", dateTaken: String = ""
-    ) {
-        self.remoteID = remoteID
-        self.url = url
-        self.title = title
-        self.width = width
-        self.height = height
-        self.creator = creator
-        self.licenceName = licenceName
-        self.licenceURL = licenceURL
-        self.pageURL = pageURL
-        self.dateTaken = dateTaken
-    }
-
-    /// Whether any credit was recorded.
-    public var hasCredit: Bool {
-        !(creator.isEmpty && licenceName.isEmpty && licenceURL.isEmpty && pageURL.isEmpty && dateTaken.isEmpty)
-    }
-}
-
 /// The photo service's answer to an ``AlbumRequest``.
 public struct PhotoListing: Hashable, Sendable {
     public var pin: PinID

@@ -165,23 +165,24 @@ enum EventWireDecoder {
 
     static func listedPhoto(_ reader: WireReader) throws(Unusual) -> ListedPhoto {
         var reader = reader
-        var photo = ListedPhoto(remoteID: "", url: "", title: "")
+        var width: UInt32 = 0, height: UInt32 = 0
+        var texts = ListedPhoto.TextFields()
         while let (number, type) = try reader.nextField() {
             switch number {
-            case 1: photo.remoteID = try reader.string(type)
-            case 2: photo.url = try reader.string(type)
-            case 3: photo.title = try reader.string(type)
-            case 4: photo.width = try reader.uint32(type)
-            case 5: photo.height = try reader.uint32(type)
-            case 6: photo.creator = try reader.string(type)
-            case 7: photo.licenceName = try reader.string(type)
-            case 8: photo.licenceURL = try reader.string(type)
-            case 9: photo.pageURL = try reader.string(type)
-            case 10: photo.dateTaken = try reader.string(type)
+            case 1: texts[ListedPhoto.Field.remoteID.rawValue] = try reader.utf8(type)
+            case 2: texts[ListedPhoto.Field.url.rawValue] = try reader.utf8(type)
+            case 3: texts[ListedPhoto.Field.title.rawValue] = try reader.utf8(type)
+            case 4: width = try reader.uint32(type)
+            case 5: height = try reader.uint32(type)
+            case 6: texts[ListedPhoto.Field.creator.rawValue] = try reader.utf8(type)
+            case 7: texts[ListedPhoto.Field.licenceName.rawValue] = try reader.utf8(type)
+            case 8: texts[ListedPhoto.Field.licenceURL.rawValue] = try reader.utf8(type)
+            case 9: texts[ListedPhoto.Field.pageURL.rawValue] = try reader.utf8(type)
+            case 10: texts[ListedPhoto.Field.dateTaken.rawValue] = try reader.utf8(type)
             default: try reader.skip(type)
             }
         }
-        return photo
+        return ListedPhoto(width: width, height: height, validatedTexts: texts)
     }
 
     private static func download(_ reader: WireReader) throws(Unusual) -> DownloadedPhoto {

@@ -93,13 +93,18 @@ struct WireReader {
     }
 
     mutating func string(_ type: WireType) throws(Unusual) -> String {
+        String(decoding: try utf8(type), as: UTF8.self)
+    }
+
+    /// A string field's bytes, checked to be UTF-8 (for keeping them as bytes).
+    mutating func utf8(_ type: WireType) throws(Unusual) -> UnsafeRawBufferPointer {
         guard type == .lengthDelimited else { throw Unusual() }
         let bytes = try lengthDelimited()
         // Most text here is ASCII (ids, URLs, media types), valid UTF-8 as it stands; the
         // generic validating initializer costs more than the rest of a photo's decoding.
-        if Self.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw Unusual() }
-        return text
+        if Self.isASCII(bytes) { return bytes }
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw Unusual() }
+        return bytes
     }
 
     private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -6,6 +6,31 @@ extension TouristState {
     /// ``ignoredEvents`` and ``sequence``.
     public mutating func apply(_ recorded: RecordedEvent) {
         defer { sequence = recorded.sequence }
+        // Download results are nearly every event of a real log: the rules and the change share
+        // one lookup of the pin, and the slot is changed where it lies (docs/BENCHMARKS.md).
+        switch recorded.event {
+        case .photoDownloaded(let photo):
+            guard case .success(let (index, position)) = downloadTarget(photo) else {
+                ignoredEvents += 1
+                return
+            }
+            pins.values[index].album.slots[position].state = .downloaded(
+                digest: photo.digest, byteCount: photo.byteCount, mediaType: photo.mediaType)
+            pins.values[index].album.slots[position].resolvedAt = recorded.sequence
+            photoReferences[photo.digest, default: 0] += 1
+            return
+        case .photoDownloadFailed(let pin, let collection, let number, let reason):
+            guard case .success(let (index, position)) = failureTarget(pin: pin, collection: collection, slot: number, reason: reason)
+            else {
+                ignoredEvents += 1
+                return
+            }
+            pins.values[index].album.slots[position].state = .failed(reason: reason)
+            pins.values[index].album.slots[position].resolvedAt = recorded.sequence
+            return
+        default:
+            break
+        }
         guard problem(with: recorded.event) == nil else {
             ignoredEvents += 1
             return
@@ -45,21 +70,8 @@ extension TouristState {
                 }
             }
 
-        case .photoDownloaded(let photo):
-            modifyAlbum(photo.pin) { album in
-                let position = album.position(of: photo.slot)!
-                album.slots[position].state = .downloaded(
-                    digest: photo.digest, byteCount: photo.byteCount, mediaType: photo.mediaType)
-                album.slots[position].resolvedAt = at
-            }
-            photoReferences[photo.digest, default: 0] += 1
-
-        case .photoDownloadFailed(let pin, _, let number, let reason):
-            modifyAlbum(pin) { album in
-                let position = album.position(of: number)!
-                album.slots[position].state = .failed(reason: reason)
-                album.slots[position].resolvedAt = at
-            }
+        case .photoDownloaded, .photoDownloadFailed:
+            break  // folded above
 
         case .albumRequestFailed(let pin, _, let reason):
             pins[pin]!.album.phase = .failed(reason: reason)
@@ -88,7 +100,9 @@ extension TouristState {
     }
 
     private mutating func modifyAlbum(_ pin: PinID, _ change: (inout Album) -> Void) {
-        change(&pins[pin]!.album)
+        // Through the values' index, the album is changed in place; `pins[pin]!` would move
+        // the pin out of the table and back.
+        change(&pins.values[pins.index(forKey: pin)!].album)
     }
 
     private mutating func startNewCollection(of pin: PinID, number: UInt32) {
@@ -98,9 +112,12 @@ extension TouristState {
 
     private mutating func release(_ slots: [PhotoSlot]) {
         for slot in slots {
-            guard let digest = slot.digest else { continue }
-            let remaining = photoReferences[digest, default: 1] - 1
-            photoReferences[digest] = remaining > 0 ? remaining : nil
+            guard let digest = slot.digest, let index = photoReferences.index(forKey: digest) else { continue }
+            if photoReferences.values[index] > 1 {
+                photoReferences.values[index] -= 1
+            } else {
+                photoReferences.remove(at: index)
+            }
         }
     }
 }

@@ -33,7 +33,7 @@ extension TouristState {
 
         case .albumRequested(let request):
             guard let pin = pins[request.pin] else { return unknown(request.pin) }
-            if let stale = staleness(pin, request.collection) { return stale }
+            if let stale = Self.staleness(pin, request.collection) { return stale }
             if request.page < 1 { return DomainError(.invalidArgument, "result pages start at 1, not \(request.page)") }
             if !(1...UInt32(Self.maxPhotosPerListing)).contains(request.perPage) {
                 return DomainError(.invalidArgument, "a page holds 1 to \(Self.maxPhotosPerListing) photos, not \(request.perPage)")
@@ -52,59 +52,45 @@ extension TouristState {
 
         case .photosListed(let listing):
             guard let pin = pins[listing.pin] else { return unknown(listing.pin) }
-            if let stale = staleness(pin, listing.collection) { return stale }
-            guard pin.album.phase == .listing else { return notExpecting("a listing", pin) }
+            if let stale = Self.staleness(pin, listing.collection) { return stale }
+            guard pin.album.phase == .listing else { return Self.notExpecting("a listing", pin) }
             if listing.photos.count > Self.maxPhotosPerListing {
                 return DomainError(
                     .invalidArgument, "a listing holds at most \(Self.maxPhotosPerListing) photos, not \(listing.photos.count)")
             }
-            if let blank = listing.photos.firstIndex(where: { $0.remoteID.isEmpty || $0.url.isEmpty }) {
+            if let blank = listing.photos.firstIndex(where: { $0.isEmpty(.remoteID) || $0.isEmpty(.url) }) {
                 return DomainError(.invalidArgument, "listed photo \(blank) has no id or no URL")
             }
             // Credit links are shown as links: only the web's own schemes.
-            if let bad = listing.photos.firstIndex(where: { !Self.isCreditLink($0.pageURL) || !Self.isCreditLink($0.licenceURL) }) {
+            if let bad = listing.photos.firstIndex(where: { !Self.isCreditLink($0, .pageURL) || !Self.isCreditLink($0, .licenceURL) }) {
                 return DomainError(.invalidArgument, "listed photo \(bad)'s page or licence link is not an http(s) URL")
             }
             return nil
 
         case .photoDownloaded(let photo):
-            guard let pin = pins[photo.pin] else { return unknown(photo.pin) }
-            if let stale = staleness(pin, photo.collection) { return stale }
-            guard pin.album.phase == .listed else { return notExpecting("a photo", pin) }
-            guard let slot = pin.album.slot(photo.slot) else { return unknownPhoto(photo.slot, pin) }
-            if case .downloaded = slot.state {
-                return DomainError(.wrongAlbumState, "photo \(photo.slot) of pin \(pin.id) was downloaded already")
-            }
-            if photo.byteCount == 0 { return DomainError(.invalidArgument, "a downloaded photo cannot be empty") }
-            if !Self.photoMediaTypes.contains(photo.mediaType) {
-                return DomainError(.invalidArgument, "\(photo.mediaType) is not a photo type (JPEG, PNG, GIF or WebP)")
+            if case .failure(let problem) = downloadTarget(photo) { return problem }
+            return nil
+
+        case .photoDownloadFailed(let pin, let collection, let number, let reason):
+            if case .failure(let problem) = failureTarget(pin: pin, collection: collection, slot: number, reason: reason) {
+                return problem
             }
             return nil
 
-        case .photoDownloadFailed(let pinID, let collection, let number, let reason):
-            guard let pin = pins[pinID] else { return unknown(pinID) }
-            if let stale = staleness(pin, collection) { return stale }
-            guard pin.album.phase == .listed else { return notExpecting("a download failure", pin) }
-            guard let slot = pin.album.slot(number) else { return unknownPhoto(number, pin) }
-            if case .downloaded = slot.state {
-                return DomainError(.wrongAlbumState, "photo \(number) of pin \(pin.id) was downloaded already")
-            }
-            return reason.isEmpty ? DomainError(.invalidArgument, "a failure needs a reason") : nil
-
         case .albumRequestFailed(let pinID, let collection, let reason):
             guard let pin = pins[pinID] else { return unknown(pinID) }
-            if let stale = staleness(pin, collection) { return stale }
-            guard pin.album.phase == .listing else { return notExpecting("a failed request", pin) }
+            if let stale = Self.staleness(pin, collection) { return stale }
+            guard pin.album.phase == .listing else { return Self.notExpecting("a failed request", pin) }
             return reason.isEmpty ? DomainError(.invalidArgument, "a failure needs a reason") : nil
 
         case .photoRemoved(let pinID, let collection, let number):
             guard let pin = pins[pinID] else { return unknown(pinID) }
-            if let stale = staleness(pin, collection) { return stale }
-            return pin.album.slot(number) == nil ? unknownPhoto(number, pin) : nil
+            if let stale = Self.staleness(pin, collection) { return stale }
+            return pin.album.position(of: number) == nil ? Self.unknownPhoto(number, pin) : nil
 
         case .collectionReplaced(let pinID, let old, let new):
             guard let pin = pins[pinID] else { return unknown(pinID) }
-            if let stale = staleness(pin, old) { return stale }
+            if let stale = Self.staleness(pin, old) { return stale }
             if let last = lastCollection(pin) { return last }
             if new != old &+ 1 {
                 return DomainError(.invalidArgument, "collection \(old) is followed by \(old &+ 1), not \(new)")
@@ -117,6 +103,54 @@ extension TouristState {
             default:
                 return nil
             }
+        }
+    }
+
+    /// The pins' storage position, for changing a pin where it lies.
+    typealias PinIndex = Dictionary<PinID, Pin>.Index
+
+    /// The rules for a downloaded photo, and where it goes when it may: its pin's index and its
+    /// slot's position. The fold's commonest event looks its pin up once for both.
+    func downloadTarget(_ photo: DownloadedPhoto) -> Result<(PinIndex, Int), DomainError> {
+        guard let index = pins.index(forKey: photo.pin) else { return .failure(unknown(photo.pin)) }
+        if let problem = Self.resultProblem(pins.values[index], photo.collection, photo.slot, "a photo") {
+            return .failure(problem)
+        }
+        if photo.byteCount == 0 { return .failure(DomainError(.invalidArgument, "a downloaded photo cannot be empty")) }
+        if !Self.isPhotoMediaType(photo.mediaType) {
+            return .failure(DomainError(.invalidArgument, "\(photo.mediaType) is not a photo type (JPEG, PNG, GIF or WebP)"))
+        }
+        return .success((index, pins.values[index].album.position(of: photo.slot)!))
+    }
+
+    /// The rules for a failed download, and where it goes when it may.
+    func failureTarget(pin id: PinID, collection: UInt32, slot number: UInt32, reason: String)
+        -> Result<(PinIndex, Int), DomainError>
+    {
+        guard let index = pins.index(forKey: id) else { return .failure(unknown(id)) }
+        if let problem = Self.resultProblem(pins.values[index], collection, number, "a download failure") {
+            return .failure(problem)
+        }
+        if reason.isEmpty { return .failure(DomainError(.invalidArgument, "a failure needs a reason")) }
+        return .success((index, pins.values[index].album.position(of: number)!))
+    }
+
+    /// What a download's result (a photo or a failure) needs of its pin's album.
+    private static func resultProblem(_ pin: Pin, _ collection: UInt32, _ number: UInt32, _ what: String) -> DomainError? {
+        if let stale = Self.staleness(pin, collection) { return stale }
+        guard pin.album.phase == .listed else { return Self.notExpecting(what, pin) }
+        guard let position = pin.album.position(of: number) else { return Self.unknownPhoto(number, pin) }
+        if case .downloaded = pin.album.slots[position].state {
+            return DomainError(.wrongAlbumState, "photo \(number) of pin \(pin.id) was downloaded already")
+        }
+        return nil
+    }
+
+    /// ``photoMediaTypes``' membership, compared as text instead of hashed: one per download.
+    static func isPhotoMediaType(_ type: String) -> Bool {
+        switch type {
+        case "image/jpeg", "image/png", "image/gif", "image/webp": true
+        default: false
         }
     }
 
@@ -136,11 +170,11 @@ extension TouristState {
         DomainError(.unknownPin, "there is no pin \(id)")
     }
 
-    private func unknownPhoto(_ number: UInt32, _ pin: Pin) -> DomainError {
+    private static func unknownPhoto(_ number: UInt32, _ pin: Pin) -> DomainError {
         DomainError(.unknownPhoto, "pin \(pin.id)'s album (collection \(pin.album.collection)) has no photo \(number)")
     }
 
-    private func staleness(_ pin: Pin, _ collection: UInt32) -> DomainError? {
+    private static func staleness(_ pin: Pin, _ collection: UInt32) -> DomainError? {
         guard collection != pin.album.collection else { return nil }
         return DomainError(
             .staleCollection,
@@ -148,7 +182,7 @@ extension TouristState {
                 + (collection < pin.album.collection ? " was replaced" : " does not exist yet"))
     }
 
-    private func notExpecting(_ what: String, _ pin: Pin) -> DomainError {
+    private static func notExpecting(_ what: String, _ pin: Pin) -> DomainError {
         DomainError(.wrongAlbumState, "pin \(pin.id)'s album is \(pin.album.status): it is not waiting for \(what)")
     }
 
@@ -156,5 +190,15 @@ extension TouristState {
     static func isCreditLink(_ text: String) -> Bool {
         let lowered = text.prefix(8).lowercased()
         return text.isEmpty || lowered.hasPrefix("https://") || lowered.hasPrefix("http://")
+    }
+
+    /// ``isCreditLink(_:)`` of a photo's text, read from its bytes when they start with ASCII
+    /// (every real link): a listing's check then makes no `String`. Nine bytes are looked at,
+    /// because a non-ASCII ninth (a combining mark) would join the eighth character.
+    static func isCreditLink(_ photo: ListedPhoto, _ field: ListedPhoto.Field) -> Bool {
+        let start = photo.prefix(field, 9)
+        guard start.allSatisfy({ $0 < 0x80 }) else { return isCreditLink(photo.text(field)) }
+        let lowered = start.prefix(8).map { $0 | (UInt8(ascii: "A")...UInt8(ascii: "Z") ~= $0 ? 0x20 : 0) }
+        return lowered.isEmpty || lowered.starts(with: "https://".utf8) || lowered.starts(with: "http://".utf8)
     }
 }

@@ -109,10 +109,13 @@ public struct Album: Hashable, Sendable {
         position(of: number).map { slots[$0] }
     }
 
-    /// Slots stay sorted by number (removal keeps order), so this is a binary search.
+    /// Slots stay sorted by number (removal keeps order), so this is a binary search. Numbers
+    /// start at 0 and never repeat, so a slot sits at or before its number: where no photo
+    /// was removed, exactly there, found with one look (most downloads).
     func position(of number: UInt32) -> Int? {
+        if Int(number) < slots.count, slots[Int(number)].number == number { return Int(number) }
         var low = 0
-        var high = slots.count
+        var high = min(slots.count, Int(number))
         while low < high {
             let middle = (low + high) / 2
             if slots[middle].number < number { low = middle + 1 } else { high = middle }
