@@ -42,6 +42,27 @@ struct NATSConnectionTests {
         }
     }
 
+    @Test func badArgumentsAndAClosedConnectionAreClearErrors() async throws {
+        try await withNATSServers { servers in
+            let nats = try await NATSConnection.connect(servers.url(1), options: testOptions())
+            #expect(throws: NATSError.invalidArgument("the subject 'a b' contains white space or a control character")) {
+                try nats.publish("a b")
+            }
+            #expect(throws: NATSError.invalidArgument("the subject 'a.*' contains a wildcard")) { try nats.publish("a.*") }
+            #expect(throws: NATSError.invalidArgument("the subject 'a..b' has an empty token")) { _ = try nats.subscribe("a..b") }
+            let limit = try #require(nats.serverInfo?.maxPayload)
+            #expect(throws: NATSError.payloadTooLarge(size: limit + 1, limit: limit)) {
+                try nats.publish("big", payload: [UInt8](repeating: 0, count: limit + 1))
+            }
+            let subscription = try nats.subscribe("after.close")
+            await nats.close()
+            #expect(nats.isClosed)
+            #expect(throws: NATSError.connectionClosed) { try nats.publish("after.close") }
+            await #expect(throws: NATSError.connectionClosed) { try await nats.request("after.close") }
+            #expect(try await subscription.next(timeout: .seconds(1)) == nil)
+        }
+    }
+
     @Test func requestReplyNoRespondersAndTimeout() async throws {
         try await withNATSServers { servers in
             let nats = try await NATSConnection.connect(servers.url(1), options: testOptions())
