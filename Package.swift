@@ -218,7 +218,10 @@ let package = Package(
         ),
         .testTarget(name: "PlacesTests", dependencies: ["Places"]),
         // The NATS client against real nats-server processes (scripts/nats-cluster).
-        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient"]),
+        .testTarget(
+            name: "NATSClientTests",
+            dependencies: ["NATSClient", .product(name: "NIOSSL", package: "swift-nio-ssl")]
+        ),
         .testTarget(
             name: "EventLogTests",
             dependencies: [

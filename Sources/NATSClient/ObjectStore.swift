@@ -90,13 +90,19 @@ public struct ObjectStore: Sendable {
         var chunks = 0
         if info.chunks > 0 {
             let consumer = try await jetStream.pullConsumer(stream: streamName, filterSubject: "$O.\(bucket).C.\(info.nuid)")
-            defer { Task { try? await consumer.delete() } }
-            while chunks < info.chunks {
-                let messages = try await consumer.next(batch: min(info.chunks - chunks, 64), expires: .seconds(5))
-                guard !messages.isEmpty else { break }
-                for message in messages { data += message.payload }
-                chunks += messages.count
+            do {
+                while chunks < info.chunks {
+                    let messages = try await consumer.next(batch: min(info.chunks - chunks, 64), expires: .seconds(5))
+                    guard !messages.isEmpty else { break }
+                    for message in messages { data += message.payload }
+                    chunks += messages.count
+                }
+            } catch {
+                try? await consumer.delete()
+                throw error
             }
+            // The server would remove the idle consumer by itself; deleting it now is tidier.
+            try? await consumer.delete()
         }
         guard chunks == info.chunks, data.count == info.size else {
             throw ObjectStoreError.sizeMismatch(name: name, expected: info.size, chunks: info.chunks, found: UInt64(data.count), foundChunks: chunks)

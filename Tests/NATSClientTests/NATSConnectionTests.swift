@@ -1,5 +1,6 @@
 import Foundation
 import NATSClient
+import NIOSSL
 import Testing
 
 @Suite("NATS connection against a real nats-server")
@@ -117,6 +118,36 @@ struct NATSConnectionTests {
             let nats = try await NATSConnection.connect("nats://t0ken@127.0.0.1:\(servers.port(1))", options: testOptions())
             try await nats.flush()
             await nats.close()
+        }
+    }
+
+    /// A server with TLS (a self-signed certificate for 127.0.0.1 made by openssl): the client
+    /// upgrades after INFO even for a nats:// URL, verifies the certificate against the roots it
+    /// was given, and refuses the server when the certificate is not trusted.
+    @Test func tlsWhenTheServerRequiresIt() async throws {
+        let folder = NSTemporaryDirectory() + "vt-nats-tls-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let made = try await NATSTestServers.run("/usr/bin/env", [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+        try #require(made.status == 0, "openssl: \(made.errors)")
+        try await withNATSServers(auth: ["--tls", folder + "/cert.pem", folder + "/key.pem"]) { servers in
+            var options = testOptions(connectTimeout: .seconds(3))
+            options.tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(folder + "/cert.pem"))
+            let nats = try await NATSConnection.connect(servers.url(1), options: options)
+            #expect(nats.serverInfo?.tlsRequired == true)
+            let subscription = try nats.subscribe("secure")
+            try nats.publish("secure", payload: [1, 2, 3])
+            #expect(try await subscription.next(timeout: .seconds(10))?.payload == [1, 2, 3])
+            await nats.close()
+
+            let error = await #expect(throws: NATSError.self) {
+                try await NATSConnection.connect(servers.url(1), options: testOptions(connectTimeout: .seconds(1)))
+            }
+            #expect("\(error!)".contains("TLS") || "\(error!)".contains("certificate"), "\(error!)")
         }
     }
 

@@ -61,9 +61,13 @@ final class NATSTestServers: Sendable {
 
     struct ScriptResult { var status: Int32; var output: String; var errors: String }
 
-    /// Runs the script with posix_spawn and reaps it with waitpid: Foundation's Process left
-    /// it a zombie here, reporting it running for ever (the servers it starts outlive it).
     static func script(_ arguments: [String]) async throws -> ScriptResult {
+        try await run(repository + "/scripts/nats-cluster", arguments)
+    }
+
+    /// Runs a program with posix_spawn and reaps it with waitpid: Foundation's Process left the
+    /// script a zombie here, reporting it running for ever (the servers it starts outlive it).
+    static func run(_ path: String, _ arguments: [String]) async throws -> ScriptResult {
         let outputPath = NSTemporaryDirectory() + "vt-nats-script-\(UUID().uuidString)"
         defer {
             try? FileManager.default.removeItem(atPath: outputPath + ".out")
@@ -75,7 +79,6 @@ final class NATSTestServers: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, outputPath + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let path = repository + "/scripts/nats-cluster"
         var environment = ProcessInfo.processInfo.environment
         environment["NATS_CLUSTER_WATCH_PID"] = String(getpid())
         environment["NATS_CLUSTER_TIMEOUT"] = "60"
