@@ -10,6 +10,7 @@ extension NATSConnection {
         async throws -> (any Channel, NATSServerInfo, NATSServerURL)
     {
         var lastError = "no server tried"
+        var tried = false
         while true {
             let servers = state.withLock { $0.servers }
             var order = servers
@@ -20,13 +21,17 @@ extension NATSConnection {
                 if state.withLock({ $0.status == .closed }) { throw NATSError.connectionClosed }
                 let remaining = deadline - .now
                 guard remaining > .zero else { break }
+                // An attempt cut short by the deadline says less than a full one before it (a
+                // refused certificate, a refused connection), so it does not replace its error.
+                let cutShort = remaining < options.attemptTimeout && tried
+                tried = true
                 do {
                     return try await attempt(server, within: min(remaining, options.attemptTimeout))
                 } catch let error as NATSError {
                     if case .authorizationViolation = error { throw error }
-                    lastError = "\(server): \(error)"
+                    if !cutShort { lastError = "\(server): \(error)" }
                 } catch {
-                    lastError = "\(server): \(error)"
+                    if !cutShort { lastError = "\(server): \(error)" }
                 }
             }
             if ContinuousClock.now + options.reconnectWait >= deadline {

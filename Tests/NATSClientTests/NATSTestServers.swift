@@ -54,6 +54,12 @@ final class NATSTestServers: Sendable {
         guard result.status == 0 else { throw NATSError.invalidArgument("kill failed: \(result.errors)") }
     }
 
+    /// Starts server `server` again, with its config and store, once it answers.
+    func restart(_ server: Int) async throws {
+        let result = try await Self.script(["restart", directory, String(server)])
+        guard result.status == 0 else { throw NATSError.invalidArgument("restart failed: \(result.errors)") }
+    }
+
     func stop() async {
         _ = try? await Self.script(["stop", directory])
         try? FileManager.default.removeItem(atPath: directory)
