@@ -194,6 +194,26 @@ struct NATSConnectionTests {
         }
     }
 
+    /// A server that hangs (SIGSTOP) keeps the TCP connection open; only the client's own
+    /// pings find it dead, and the client moves to another server of the cluster.
+    @Test func unansweredPingsDropAHungServer() async throws {
+        try await withNATSServers(count: 3) { servers in
+            var options = testOptions()
+            options.pingInterval = .milliseconds(300)
+            options.maxPingsOutstanding = 2
+            let nats = try await NATSConnection.connect(servers.url(1), options: options)
+            try await nats.flush()
+            let pid = try #require(Int32(try String(contentsOfFile: servers.directory + "/n1/pid", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)))
+            kill(pid, SIGSTOP)
+            defer { kill(pid, SIGCONT) }
+            #expect(await eventually { nats.reconnectCount == 1 && nats.isConnected }, "moved off the hung server")
+            #expect(nats.connectedServer?.port != servers.port(1))
+            try await nats.flush()
+            await nats.close()
+        }
+    }
+
     /// While its only server is down, publishes wait in the bounded buffer (past the bound a
     /// clear error), and go out once the server is back, after the subscriptions are made
     /// again: the client's own subscription receives what it published during the outage.
