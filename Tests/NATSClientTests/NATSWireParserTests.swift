@@ -1,4 +1,4 @@
-import NATSClient
+@testable import NATSClient
 import NIOCore
 import Testing
 
@@ -130,5 +130,23 @@ struct NATSWireParserTests {
         let text = "\(error!)"
         #expect(text.contains(fragment), "\(text)")
         #expect(!text.contains("secret"), "a password reached the message: \(text)")
+    }
+}
+
+@Suite("JetStream reply-subject metadata")
+struct JetStreamMetadataTests {
+    @Test func bothFormsOfTheAckSubjectAreRead() throws {
+        let short = try JetStreamMessage(NATSMessage(
+            subject: "events.s1", sid: 1, replyTo: "$JS.ACK.EVENTS.reader.2.17.5.1700000000000000000.40", payload: [1]))
+        #expect(short.deliveries == 2 && short.streamSequence == 17 && short.consumerSequence == 5 && short.pending == 40)
+        let long = try JetStreamMessage(NATSMessage(
+            subject: "events.s1", sid: 1, replyTo: "$JS.ACK.hub.ACCHASH.EVENTS.reader.1.18.6.1700000000000000000.39.xyz",
+            payload: [1]))
+        #expect(long.deliveries == 1 && long.streamSequence == 18 && long.consumerSequence == 6 && long.pending == 39)
+        for bad in [nil, "_INBOX.x", "$JS.ACK.EVENTS.reader.x.17.5.1.40", "$JS.ACK.a.b.c.d.e.f.g.h.i.j"] {
+            #expect(throws: NATSError.self, "\(String(describing: bad))") {
+                try JetStreamMessage(NATSMessage(subject: "s", sid: 1, replyTo: bad, payload: []))
+            }
+        }
     }
 }
