@@ -85,7 +85,8 @@ public struct NATSHeaders: Equatable, Sendable, ExpressibleByDictionaryLiteral {
             .trimmingSpaces()
         if !statusPart.isEmpty {
             let code = statusPart.prefix { $0 != " " }
-            guard code.count == 3, let number = Int(code) else {
+            // Int() alone would take "+12" or "006"; a status is three digits from 100 to 999.
+            guard code.count == 3, code.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(code), number >= 100 else {
                 throw .protocolViolation("a header status '\(statusPart.prefix(40))' that is not a 3-digit code")
             }
             headers.status = number

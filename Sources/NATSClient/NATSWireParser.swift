@@ -91,7 +91,8 @@ public struct NATSWireParser: Sendable {
         }
     }
 
-    /// Every whole operation available now.
+    /// Every whole operation available now. On an error the operations before it are not
+    /// returned; a reader that must act on them calls ``next()`` in a loop instead.
     public mutating func drain() throws(NATSError) -> [NATSServerOperation] {
         var operations: [NATSServerOperation] = []
         while let operation = try next() { operations.append(operation) }

@@ -70,7 +70,9 @@ struct NATSWireParserTests {
         #expect(headers["NATS-PENDING-BYTES"] == "10")
         #expect(try NATSHeaders.decode(headers.encoded()[...]) == headers)
         #expect(throws: NATSError.self) { try NATSHeaders.decode(Array("HTTP/1.1 200\r\n\r\n".utf8)[...]) }
-        #expect(throws: NATSError.self) { try NATSHeaders.decode(Array("NATS/1.0 5x3\r\n\r\n".utf8)[...]) }
+        for status in ["5x3", "+12", "006", "-50", "5030"] {
+            #expect(throws: NATSError.self, "\(status)") { try NATSHeaders.decode(Array("NATS/1.0 \(status)\r\n\r\n".utf8)[...]) }
+        }
         var built = NATSHeaders()
         #expect(throws: NATSError.self) { try built.append("Bad Name", "x") }
         #expect(throws: NATSError.self) { try built.append("Name", "line\r\nbreak") }
