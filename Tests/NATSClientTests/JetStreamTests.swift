@@ -64,6 +64,13 @@ struct JetStreamTests {
             await #expect(throws: NATSError.noResponders(subject: "unstored.subject")) {
                 try await js.publish("unstored.subject", payload: [1])
             }
+
+            // A bucket with three replicas, as replication will make it.
+            let photos = try await ObjectStore.createOrLookUp(js, bucket: "store1", replicas: 3)
+            let photo = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            try await photos.put("sha256-abc", data: photo)
+            #expect(try await photos.get("sha256-abc") == photo)
+            #expect(try await js.streamInfo("OBJ_store1").config.replicas == 3)
             await nats.close()
         }
     }
