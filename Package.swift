@@ -22,6 +22,8 @@ let package = Package(
         // Test support, a product so that the fuzz targets (Fuzz/) read logs on the same
         // in-memory disk as the tests.
         .library(name: "StorageTestSupport", targets: ["StorageTestSupport"]),
+        // The NATS client, a product so that the fuzz targets (Fuzz/) reach its wire parser.
+        .library(name: "NATSClient", targets: ["NATSClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
@@ -136,6 +138,18 @@ let package = Package(
             ],
             resources: [.copy("Assets")]
         ),
+        // A NATS client on swift-nio: the text protocol, request/reply, reconnect across a
+        // cluster, TLS and credentials, JetStream streams, pull consumers and the Object Store
+        // (docs/NATS.md). It knows nothing of the log or the app: replication sits on top of it.
+        .target(
+            name: "NATSClient",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // Deterministic synthetic events for the demo, the benchmarks and the tests.
         .target(name: "LogWorkload", dependencies: ["EventLog"]),
         // The app's events as real use makes them (pins, albums, downloads, New Collection):
@@ -212,6 +226,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "PlacesTests", dependencies: ["Places"]),
+        // The NATS client against real nats-server processes (scripts/nats-cluster).
+        .testTarget(
+            name: "NATSClientTests",
+            dependencies: ["NATSClient", .product(name: "NIOSSL", package: "swift-nio-ssl")]
+        ),
         .testTarget(
             name: "EventLogTests",
             dependencies: [

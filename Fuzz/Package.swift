@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
 // Coverage-guided fuzz targets (libFuzzer) for the parsers that read bytes from outside: the
-// event log's segments and batches, snapshot files, JSON-lines imports, and Flickr's and Commons' answers.
+// event log's segments and batches, snapshot files, JSON-lines imports, Flickr's and Commons' answers,
+// and the NATS client's wire protocol.
 // In its own package, like Benchmarks/, so that the sanitizer build (every module compiled with
 // coverage and AddressSanitizer) stays out of the main build; it uses the main package by path.
 // Build and run with scripts/fuzz; Fuzz/README.md has the details.
@@ -68,6 +69,11 @@ let package = Package(
                 .product(name: "PhotoSources", package: "VirtualTourist"),
                 .product(name: "LogWorkload", package: "VirtualTourist"),
             ]
+        ),
+        // What a NATS server sends: NATSWireParser in random splits, headers, URL lists.
+        .executableTarget(
+            name: "FuzzNATS",
+            dependencies: ["FuzzSupport", .product(name: "NATSClient", package: "VirtualTourist")]
         ),
     ]
 )

@@ -1,0 +1,112 @@
+import Foundation
+
+/// A pull consumer on a stream: the client asks for batches (`CONSUMER.MSG.NEXT`) instead of the
+/// server pushing, so a reader that falls behind holds at most one batch in memory.
+public struct PullConsumer: Sendable {
+    public let jetStream: JetStream
+    public let stream: String
+    public let name: String
+
+    public enum DeliverFrom: Sendable, Equatable {
+        case all
+        case sequence(UInt64)
+    }
+
+    public enum AckPolicy: String, Sendable { case none, explicit }
+
+    /// The next messages, at most `batch`, in stream order. Waits up to `expires` for the batch to
+    /// fill; with `noWait` returns at once with what is there. Ends early on the server's status
+    /// 404 (no messages), 408 (the request expired) or 409 (e.g. the consumer was deleted);
+    /// skips 100 (idle heartbeat).
+    public func next(batch: Int, expires: Duration = .seconds(2), noWait: Bool = false) async throws -> [JetStreamMessage] {
+        guard batch > 0 else { throw NATSError.invalidArgument("a fetch batch must be positive, not \(batch)") }
+        struct Next: Encodable {
+            var batch: Int
+            var expires: Int64?
+            var no_wait: Bool?
+        }
+        let connection = jetStream.connection
+        let inbox = connection.newInbox()
+        let subscription = try connection.subscribe(inbox)
+        defer { try? subscription.unsubscribe() }
+        let request = Next(batch: batch, expires: noWait ? nil : expires.nanoseconds, no_wait: noWait ? true : nil)
+        try connection.publish(
+            "\(jetStream.prefix).CONSUMER.MSG.NEXT.\(stream).\(name)",
+            payload: Array(try JSONEncoder().encode(request)), replyTo: inbox)
+        var messages: [JetStreamMessage] = []
+        // The server ends the request at `expires`; the margin covers a slow machine.
+        let deadline = ContinuousClock.now + (noWait ? jetStream.timeout : expires + jetStream.timeout)
+        while messages.count < batch {
+            let remaining = deadline - .now
+            guard remaining > .zero, let message = try await subscription.next(timeout: remaining) else { break }
+            switch message.status {
+            case nil: messages.append(try JetStreamMessage(message))
+            case 100: continue
+            default: return messages
+            }
+        }
+        return messages
+    }
+
+    /// Acknowledges a message (for `AckPolicy.explicit`).
+    public func ack(_ message: JetStreamMessage) throws {
+        try jetStream.connection.publish(message.ackSubject, payload: Array("+ACK".utf8))
+    }
+
+    /// Deletes the consumer (ephemeral ones also go by themselves once idle).
+    public func delete() async throws {
+        let _: JetStream.Success = try await jetStream.api("CONSUMER.DELETE.\(stream).\(name)", body: nil as JetStream.Empty?)
+    }
+}
+
+extension JetStream {
+    /// Creates a pull consumer on `stream` starting at `from`. With `durable` nil it is ephemeral:
+    /// the server names it and removes it after `inactiveThreshold` without requests. A durable
+    /// one keeps its place across connections; creating it again with the same configuration
+    /// returns it as it is.
+    public func pullConsumer(
+        stream: String, from start: PullConsumer.DeliverFrom = .all, durable: String? = nil,
+        filterSubject: String? = nil, ackPolicy: PullConsumer.AckPolicy = .none,
+        inactiveThreshold: Duration = .seconds(30)
+    ) async throws -> PullConsumer {
+        struct Config: Encodable {
+            var durable_name: String?
+            var deliver_policy: String
+            var opt_start_seq: UInt64?
+            var ack_policy: String
+            var filter_subject: String?
+            var inactive_threshold: Int64?
+            var max_ack_pending: Int?
+        }
+        struct Create: Encodable {
+            var stream_name: String
+            var config: Config
+        }
+        struct Created: Decodable { var name: String }
+        try validateName(stream, what: "stream name")
+        if let durable { try validateName(durable, what: "consumer name") }
+        if let filterSubject { try validateToken(filterSubject, what: "filter subject") }
+        var config = Config(
+            durable_name: durable, deliver_policy: "all", ack_policy: ackPolicy.rawValue, filter_subject: filterSubject,
+            inactive_threshold: durable == nil ? inactiveThreshold.nanoseconds : nil)
+        if case .sequence(let sequence) = start {
+            guard sequence > 0 else { throw NATSError.invalidArgument("stream sequences start at 1") }
+            config.deliver_policy = "by_start_sequence"
+            config.opt_start_seq = sequence
+        }
+        let operation = durable.map { "CONSUMER.DURABLE.CREATE.\(stream).\($0)" } ?? "CONSUMER.CREATE.\(stream)"
+        let created: Created = try await api(operation, body: Create(stream_name: stream, config: config))
+        return PullConsumer(jetStream: self, stream: stream, name: created.name)
+    }
+
+    /// Up to `batch` messages of `stream` from sequence `start` on, through an ephemeral
+    /// consumer made for the call and deleted after it.
+    public func fetch(
+        stream: String, from start: UInt64, batch: Int, filterSubject: String? = nil, expires: Duration = .seconds(2)
+    ) async throws -> [JetStreamMessage] {
+        let consumer = try await pullConsumer(stream: stream, from: .sequence(start), filterSubject: filterSubject)
+        let messages = try await consumer.next(batch: batch, expires: expires)
+        try? await consumer.delete()
+        return messages
+    }
+}

@@ -1,0 +1,155 @@
+import Crypto
+import Foundation
+
+/// A JetStream Object Store bucket, laid out as JetStream documents it so other NATS clients
+/// read what this one writes: the stream `OBJ_<bucket>`, an object's chunks on
+/// `$O.<bucket>.C.<nuid>`, its description (JSON) on `$O.<bucket>.M.<base64url(name)>` as a
+/// roll-up (`Nats-Rollup: sub`: the newest description replaces the older ones), and the digest
+/// `SHA-256=<base64url>` of the whole object.
+public struct ObjectStore: Sendable {
+    public let jetStream: JetStream
+    public let bucket: String
+    public var chunkSize: Int = 128 << 10
+
+    public var streamName: String { "OBJ_\(bucket)" }
+
+    init(jetStream: JetStream, bucket: String) {
+        self.jetStream = jetStream
+        self.bucket = bucket
+    }
+
+    /// The bucket, made when missing (file storage, `replicas` copies).
+    public static func createOrLookUp(
+        _ jetStream: JetStream, bucket: String, replicas: Int = 1, storage: StreamConfig.Storage = .file
+    ) async throws -> ObjectStore {
+        guard !bucket.isEmpty, bucket.utf8.allSatisfy({ isBucketCharacter($0) }) else {
+            throw NATSError.invalidArgument("the bucket name '\(bucket)' may hold only letters, digits, '-' and '_'")
+        }
+        let store = ObjectStore(jetStream: jetStream, bucket: bucket)
+        let config = StreamConfig(
+            name: store.streamName, subjects: ["$O.\(bucket).C.>", "$O.\(bucket).M.>"], storage: storage,
+            replicas: replicas, allowRollup: true, discard: "new")
+        _ = try await jetStream.createOrLookUpStream(config)
+        return store
+    }
+
+    private static func isBucketCharacter(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+    }
+
+    /// Stores `data` under `name`, replacing an older object of that name (whose chunks are
+    /// purged once the new description is stored).
+    @discardableResult
+    public func put(_ name: String, data: [UInt8]) async throws -> ObjectInfo {
+        guard !name.isEmpty else { throw NATSError.invalidArgument("an object name may not be empty") }
+        let previous = try await info(name)
+        let nuid = NUID.next()
+        let chunkSubject = "$O.\(bucket).C.\(nuid)"
+        var hasher = SHA256()
+        var chunks = 0
+        var offset = 0
+        while offset < data.count {
+            let chunk = Array(data[offset..<min(offset + chunkSize, data.count)])
+            hasher.update(data: chunk)
+            _ = try await jetStream.publish(chunkSubject, payload: chunk)
+            chunks += 1
+            offset += chunk.count
+        }
+        let info = ObjectInfo(
+            name: name, bucket: bucket, nuid: nuid, size: UInt64(data.count), chunks: chunks,
+            digest: "SHA-256=" + Self.base64URL(Array(hasher.finalize())),
+            mtime: ISO8601DateFormatter().string(from: Date()), options: .init(maxChunkSize: chunkSize))
+        var headers = NATSHeaders()
+        try headers.append("Nats-Rollup", "sub")
+        _ = try await jetStream.publish(metaSubject(name), payload: Array(try JSONEncoder().encode(info)), headers: headers)
+        if let previous, previous.nuid != nuid {
+            try await jetStream.purgeStream(streamName, subject: "$O.\(bucket).C.\(previous.nuid)")
+        }
+        return info
+    }
+
+    /// The object's description, nil when there is none (or it was deleted).
+    public func info(_ name: String) async throws -> ObjectInfo? {
+        do {
+            let stored = try await jetStream.lastMessage(stream: streamName, subject: metaSubject(name))
+            let info = try JetStream.decode(ObjectInfo.self, from: stored.payload, what: "the description of object '\(name)'")
+            return info.deleted == true ? nil : info
+        } catch let error as JetStreamAPIError where error.errorCode == JetStreamAPIError.noMessageFound {
+            return nil
+        }
+    }
+
+    public func exists(_ name: String) async throws -> Bool { try await info(name) != nil }
+
+    /// The object's bytes, checked against the size, chunk count and digest of its description.
+    public func get(_ name: String) async throws -> [UInt8] {
+        guard let info = try await info(name) else { throw ObjectStoreError.notFound(bucket: bucket, name: name) }
+        var data: [UInt8] = []
+        data.reserveCapacity(Int(info.size))
+        var chunks = 0
+        if info.chunks > 0 {
+            let consumer = try await jetStream.pullConsumer(stream: streamName, filterSubject: "$O.\(bucket).C.\(info.nuid)")
+            do {
+                while chunks < info.chunks {
+                    let messages = try await consumer.next(batch: min(info.chunks - chunks, 64), expires: .seconds(5))
+                    guard !messages.isEmpty else { break }
+                    for message in messages { data += message.payload }
+                    chunks += messages.count
+                }
+            } catch {
+                try? await consumer.delete()
+                throw error
+            }
+            // The server would remove the idle consumer by itself; deleting it now is tidier.
+            try? await consumer.delete()
+        }
+        guard chunks == info.chunks, data.count == info.size else {
+            throw ObjectStoreError.sizeMismatch(name: name, expected: info.size, chunks: info.chunks, found: UInt64(data.count), foundChunks: chunks)
+        }
+        let digest = "SHA-256=" + Self.base64URL(Array(SHA256.hash(data: data)))
+        guard digest == info.digest else { throw ObjectStoreError.digestMismatch(name: name, expected: info.digest, found: digest) }
+        return data
+    }
+
+    func metaSubject(_ name: String) -> String { "$O.\(bucket).M.\(Self.base64URL(Array(name.utf8)))" }
+
+    /// Base64 with the URL alphabet and padding, as Go's base64.URLEncoding writes it.
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+    }
+}
+
+/// An object's description, the JSON stored on `$O.<bucket>.M.<name>`.
+public struct ObjectInfo: Codable, Equatable, Sendable {
+    public var name: String
+    public var bucket: String
+    public var nuid: String
+    public var size: UInt64
+    public var chunks: Int
+    public var digest: String
+    public var mtime: String
+    public var deleted: Bool?
+    public var options: Options?
+
+    public struct Options: Codable, Equatable, Sendable {
+        public var maxChunkSize: Int?
+        enum CodingKeys: String, CodingKey { case maxChunkSize = "max_chunk_size" }
+    }
+}
+
+public enum ObjectStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    case notFound(bucket: String, name: String)
+    case sizeMismatch(name: String, expected: UInt64, chunks: Int, found: UInt64, foundChunks: Int)
+    case digestMismatch(name: String, expected: String, found: String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let bucket, let name): "no object '\(name)' in bucket '\(bucket)'"
+        case .sizeMismatch(let name, let expected, let chunks, let found, let foundChunks):
+            "object '\(name)' should have \(expected) bytes in \(chunks) chunks, but \(found) bytes in \(foundChunks) chunks were read"
+        case .digestMismatch(let name, let expected, let found):
+            "object '\(name)' has digest \(found), not \(expected) as its description says"
+        }
+    }
+}

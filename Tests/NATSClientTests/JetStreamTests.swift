@@ -1,0 +1,120 @@
+import Foundation
+import NATSClient
+import Testing
+
+@Suite("JetStream and the Object Store against real nats-server processes")
+struct JetStreamTests {
+    /// Everything a replicated log needs from one stream, on a three-server cluster: three
+    /// replicas, de-duplication by message id, the expected-last-sequence fence, reading by
+    /// sequence and fetching in order from a sequence.
+    @Test func aReplicatedStreamDeduplicatesFencesAndFetchesInOrder() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let js = JetStream(nats, timeout: .seconds(20))
+            let config = StreamConfig(
+                name: "EVENTS", subjects: ["events.>"], replicas: 3, denyDelete: true, denyPurge: true,
+                duplicateWindow: .seconds(120))
+            let created = try await js.createStream(config)
+            #expect(created.config.replicas == 3)
+            #expect(created.config.denyDelete && created.config.denyPurge)
+            #expect(created.config.duplicateWindowNanoseconds == 120_000_000_000)
+            #expect(created.state.messages == 0)
+            let lookedUp = try await js.createOrLookUpStream(StreamConfig(name: "EVENTS", subjects: ["other"]))
+            #expect(lookedUp.config.subjects == ["events.>"], "an existing stream is returned as it is")
+            let missing = await #expect(throws: JetStreamAPIError.self) { try await js.streamInfo("NOPE") }
+            #expect(missing?.errorCode == JetStreamAPIError.streamNotFound)
+
+            var last: UInt64 = 0
+            for index in 1...5 {
+                let ack = try await js.publish(
+                    "events.store1", payload: Array("event \(index)".utf8), messageID: "e-\(index)", expectedLastSequence: last)
+                #expect(ack == PubAck(stream: "EVENTS", sequence: UInt64(index), duplicate: false))
+                last = ack.sequence
+            }
+            let retry = try await js.publish("events.store1", payload: Array("event 5".utf8), messageID: "e-5")
+            #expect(retry.duplicate && retry.sequence == 5, "a retry is acknowledged, not stored again")
+
+            let fenced = await #expect(throws: JetStreamAPIError.self) {
+                try await js.publish("events.store1", payload: [0], messageID: "intruder", expectedLastSequence: 3)
+            }
+            #expect(fenced?.isWrongLastSequence == true, "\(String(describing: fenced))")
+            #expect(fenced?.errorCode == 10071)
+            #expect(try await js.streamInfo("EVENTS").state.lastSequence == 5, "the fenced publish stored nothing")
+
+            let third = try await js.message(stream: "EVENTS", sequence: 3)
+            #expect(third.payload == Array("event 3".utf8) && third.subject == "events.store1")
+            #expect(third.headers?["Nats-Msg-Id"] == "e-3")
+            let none = await #expect(throws: JetStreamAPIError.self) { try await js.message(stream: "EVENTS", sequence: 99) }
+            #expect(none?.errorCode == JetStreamAPIError.noMessageFound)
+
+            let fetched = try await js.fetch(stream: "EVENTS", from: 2, batch: 4)
+            #expect(fetched.map(\.streamSequence) == [2, 3, 4, 5])
+            #expect(fetched.map { String(decoding: $0.payload, as: UTF8.self) } == (2...5).map { "event \($0)" })
+            #expect(fetched.last?.pending == 0)
+            let beyond = try await js.fetch(stream: "EVENTS", from: 6, batch: 10, expires: .milliseconds(500))
+            #expect(beyond.isEmpty, "nothing past the end: the server's 408 ends the fetch")
+
+            // A durable consumer keeps its place between fetches.
+            let durable = try await js.pullConsumer(stream: "EVENTS", from: .sequence(1), durable: "reader", ackPolicy: .explicit)
+            let first = try await durable.next(batch: 2)
+            for message in first { try durable.ack(message) }
+            let second = try await durable.next(batch: 10, expires: .milliseconds(800))
+            #expect(first.map(\.streamSequence) == [1, 2])
+            #expect(second.map(\.streamSequence) == [3, 4, 5])
+            await #expect(throws: NATSError.noResponders(subject: "unstored.subject")) {
+                try await js.publish("unstored.subject", payload: [1])
+            }
+
+            // A bucket with three replicas, as replication will make it.
+            let photos = try await ObjectStore.createOrLookUp(js, bucket: "store1", replicas: 3)
+            let photo = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            try await photos.put("sha256-abc", data: photo)
+            #expect(try await photos.get("sha256-abc") == photo)
+            #expect(try await js.streamInfo("OBJ_store1").config.replicas == 3)
+            await nats.close()
+        }
+    }
+
+    /// A ~1 MB photo through the Object Store: chunked, read back whole and checked; the stream
+    /// has JetStream's documented layout; a description with the wrong digest is caught.
+    @Test func objectStoreRoundTripAndDigestCheck() async throws {
+        try await withNATSServers { servers in
+            let nats = try await NATSConnection.connect(servers.url(1), options: testOptions())
+            let js = JetStream(nats, timeout: .seconds(20))
+            let store = try await ObjectStore.createOrLookUp(js, bucket: "photos")
+            var generator = SystemRandomNumberGenerator()
+            let photo = (0..<(1 << 20) + 12345).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let info = try await store.put("album/photo 1.jpg", data: photo)
+            #expect(info.size == UInt64(photo.count))
+            #expect(info.chunks == 9, "1 MiB + 12345 bytes in chunks of 128 KiB")
+            #expect(info.digest.hasPrefix("SHA-256=") && info.digest.count == 8 + 44)
+            #expect(try await store.get("album/photo 1.jpg") == photo)
+            #expect(try await store.exists("album/photo 1.jpg"))
+            #expect(try await store.info("missing") == nil)
+            await #expect(throws: ObjectStoreError.notFound(bucket: "photos", name: "missing")) { try await store.get("missing") }
+
+            let stream = try await js.streamInfo("OBJ_photos")
+            #expect(stream.config.subjects == ["$O.photos.C.>", "$O.photos.M.>"])
+            #expect(stream.config.allowRollup == true)
+            let meta = try await js.lastMessage(stream: "OBJ_photos", subject: "$O.photos.M.YWxidW0vcGhvdG8gMS5qcGc=")
+            #expect(meta.headers?["Nats-Rollup"] == "sub")
+
+            // Replacing the object purges the old chunks.
+            let small = Array("small".utf8)
+            try await store.put("album/photo 1.jpg", data: small)
+            #expect(try await store.get("album/photo 1.jpg") == small)
+            #expect(try await js.streamInfo("OBJ_photos").state.messages == 2, "one chunk and one description left")
+
+            // A description whose digest does not match the chunks.
+            var forged = try #require(try await store.info("album/photo 1.jpg"))
+            forged.digest = "SHA-256=" + String(repeating: "A", count: 43) + "="
+            var headers = NATSHeaders()
+            try headers.append("Nats-Rollup", "sub")
+            _ = try await js.publish(
+                "$O.photos.M.YWxidW0vcGhvdG8gMS5qcGc=", payload: Array(try JSONEncoder().encode(forged)), headers: headers)
+            let error = await #expect(throws: ObjectStoreError.self) { try await store.get("album/photo 1.jpg") }
+            guard case .digestMismatch = error else { Issue.record("\(String(describing: error))"); return }
+            await nats.close()
+        }
+    }
+}
