@@ -90,7 +90,9 @@ struct NATSConnectionTests {
             await #expect(throws: NATSError.timeout(subject: "silent", seconds: 0.3)) {
                 try await nats.request("silent", timeout: .milliseconds(300))
             }
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // A bound on giving up, not a speed: the whole suite on two cores can hold the
+            // event loop for many seconds (a 1 s timeout once took 34 s there).
+            #expect(ContinuousClock.now - started < .seconds(60))
             #expect(try await silent.next(timeout: .seconds(10)) != nil, "the request did reach the silent subscriber")
             responder.cancel()
             await nats.close()
@@ -103,7 +105,7 @@ struct NATSConnectionTests {
             await #expect(throws: NATSError.authorizationViolation(server: "nats://***@127.0.0.1:\(servers.port(1))")) {
                 try await NATSConnection.connect("nats://ann:wrong@127.0.0.1:\(servers.port(1))", options: testOptions())
             }
-            #expect(ContinuousClock.now - started < .seconds(5), "no reconnect loop on wrong credentials")
+            #expect(ContinuousClock.now - started < .seconds(60), "no reconnect loop on wrong credentials")
             await #expect(throws: NATSError.self) {
                 try await NATSConnection.connect(servers.url(1), options: testOptions())
             }
@@ -161,7 +163,8 @@ struct NATSConnectionTests {
         let elapsed = ContinuousClock.now - started
         guard case .unreachable(let tried, _) = error else { Issue.record("\(String(describing: error))"); return }
         #expect(Set(tried) == Set(ports.map { "nats://127.0.0.1:\($0)" }))
-        #expect(elapsed < .seconds(4), "gave up after \(elapsed)")
+        // Gives up instead of retrying for ever; a bound, not a speed (see above).
+        #expect(elapsed < .seconds(60), "gave up after \(elapsed)")
         #expect("\(error!)".contains("no NATS server reachable at"))
     }
 

@@ -85,6 +85,9 @@ final class NATSTestServers: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, outputPath + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Every other descriptor of this process goes with it (posix_spawn has no portable
+        // "close the rest"): scripts/nats-cluster closes them first thing, before it starts the
+        // servers and the watcher that outlive it.
         var environment = ProcessInfo.processInfo.environment
         environment["NATS_CLUSTER_WATCH_PID"] = String(getpid())
         environment["NATS_CLUSTER_TIMEOUT"] = "60"
