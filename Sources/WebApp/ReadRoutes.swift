@@ -141,7 +141,7 @@ struct ReadRoutes: Sendable {
         let now = store.state
         guard let at, at != now.sequence else { return (now, now.sequence) }
         // The reader refuses a sequence number past the log's end (invalid-argument).
-        do { return (try store.reader().state(at: at), now.sequence) } catch let error as DomainError { throw WebError(error) }
+        do { return (try store.state(at: at), now.sequence) } catch let error as DomainError { throw WebError(error) }
     }
 
     private func readerNow() throws -> StoreReader {

@@ -19,6 +19,29 @@ import Testing
         try await store.close()
     }
 
+    /// Time travel replays from the state it computed last when the next point lies a little
+    /// after it (the slider moving on): jumps back, far ahead and forward must all give the
+    /// fold of their prefix, and a forget must not let an earlier state of the place serve.
+    @Test func statesComputedFromTheLastOneAreTheSameAsFromASnapshot() async throws {
+        let folder = TemporaryFolder("travel-memo")
+        var story = StoryGenerator(seed: 52)
+        story.generate(300)
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: 41))
+        try storeFakePhotos(store)
+        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
+        for sequence in [250, 3, 120, 121, 299, 7, 7, 8, 300, 150, 90] as [UInt64] {
+            #expect(try store.state(at: sequence) == fold(story.events.prefix(Int(sequence))), "at \(sequence)")
+        }
+        // The remembered state holds a pin; once that pin is forgotten, later states lack it.
+        let pin = try #require(store.state.pins.keys.min())
+        let before = try store.state(at: 290)
+        #expect(before.pins[pin] != nil)
+        _ = try await store.forget(pin)
+        #expect(try store.state(at: 291).pins[pin] == nil, "a state from before the forget was replayed on")
+        #expect(try store.state(at: 290).pins[pin] == nil)
+        try await store.close()
+    }
+
     @Test func theStateAtATimeIsTheStateAfterTheLastEventByThen() async throws {
         let folder = TemporaryFolder("time")
         let clock = TestClock()

@@ -5,9 +5,10 @@ import Foundation
 struct Options {
     static let groups = ["append", "replay", "store", "blobs", "layout"]
     static let usage = """
-        usage: vt-bench [--size 10k|100k|1m|10m|N] [--smoke] [--only append,replay,store,blobs,layout] [--repeat N] [--seed N] [--json]
+        usage: vt-bench [--size 10k|100k|1m|10m|N] [--smoke] [--only append,replay,store,blobs,layout] [--repeat N] [--seed N] [--json] [--svg FILE]
         Runs every case on one seeded workload, the engine beside its SQLite peer, and prints a Markdown table
-        (with --json, one JSON object: the workload, the seconds taken, and every row and note).
+        (with --json, one JSON object: the workload, the seconds taken, and every row and note). --svg FILE also draws
+        every case that has a peer as a chart, ours beside SQLite.
         """
 
     var events = 1_000_000
@@ -16,6 +17,8 @@ struct Options {
     var repeats = 3
     var seed: UInt64 = 2026
     var json = false
+    /// Where to draw the chart, if asked.
+    var svg: String?
 
     /// Durable cases: events appended one per commit (fsync-bound, so fewer).
     var durableEvents: Int { smoke ? 200 : 3_000 }
@@ -63,6 +66,10 @@ struct Options {
                 seed = parsed
             case "--json":
                 json = true
+            case "--svg":
+                let path = try value(argument)
+                guard !path.isEmpty, !path.hasPrefix("-") else { throw UsageError("--svg takes the path of the file to write, not \(path)") }
+                svg = path
             case "--help", "-h":
                 print(Options.usage)
                 exit(0)

@@ -4,10 +4,13 @@ import Foundation
 import TouristWorkload
 import VirtualTourist
 
-/// Two modes for profiling replay on its own, without the rest of the run:
+/// Modes for measuring reading on its own, without the rest of the run:
 ///
 ///   vt-bench --write-app-log DIR EVENTS    the workload as the app appends it, then compacted
 ///   vt-bench --replay-stages DIR [TIMES]   replays DIR by stages, best of TIMES, events/s
+///   vt-bench --write-store DIR EVENTS      a whole store (log and snapshots) of the workload,
+///                                          for Benchmarks/scripts/slider
+///   vt-bench --open-store DIR [TIMES]      opens it TIMES times, and the state at 20 points
 ///
 /// so `perf record … vt-bench --replay-stages DIR` profiles nothing but the replay.
 enum ReplayTool {
@@ -23,6 +26,56 @@ enum ReplayTool {
         try log.compact()
         try log.close()
         print("wrote \(workload.events) events to \(path)")
+    }
+
+    /// A store as the app leaves it: the workload's commits, compacted, with a snapshot every
+    /// `interval` events (the store takes them when it opens, as it would have along the way).
+    static func writeStore(at folder: String, events count: Int, interval: UInt64 = 10_000) async throws {
+        var storeOptions = StoreOptions()
+        storeOptions.snapshotInterval = interval
+        storeOptions.collectionInterval = nil
+        try await TouristStore.open(at: folder, options: storeOptions).close()
+        var configuration = LogConfiguration()
+        configuration.durability = .none
+        var workload = Workload(seed: 2026, livePins: 1_000)
+        var nextSnapshot = Int(interval)
+        var log: EventLog? = try EventLog.open(at: folder + "/log", configuration: configuration)
+        while workload.events < count {
+            for commit in workload.nextSession() {
+                _ = try await log!.append(contentsOf: commit.map { EventCodec.encode($0, cause: nil) })
+            }
+            if workload.events >= nextSnapshot || workload.events >= count {
+                try log!.close()
+                log = nil
+                try await TouristStore.open(at: folder, options: storeOptions).close()
+                nextSnapshot = workload.events + Int(interval)
+                if workload.events < count { log = try EventLog.open(at: folder + "/log", configuration: configuration) }
+            }
+        }
+        let store = try await TouristStore.open(at: folder, options: storeOptions)
+        _ = try store.compactLog()
+        try await store.close()
+        print("wrote a store of \(workload.events) events to \(folder)")
+    }
+
+    static func openStore(_ folder: String, times: Int) async throws {
+        var options = StoreOptions()
+        options.collectionInterval = nil
+        var opens: [Double] = []
+        for _ in 0..<max(1, times) {
+            let start = ContinuousClock.now
+            let store = try await TouristStore.open(at: folder, options: options)
+            opens.append(Measure.seconds(since: start))
+            try await store.close()
+        }
+        let reader = try StoreReader.open(at: folder)
+        var states: [Double] = []
+        for index in 1...20 {
+            let sequence = reader.lastSequence * UInt64(index) / 21
+            states.append(try Measure.seconds { _ = try reader.state(at: sequence) })
+        }
+        print("open: median \(Figure.milliseconds(Measure.median(opens))) of \(opens.count); state at 20 points: median "
+            + "\(Figure.milliseconds(Measure.median(states))), slowest \(Figure.milliseconds(states.max() ?? 0))")
     }
 
     static func replayStages(_ path: String, times: Int) throws {

@@ -73,6 +73,20 @@ public final class StoreReader {
         }
     }
 
+    /// The state after event `sequence`, replayed from `known`, a state of this log at or
+    /// before it (a state time travel computed a moment ago).
+    func state(at sequence: UInt64, after known: TouristState) throws -> TouristState {
+        guard sequence <= lastSequence else {
+            throw DomainError(.invalidArgument, "the log ends at sequence \(lastSequence); there is no state at \(sequence)")
+        }
+        precondition(known.sequence <= sequence)
+        do {
+            return try TouristStore.replay(log, from: known, through: sequence).0
+        } catch {
+            throw TouristStore.storageError(error, "the state at \(sequence) cannot be read")
+        }
+    }
+
     /// The state at the end of the log.
     public func currentState() throws -> TouristState { try state(at: lastSequence) }
 

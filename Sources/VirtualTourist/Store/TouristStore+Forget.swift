@@ -82,6 +82,8 @@ extension TouristStore {
             report.sequence = recorded[0].sequence
         }
         progress?("erasing \(merged.targets.count) events from the log")
+        forgetTimeTravelMemo()
+        defer { forgetTimeTravelMemo() }
         let erasure: ErasureReport
         do { erasure = try log.erase(merged.targets) } catch {
             throw Self.storageError(error, "could not erase pin \(pin)'s events from the log of \(folder)")

@@ -17,9 +17,29 @@ extension TouristStore {
     }
 
     /// The state after event `sequence` (0: the empty state). Cost: load the nearest snapshot
-    /// at or before it, then replay at most about ``StoreOptions/snapshotInterval`` events.
+    /// at or before it, then replay at most about ``StoreOptions/snapshotInterval`` events —
+    /// or, when the last state asked for lies a little before `sequence` (the time-travel
+    /// slider moving on), replay from that state instead (``TimeTravelMemo``).
     public func state(at sequence: UInt64) throws -> TouristState {
-        try reader().state(at: sequence)
+        let reader = try reader()
+        let (generation, memo) = timeTravelMemo.withLock { ($0.generation, $0.state) }
+        let state: TouristState
+        if let memo, memo.sequence <= sequence, sequence - memo.sequence <= TimeTravelMemo.replayRatherThanLoad {
+            state = try reader.state(at: sequence, after: memo)
+        } else {
+            state = try reader.state(at: sequence)
+        }
+        timeTravelMemo.withLock { if $0.generation == generation { $0.state = state } }
+        return state
+    }
+
+    /// Forgets the remembered state: history is being rewritten (a forget). Called before the
+    /// log changes and after, so that a state computed across the change is never kept.
+    func forgetTimeTravelMemo() {
+        timeTravelMemo.withLock {
+            $0.generation += 1
+            $0.state = nil
+        }
     }
 
     /// The sequence number of the last event at or before `time` (0 if none).
@@ -59,4 +79,16 @@ extension TouristStore {
     func forEachEvent(from: UInt64, through: UInt64, doing: String, _ body: (RecordedEvent) throws -> Void) throws {
         try reader().forEachEvent(from: from, through: through, doing: doing, body)
     }
+}
+
+/// The last state time travel computed. A slider dragged forward asks for states a little
+/// apart; replaying the events between two of them costs less than loading a snapshot of a
+/// large store (130,000 photos: about what replaying 100,000 events costs; docs/BENCHMARKS.md),
+/// so a state up to ``replayRatherThanLoad`` events on is replayed from the remembered one.
+/// One state is kept (the size of the live state). `generation` moves when history is
+/// rewritten, so that a state from before a forget is never used or kept after it.
+struct TimeTravelMemo {
+    static let replayRatherThanLoad: UInt64 = 50_000
+    var generation: UInt64 = 0
+    var state: TouristState?
 }

@@ -30,6 +30,8 @@ public final class TouristStore: Sendable {
     /// The photos' bytes (docs/BLOBS.md).
     public let blobs: BlobStore
     let automaticCollection = Mutex(AutomaticCollection())
+    /// The last state time travel computed (``state(at:)``), see ``TimeTravelMemo``.
+    let timeTravelMemo = Mutex(TimeTravelMemo())
 
     /// What a store folder holds; `log.format1` and `log.upgrade` only around an upgrade
     /// (docs/FORMAT.md, "Upgrade from format 1").
