@@ -46,8 +46,14 @@ enum Chart {
         return svg + "</svg>\n"
     }
 
-    /// The rows of a table that vt-bench printed (its Markdown), so that a recorded run can be
-    /// drawn again: `vt-bench --chart TABLE.md --svg FILE`.
+    /// `vt-bench --chart TABLE.md --svg FILE [TITLE]`: a recorded run drawn again.
+    static func draw(table path: String, to file: String, title: String?) throws {
+        let rows = rows(markdown: try String(contentsOfFile: path, encoding: .utf8))
+        guard !rows.isEmpty else { throw UsageError("\(path) holds no vt-bench table") }
+        try Data(svg(rows: rows, title: title ?? "vt-bench: ours beside SQLite").utf8).write(to: URL(fileURLWithPath: file))
+    }
+
+    /// The rows of a table that vt-bench printed (its Markdown).
     static func rows(markdown: String) -> [Row] {
         markdown.split(separator: "\n").compactMap { line -> Row? in
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }

@@ -106,11 +106,19 @@ struct ReplayCases {
 
     /// Seconds to read every event of `path`, and to decode and fold it when asked.
     private func stage(_ path: String, decode: Bool, apply: Bool) throws -> Double {
+        try Self.stage(path, decode: decode, apply: apply).seconds
+    }
+
+    /// Reads every event of `path`, decoding and folding it when asked: the seconds it took
+    /// and the events read (also `vt-bench --replay-stages`).
+    static func stage(_ path: String, decode: Bool, apply: Bool) throws -> (seconds: Double, events: Int) {
         var state = TouristState()
         var checksum: UInt64 = 0
+        var events = 0
         let seconds = try Measure.seconds {
             let cursor = try LogReader(directory: path).events()
             while let event = try cursor.next() {
+                events += 1
                 if decode {
                     let recorded = try EventCodec.decode(event)
                     if apply { state.apply(recorded) } else { checksum &+= recorded.sequence }
@@ -120,7 +128,7 @@ struct ReplayCases {
             }
         }
         precondition(checksum > 0 || state.sequence > 0, "nothing was replayed")
-        return seconds
+        return (seconds, events)
     }
 
     /// Runs `vt-bench --replay-memory PATH` and reads its answer: bytes held after the replay

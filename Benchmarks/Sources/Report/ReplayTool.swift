@@ -28,34 +28,15 @@ enum ReplayTool {
         print("wrote \(workload.events) events to \(path)")
     }
 
-    /// A store as the app leaves it: the workload's commits, compacted, with a snapshot every
-    /// `interval` events (the store takes them when it opens, as it would have along the way).
+    /// A store as the app leaves it: the workload's commits with a snapshot every `interval`
+    /// events, then compacted.
     static func writeStore(at folder: String, events count: Int, interval: UInt64 = 10_000) async throws {
-        var storeOptions = StoreOptions()
-        storeOptions.snapshotInterval = interval
-        storeOptions.collectionInterval = nil
-        try await TouristStore.open(at: folder, options: storeOptions).close()
-        var configuration = LogConfiguration()
-        configuration.durability = .none
-        var workload = Workload(seed: 2026, livePins: 1_000)
-        var nextSnapshot = Int(interval)
-        var log: EventLog? = try EventLog.open(at: folder + "/log", configuration: configuration)
-        while workload.events < count {
-            for commit in workload.nextSession() {
-                _ = try await log!.append(contentsOf: commit.map { EventCodec.encode($0, cause: nil) })
-            }
-            if workload.events >= nextSnapshot || workload.events >= count {
-                try log!.close()
-                log = nil
-                try await TouristStore.open(at: folder, options: storeOptions).close()
-                nextSnapshot = workload.events + Int(interval)
-                if workload.events < count { log = try EventLog.open(at: folder + "/log", configuration: configuration) }
-            }
-        }
-        let store = try await TouristStore.open(at: folder, options: storeOptions)
+        let writer = try StoreWriter(folder: folder, interval: interval, seed: 2026)
+        try await writer.write(upTo: count)
+        let store = try await TouristStore.open(at: folder, options: writer.storeOptions)
         _ = try store.compactLog()
         try await store.close()
-        print("wrote a store of \(workload.events) events to \(folder)")
+        print("wrote a store of \(writer.workload.events) events to \(folder)")
     }
 
     static func openStore(_ folder: String, times: Int) async throws {
@@ -82,24 +63,9 @@ enum ReplayTool {
         var events = 0
         for (name, decode, apply) in [("read, check, decompress", false, false), ("… and decode", true, false), ("… and fold", true, true)] {
             let seconds = try Measure.best(of: times) {
-                var state = TouristState()
-                var checksum: UInt64 = 0
-                var count = 0
-                let seconds = try Measure.seconds {
-                    let cursor = try LogReader(directory: path).events()
-                    while let event = try cursor.next() {
-                        count += 1
-                        if decode {
-                            let recorded = try EventCodec.decode(event)
-                            if apply { state.apply(recorded) } else { checksum &+= recorded.sequence }
-                        } else {
-                            checksum &+= UInt64(event.payload.count)
-                        }
-                    }
-                }
-                precondition(checksum > 0 || state.sequence > 0)
-                events = count
-                return seconds
+                let run = try ReplayCases.stage(path, decode: decode, apply: apply)
+                events = run.events
+                return run.seconds
             }
             print("\(name): \(Figure.grouped(Double(events) / seconds))/s (\(Figure.fixed(seconds * 1e9 / Double(events), 0)) ns an event)")
         }

@@ -17,34 +17,13 @@ struct StoreCases {
         report.section("open with snapshots as the log grows, and state at a random sequence number")
         let folder = Measure.temporaryFolder("store")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var storeOptions = StoreOptions()
-        storeOptions.snapshotInterval = options.snapshotInterval
-        storeOptions.collectionInterval = nil
-
-        var logConfiguration = LogConfiguration()
-        logConfiguration.durability = .none
-        var workload = Workload(seed: options.seed, livePins: 1_000)
+        let writer = try StoreWriter(folder: folder, interval: options.snapshotInterval, seed: options.seed)
+        let storeOptions = writer.storeOptions
         let checkpoints = (1...4).map { options.events * $0 / 4 }
-        var nextSnapshot = Int(options.snapshotInterval)
         var opens: [(events: Int, pins: Int, photos: Int, seconds: Double)] = []
-        var log: EventLog? = try EventLog.open(at: folder + "/log", configuration: logConfiguration)
         for checkpoint in checkpoints {
-            // Write up to the checkpoint, closing the log and letting the store snapshot at
-            // each interval, as a store that has been open all along would have.
-            while workload.events < checkpoint {
-                for commit in workload.nextSession() {
-                    _ = try await log!.append(contentsOf: commit.map { EventCodec.encode($0, cause: nil) })
-                }
-                if workload.events >= nextSnapshot || workload.events >= checkpoint {
-                    try log!.close()
-                    log = nil
-                    try await TouristStore.open(at: folder, options: storeOptions).close()
-                    nextSnapshot = workload.events + Int(options.snapshotInterval)
-                    log = try EventLog.open(at: folder + "/log", configuration: logConfiguration)
-                }
-            }
-            try log!.close()
-            log = nil
+            try await writer.write(upTo: checkpoint)
+            let workload = writer.workload
             var times: [Double] = []
             for _ in 0..<5 {
                 let start = ContinuousClock.now
@@ -55,9 +34,7 @@ struct StoreCases {
             }
             let photos = workload.state.pins.values.reduce(0) { $0 + $1.album.slots.count }
             opens.append((workload.events, workload.state.pins.count, photos, Measure.median(times)))
-            log = try EventLog.open(at: folder + "/log", configuration: logConfiguration)
         }
-        try log?.close()
 
         _ = try workspace.written()
         let mutableLoad = try Measure.best(of: options.repeats) { try Measure.seconds { _ = try workspace.mutable.loadEverything() } }

@@ -9,60 +9,36 @@
 import BenchKit
 import Foundation
 
-// The child process behind the replay-memory figure (ReplayCases).
-if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--replay-memory" {
-    do { try measureReplayMemory(CommandLine.arguments[2]) } catch {
+/// Runs one of the single-purpose modes below and exits: 0 when it worked, 1 with its error.
+func runMode(_ body: () async throws -> Void) async -> Never {
+    do { try await body() } catch {
         FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
         exit(1)
     }
     exit(0)
 }
 
-if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--write-app-log", let count = Int(CommandLine.arguments[3]) {
-    do { try ReplayTool.writeAppLog(at: CommandLine.arguments[2], events: count) } catch {
-        FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
-// Draws a recorded table: vt-bench --chart TABLE.md --svg FILE [TITLE].
-if (5...6).contains(CommandLine.arguments.count), CommandLine.arguments[1] == "--chart", CommandLine.arguments[3] == "--svg" {
-    do {
-        let table = try String(contentsOfFile: CommandLine.arguments[2], encoding: .utf8)
-        let rows = Chart.rows(markdown: table)
-        guard !rows.isEmpty else { throw UsageError("\(CommandLine.arguments[2]) holds no vt-bench table") }
-        let title = CommandLine.arguments.count == 6 ? CommandLine.arguments[5] : "vt-bench: ours beside SQLite"
-        try Data(Chart.svg(rows: rows, title: title).utf8).write(to: URL(fileURLWithPath: CommandLine.arguments[4]))
-    } catch {
-        FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
-if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--write-store", let count = Int(CommandLine.arguments[3]) {
-    do { try await ReplayTool.writeStore(at: CommandLine.arguments[2], events: count) } catch {
-        FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
-if (3...4).contains(CommandLine.arguments.count), CommandLine.arguments[1] == "--open-store" {
-    do {
-        try await ReplayTool.openStore(CommandLine.arguments[2], times: CommandLine.arguments.count == 4 ? Int(CommandLine.arguments[3]) ?? 5 : 5)
-    } catch {
-        FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
-if (3...4).contains(CommandLine.arguments.count), CommandLine.arguments[1] == "--replay-stages" {
-    do {
-        try ReplayTool.replayStages(CommandLine.arguments[2], times: CommandLine.arguments.count == 4 ? Int(CommandLine.arguments[3]) ?? 3 : 3)
-    } catch {
-        FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
+let arguments = CommandLine.arguments
+/// The number at `index`, if given (else `fallback`).
+func count(at index: Int, else fallback: Int) -> Int { arguments.count > index ? Int(arguments[index]) ?? fallback : fallback }
+
+switch arguments.count > 1 ? arguments[1] : "" {
+case "--replay-memory" where arguments.count == 3:
+    // The child process behind the replay-memory figure (ReplayCases).
+    await runMode { try measureReplayMemory(arguments[2]) }
+case "--chart" where (5...6).contains(arguments.count) && arguments[3] == "--svg":
+    // A recorded table drawn again: vt-bench --chart TABLE.md --svg FILE [TITLE].
+    await runMode { try Chart.draw(table: arguments[2], to: arguments[4], title: arguments.count == 6 ? arguments[5] : nil) }
+case "--write-app-log" where arguments.count == 4:
+    await runMode { try ReplayTool.writeAppLog(at: arguments[2], events: count(at: 3, else: 1_000_000)) }
+case "--write-store" where arguments.count == 4:
+    await runMode { try await ReplayTool.writeStore(at: arguments[2], events: count(at: 3, else: 1_000_000)) }
+case "--open-store" where (3...4).contains(arguments.count):
+    await runMode { try await ReplayTool.openStore(arguments[2], times: count(at: 3, else: 5)) }
+case "--replay-stages" where (3...4).contains(arguments.count):
+    await runMode { try ReplayTool.replayStages(arguments[2], times: count(at: 3, else: 3)) }
+default:
+    break
 }
 
 let options: Options

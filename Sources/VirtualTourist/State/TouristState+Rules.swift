@@ -112,38 +112,38 @@ extension TouristState {
     /// The rules for a downloaded photo, and where it goes when it may: its pin's index and its
     /// slot's position. The fold's commonest event looks its pin up once for both.
     func downloadTarget(_ photo: DownloadedPhoto) -> Result<(PinIndex, Int), DomainError> {
-        guard let index = pins.index(forKey: photo.pin) else { return .failure(unknown(photo.pin)) }
-        if let problem = Self.resultProblem(pins.values[index], photo.collection, photo.slot, "a photo") {
-            return .failure(problem)
+        resultTarget(photo.pin, photo.collection, photo.slot, "a photo").flatMap { target in
+            if photo.byteCount == 0 { return .failure(DomainError(.invalidArgument, "a downloaded photo cannot be empty")) }
+            if !Self.isPhotoMediaType(photo.mediaType) {
+                return .failure(DomainError(.invalidArgument, "\(photo.mediaType) is not a photo type (JPEG, PNG, GIF or WebP)"))
+            }
+            return .success(target)
         }
-        if photo.byteCount == 0 { return .failure(DomainError(.invalidArgument, "a downloaded photo cannot be empty")) }
-        if !Self.isPhotoMediaType(photo.mediaType) {
-            return .failure(DomainError(.invalidArgument, "\(photo.mediaType) is not a photo type (JPEG, PNG, GIF or WebP)"))
-        }
-        return .success((index, pins.values[index].album.position(of: photo.slot)!))
     }
 
     /// The rules for a failed download, and where it goes when it may.
     func failureTarget(pin id: PinID, collection: UInt32, slot number: UInt32, reason: String)
         -> Result<(PinIndex, Int), DomainError>
     {
-        guard let index = pins.index(forKey: id) else { return .failure(unknown(id)) }
-        if let problem = Self.resultProblem(pins.values[index], collection, number, "a download failure") {
-            return .failure(problem)
+        resultTarget(id, collection, number, "a download failure").flatMap { target in
+            reason.isEmpty ? .failure(DomainError(.invalidArgument, "a failure needs a reason")) : .success(target)
         }
-        if reason.isEmpty { return .failure(DomainError(.invalidArgument, "a failure needs a reason")) }
-        return .success((index, pins.values[index].album.position(of: number)!))
     }
 
-    /// What a download's result (a photo or a failure) needs of its pin's album.
-    private static func resultProblem(_ pin: Pin, _ collection: UInt32, _ number: UInt32, _ what: String) -> DomainError? {
-        if let stale = Self.staleness(pin, collection) { return stale }
-        guard pin.album.phase == .listed else { return Self.notExpecting(what, pin) }
-        guard let position = pin.album.position(of: number) else { return Self.unknownPhoto(number, pin) }
+    /// What a download's result (a photo or a failure) needs of its pin's album, and where
+    /// the result goes: the pin's index and the slot's position.
+    private func resultTarget(_ id: PinID, _ collection: UInt32, _ number: UInt32, _ what: String)
+        -> Result<(PinIndex, Int), DomainError>
+    {
+        guard let index = pins.index(forKey: id) else { return .failure(unknown(id)) }
+        let pin = pins.values[index]
+        if let stale = Self.staleness(pin, collection) { return .failure(stale) }
+        guard pin.album.phase == .listed else { return .failure(Self.notExpecting(what, pin)) }
+        guard let position = pin.album.position(of: number) else { return .failure(Self.unknownPhoto(number, pin)) }
         if case .downloaded = pin.album.slots[position].state {
-            return DomainError(.wrongAlbumState, "photo \(number) of pin \(pin.id) was downloaded already")
+            return .failure(DomainError(.wrongAlbumState, "photo \(number) of pin \(pin.id) was downloaded already"))
         }
-        return nil
+        return .success((index, position))
     }
 
     /// ``photoMediaTypes``' membership, compared as text instead of hashed: one per download.
@@ -198,7 +198,7 @@ extension TouristState {
     static func isCreditLink(_ photo: ListedPhoto, _ field: ListedPhoto.Field) -> Bool {
         let start = photo.prefix(field, 9)
         guard start.allSatisfy({ $0 < 0x80 }) else { return isCreditLink(photo.text(field)) }
-        let lowered = start.prefix(8).map { $0 | (UInt8(ascii: "A")...UInt8(ascii: "Z") ~= $0 ? 0x20 : 0) }
-        return lowered.isEmpty || lowered.starts(with: "https://".utf8) || lowered.starts(with: "http://".utf8)
+        let lowered = start.prefix(8).lazy.map { $0 | (UInt8(ascii: "A")...UInt8(ascii: "Z") ~= $0 ? 0x20 : 0) }
+        return start.isEmpty || lowered.starts(with: "https://".utf8) || lowered.starts(with: "http://".utf8)
     }
 }

@@ -62,26 +62,19 @@ public final class StoreReader {
     /// The state after event `sequence` (0: the empty state). Cost: load the nearest snapshot
     /// at or before it, then replay at most about the snapshot interval of events.
     public func state(at sequence: UInt64) throws -> TouristState {
-        guard sequence <= lastSequence else {
-            throw DomainError(.invalidArgument, "the log ends at sequence \(lastSequence); there is no state at \(sequence)")
-        }
-        do {
-            let (base, _) = try snapshots.newest(atOrBefore: sequence, reader: log)
-            return try TouristStore.replay(log, from: base ?? TouristState(), through: sequence).0
-        } catch {
-            throw TouristStore.storageError(error, "the state at \(sequence) cannot be read")
-        }
+        try state(at: sequence, after: nil)
     }
 
-    /// The state after event `sequence`, replayed from `known`, a state of this log at or
-    /// before it (a state time travel computed a moment ago).
-    func state(at sequence: UInt64, after known: TouristState) throws -> TouristState {
+    /// The same, replayed from `known` when given: a state of this log at or before
+    /// `sequence` (one time travel computed a moment ago) instead of the nearest snapshot.
+    func state(at sequence: UInt64, after known: TouristState?) throws -> TouristState {
         guard sequence <= lastSequence else {
             throw DomainError(.invalidArgument, "the log ends at sequence \(lastSequence); there is no state at \(sequence)")
         }
-        precondition(known.sequence <= sequence)
+        precondition(known.map { $0.sequence <= sequence } ?? true)
         do {
-            return try TouristStore.replay(log, from: known, through: sequence).0
+            let base = try known ?? snapshots.newest(atOrBefore: sequence, reader: log).0 ?? TouristState()
+            return try TouristStore.replay(log, from: base, through: sequence).0
         } catch {
             throw TouristStore.storageError(error, "the state at \(sequence) cannot be read")
         }

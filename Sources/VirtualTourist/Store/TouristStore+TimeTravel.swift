@@ -23,12 +23,8 @@ extension TouristStore {
     public func state(at sequence: UInt64) throws -> TouristState {
         let reader = try reader()
         let (generation, memo) = timeTravelMemo.withLock { ($0.generation, $0.state) }
-        let state: TouristState
-        if let memo, memo.sequence <= sequence, sequence - memo.sequence <= TimeTravelMemo.replayRatherThanLoad {
-            state = try reader.state(at: sequence, after: memo)
-        } else {
-            state = try reader.state(at: sequence)
-        }
+        let near = memo.flatMap { $0.sequence <= sequence && sequence - $0.sequence <= TimeTravelMemo.replayRatherThanLoad ? $0 : nil }
+        let state = try reader.state(at: sequence, after: near)
         timeTravelMemo.withLock { if $0.generation == generation { $0.state = state } }
         return state
     }

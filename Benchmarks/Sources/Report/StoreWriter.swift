@@ -1,0 +1,53 @@
+import BenchKit
+import EventLog
+import Foundation
+import TouristWorkload
+import VirtualTourist
+
+/// Writes the workload into a store's log, letting the store take a snapshot every `interval`
+/// events (it takes one when it opens), so that the store looks like one that was open all
+/// along. Used by the store cases and `vt-bench --write-store`.
+final class StoreWriter {
+    let folder: String
+    let storeOptions: StoreOptions
+    private(set) var workload: Workload
+    private let interval: Int
+    private var nextSnapshot: Int
+    private var log: EventLog?
+
+    init(folder: String, interval: UInt64, seed: UInt64) throws {
+        self.folder = folder
+        var options = StoreOptions()
+        options.snapshotInterval = interval
+        options.collectionInterval = nil
+        storeOptions = options
+        workload = Workload(seed: seed, livePins: 1_000)
+        self.interval = Int(interval)
+        nextSnapshot = Int(interval)
+    }
+
+    /// Appends whole sessions until at least `count` events, and ends with a snapshot. The
+    /// log is closed on return, so the store can be opened.
+    func write(upTo count: Int) async throws {
+        while workload.events < count {
+            for commit in workload.nextSession() {
+                _ = try await openLog().append(contentsOf: commit.map { EventCodec.encode($0, cause: nil) })
+            }
+            if workload.events >= nextSnapshot || workload.events >= count {
+                try log?.close()
+                log = nil
+                try await TouristStore.open(at: folder, options: storeOptions).close()
+                nextSnapshot = workload.events + interval
+            }
+        }
+    }
+
+    private func openLog() throws -> EventLog {
+        if let log { return log }
+        var configuration = LogConfiguration()
+        configuration.durability = .none
+        let opened = try EventLog.open(at: folder + "/log", configuration: configuration)
+        log = opened
+        return opened
+    }
+}
