@@ -38,6 +38,12 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
         words = (w0, w1, w2, w3)
     }
 
+    /// The four 64-bit words folded into one, for a table of digests that places them by it
+    /// instead of hashing them with SipHash (a SHA-256 is uniform already, and SipHash over 32
+    /// bytes was the largest cost of loading a snapshot: docs/BENCHMARKS.md). Not keyed:
+    /// digests made to share it cost such a table speed, never correctness.
+    public var foldedWord: UInt64 { words.0 ^ words.1 ^ words.2 ^ words.3 }
+
     /// The first byte: the blob's fan-out folder.
     var firstByte: UInt8 { UInt8(truncatingIfNeeded: words.0 >> 56) }
 

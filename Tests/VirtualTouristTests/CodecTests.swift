@@ -80,6 +80,24 @@ import Testing
         #expect(header.codec == 1)
     }
 
+    /// Stores wrote compressed snapshots (codec 1) until issue 19's open work; they write them
+    /// raw (codec 0) now. Both load to the same state.
+    @Test(arguments: [4, 5] as [UInt64])
+    func compressedSnapshotsOfOlderStoresAndRawOnesLoadAlike(_ seed: UInt64) throws {
+        var story = StoryGenerator(seed: seed)
+        story.generate(1_500)
+        let state = fold(story.events)
+        let head = LogHead(sequence: state.sequence, hash: ChainHash(validating: Array(repeating: 3, count: 32))!)
+        let compressed = try SnapshotFile.encode(state, head: head, compressor: ZstdCompressor(level: 3))
+        let raw = try SnapshotFile.encode(state, head: head, compressor: nil)
+        let (oldHeader, oldState) = try SnapshotFile.decode(compressed, decompressor: ZstdDecompressor())
+        let (newHeader, newState) = try SnapshotFile.decode(raw, decompressor: ZstdDecompressor())
+        #expect(oldHeader.codec == 1 && newHeader.codec == 0)
+        #expect(newHeader.storedLength == newHeader.rawLength && oldHeader.rawLength == newHeader.rawLength)
+        #expect(oldState == state && newState == state)
+        #expect(compressed.count < raw.count)
+    }
+
     @Test func damagedSnapshotBytesAreRefusedNeverMisread() throws {
         var story = StoryGenerator(seed: 3)
         story.generate(300)

@@ -172,7 +172,7 @@ import Testing
         #expect(state == story.state)
         #expect(state.ignoredEvents == 0)
         // The references always equal a count over the albums.
-        var counted: [PhotoDigest: Int] = [:]
+        var counted: PhotoReferences = [:]
         for pin in state.pins.values { for slot in pin.album.slots { if let d = slot.digest { counted[d, default: 0] += 1 } } }
         #expect(state.photoReferences == counted)
         let types = Set(story.events.map(\.event.typeName))

@@ -3,6 +3,7 @@ import Foundation
 import LogWorkload
 import SwiftProtobuf
 import Testing
+import TouristWorkload
 @testable import VirtualTourist
 
 /// The direct decoders (events and snapshots) must give exactly what the general path through
@@ -134,6 +135,25 @@ import Testing
         #expect(fast == state)
         #expect(general == state)
         #expect(fast.photoReferences == state.photoReferences && !state.photoReferences.isEmpty)
+    }
+
+    /// A state of over a megabyte is decoded in two halves on two cores (the benchmark
+    /// workload's albums): the halves join to the folded state, pins and references alike.
+    @Test func aLargeSnapshotDecodedInTwoHalvesIsTheFoldedState() throws {
+        var workload = Workload(seed: 2026, livePins: 120)
+        var state = TouristState()
+        while workload.events < 40_000 {
+            for event in workload.nextSession().joined() {
+                state.apply(RecordedEvent(
+                    sequence: state.sequence + 1, timestamp: LogTimestamp(microsecondsSinceEpoch: 0), cause: nil, event: event))
+            }
+        }
+        let raw: [UInt8] = try SnapshotCodec.message(for: state).serializedBytes()
+        try #require(raw.count >= 1 << 20, "big enough to be split")
+        let fast = try #require(SnapshotWireDecoder.state(raw))
+        #expect(fast == state)
+        #expect(fast.pins.count == state.pins.count && fast.pins.count > 100)
+        #expect(fast.photoReferences == state.photoReferences && fast.photoReferences.count > 1_000)
     }
 
     @Test func damagedSnapshotMessagesNeverDecodeDifferently() throws {

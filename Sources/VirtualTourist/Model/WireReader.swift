@@ -17,6 +17,8 @@ struct WireReader {
     private let bytes: UnsafeRawBufferPointer
     private var position = 0
     private var end: Int { bytes.count }
+    /// How many bytes are left to read.
+    var remaining: Int { end - position }
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes

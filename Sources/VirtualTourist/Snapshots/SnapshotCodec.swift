@@ -92,7 +92,7 @@ enum SnapshotCodec {
             guard state.pins[id] == nil else { throw SnapshotProblem("pin \(id) appears twice") }
             let album = try album(from: message.album, pin: id)
             for slot in album.slots {
-                if let digest = slot.digest { state.photoReferences[digest, default: 0] += 1 }
+                if let digest = slot.digest { state.photoReferences.add(digest) }
             }
             state.pins[id] = Pin(
                 id: id, coordinate: Coordinate(latitude: message.latitude, longitude: message.longitude),

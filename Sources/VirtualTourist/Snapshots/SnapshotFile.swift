@@ -22,11 +22,13 @@ enum SnapshotFile {
         var payloadCRC: UInt32
     }
 
-    static func encode(_ state: TouristState, head: LogHead, compressor: ZstdCompressor) throws -> [UInt8] {
+    /// The file's bytes: the payload compressed with `compressor` when that makes it smaller,
+    /// stored raw (codec 0) when it does not or when `compressor` is nil.
+    static func encode(_ state: TouristState, head: LogHead, compressor: ZstdCompressor?) throws -> [UInt8] {
         precondition(head.sequence == state.sequence, "a snapshot's head must be at its state's sequence")
         let raw: [UInt8] = try SnapshotCodec.message(for: state).serializedBytes()
         var stored: [UInt8] = []
-        let compressed = raw.withUnsafeBytes { compressor.compress($0, appendingTo: &stored) }
+        let compressed = compressor.flatMap { compressor in raw.withUnsafeBytes { compressor.compress($0, appendingTo: &stored) } }
         let codec: UInt8 = compressed != nil && stored.count < raw.count ? 1 : 0
         if codec == 0 { stored = raw }
         var bytes = magic

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Decodes a `StateSnapshot` (schemas/…/snapshot.proto) straight into a ``TouristState``,
 /// without swift-protobuf's message values in between: opening a store and time travel load a
 /// snapshot each time, and building the messages first cost more than the rest of the load
@@ -18,7 +20,7 @@ enum SnapshotWireDecoder {
         var version: UInt32 = 0
         var state = TouristState()
         var hasRegion = false
-        var pins: [Pin] = []
+        var pinMessages: [WireReader] = []
         while let (number, type) = try reader.nextField() {
             switch number {
             case 1: version = try reader.uint32(type)
@@ -27,22 +29,74 @@ enum SnapshotWireDecoder {
                 guard !hasRegion else { throw Unusual() }
                 hasRegion = true
                 state.region = try EventWireDecoder.region(try reader.message(type))
-            case 4: pins.append(try pin(try reader.message(type)))
+            case 4: pinMessages.append(try reader.message(type))
             case 5: state.ignoredEvents = try reader.uint64(type)
             default: try reader.skip(type)
             }
         }
         guard version >= 1, version <= EventCodec.schemaVersion else { throw Unusual() }
+        let pins = try self.pins(pinMessages)
         // The tables are sized once: growing them step by step cost a seventh of the load.
         state.pins.reserveCapacity(pins.count)
         state.photoReferences.reserveCapacity(pins.reduce(0) { $0 + $1.album.slots.count })
         for pin in pins {
             guard state.pins.updateValue(pin, forKey: pin.id) == nil else { throw Unusual() }
             for slot in pin.album.slots {
-                if let digest = slot.digest { state.photoReferences[digest, default: 0] += 1 }
+                if let digest = slot.digest { state.photoReferences.add(digest) }
             }
         }
         return state
+    }
+
+    /// The pins decoded, in order. A large state is cut in two halves of about equal bytes,
+    /// the second decoded on another core: pins are independent of each other, and decoding
+    /// their albums' photos is most of a snapshot's load (docs/BENCHMARKS.md). A state under
+    /// a megabyte (tests, young stores) stays on the calling thread.
+    private static func pins(_ messages: [WireReader]) throws(Unusual) -> [Pin] {
+        let total = messages.reduce(0) { $0 + $1.remaining }
+        guard messages.count > 1, total >= 1 << 20 else { return try pins(messages[...]) }
+        var middle = 0, firstHalf = 0
+        while middle < messages.count - 1, firstHalf < total / 2 {
+            firstHalf += messages[middle].remaining
+            middle += 1
+        }
+        let halves = Halves(messages: messages, middle: middle)
+        DispatchQueue.concurrentPerform(iterations: 2) { halves.decode($0) }
+        return try halves.joined()
+    }
+
+    private static func pins(_ messages: ArraySlice<WireReader>) throws(Unusual) -> [Pin] {
+        var pins: [Pin] = []
+        pins.reserveCapacity(messages.count)
+        for message in messages { pins.append(try pin(message)) }
+        return pins
+    }
+
+    /// The two halves' work and results. Each half writes only its own property, and
+    /// `concurrentPerform` returns only after both are done, so nothing here needs a lock;
+    /// the readers point into the payload, which outlives the call.
+    private final class Halves: @unchecked Sendable {
+        let messages: [WireReader]
+        let middle: Int
+        var first: Result<[Pin], Unusual> = .failure(Unusual())
+        var second: Result<[Pin], Unusual> = .failure(Unusual())
+
+        init(messages: [WireReader], middle: Int) {
+            self.messages = messages
+            self.middle = middle
+        }
+
+        func decode(_ half: Int) {
+            if half == 0 {
+                first = Result { () throws(Unusual) in try pins(messages[..<middle]) }
+            } else {
+                second = Result { () throws(Unusual) in try pins(messages[middle...]) }
+            }
+        }
+
+        func joined() throws(Unusual) -> [Pin] {
+            try first.get() + second.get()
+        }
     }
 
     private static func pin(_ reader: WireReader) throws(Unusual) -> Pin {

@@ -17,7 +17,7 @@ extension TouristState {
             pins.values[index].album.slots[position].state = .downloaded(
                 digest: photo.digest, byteCount: photo.byteCount, mediaType: photo.mediaType)
             pins.values[index].album.slots[position].resolvedAt = recorded.sequence
-            photoReferences[photo.digest, default: 0] += 1
+            photoReferences.add(photo.digest)
             return
         case .photoDownloadFailed(let pin, let collection, let number, let reason):
             guard case .success(let (index, position)) = failureTarget(pin: pin, collection: collection, slot: number, reason: reason)
@@ -112,12 +112,7 @@ extension TouristState {
 
     private mutating func release(_ slots: [PhotoSlot]) {
         for slot in slots {
-            guard let digest = slot.digest, let index = photoReferences.index(forKey: digest) else { continue }
-            if photoReferences.values[index] > 1 {
-                photoReferences.values[index] -= 1
-            } else {
-                photoReferences.remove(at: index)
-            }
+            if let digest = slot.digest { photoReferences.release(digest) }
         }
     }
 }

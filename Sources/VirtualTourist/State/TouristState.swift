@@ -18,7 +18,7 @@ public struct TouristState: Hashable, Sendable {
     public internal(set) var region: MapRegion?
     public internal(set) var pins: [PinID: Pin] = [:]
     /// How many album slots hold each photo digest. Its keys are the blobs in use.
-    public internal(set) var photoReferences: [PhotoDigest: Int] = [:]
+    public internal(set) var photoReferences = PhotoReferences()
     /// Events that did not apply when folded (always 0 for a log written through the store's
     /// rules; counted, not fatal, so that an imported or foreign log still opens).
     public internal(set) var ignoredEvents: UInt64 = 0
