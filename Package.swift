@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "StorageTestSupport", targets: ["StorageTestSupport"]),
         // The NATS client, a product so that the fuzz targets (Fuzz/) reach its wire parser.
         .library(name: "NATSClient", targets: ["NATSClient"]),
+        .library(name: "Replication", targets: ["Replication"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
@@ -150,6 +151,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Replication of a store into a JetStream stream and bucket, restore from them, and
+        // read-only followers (docs/REPLICATION.md). Sits on the NATS client and the store;
+        // neither knows of it.
+        .target(
+            name: "Replication",
+            dependencies: ["NATSClient", "VirtualTourist", "EventLog", "BlobStore", "FileIO"]
+        ),
         // Deterministic synthetic events for the demo, the benchmarks and the tests.
         .target(name: "LogWorkload", dependencies: ["EventLog"]),
         // The app's events as real use makes them (pins, albums, downloads, New Collection):
@@ -166,6 +174,8 @@ let package = Package(
                 "AlbumPipeline",
                 "WebApp",
                 "Places",
+                "Replication",
+                "NATSClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -229,8 +239,15 @@ let package = Package(
         // The NATS client against real nats-server processes (scripts/nats-cluster).
         .testTarget(
             name: "NATSClientTests",
-            dependencies: ["NATSClient", .product(name: "NIOSSL", package: "swift-nio-ssl")]
+            dependencies: ["NATSClient", "NATSTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
+        // Replication, restore and follow against a real three-server cluster (scripts/nats-cluster).
+        .testTarget(
+            name: "ReplicationTests",
+            dependencies: ["Replication", "NATSClient", "NATSTestSupport", "VirtualTourist", "EventLog", "BlobStore"]
+        ),
+        // Real nats-server processes for a test, through scripts/nats-cluster.
+        .target(name: "NATSTestSupport", dependencies: ["NATSClient"], path: "Tests/NATSTestSupport"),
         .testTarget(
             name: "EventLogTests",
             dependencies: [

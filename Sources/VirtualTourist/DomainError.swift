@@ -35,6 +35,8 @@ public struct DomainError: Error, Sendable, CustomStringConvertible {
         public static let undecodableEvent = Code("undecodable-event")
         /// The store was closed.
         public static let closed = Code("closed")
+        /// The store is a read-only replica of another: changes are made on the original.
+        public static let readOnly = Code("read-only")
         /// The folder holds something other than a Virtual Tourist store.
         public static let notAStore = Code("not-a-store")
     }

@@ -30,6 +30,7 @@ struct WebError: HTTPResponseError {
         case .albumBusy, .wrongAlbumState, .staleCollection, .duplicatePin, .noOtherPhotos: status = .conflict
         case .invalidPlace, .invalidArgument: status = .badRequest
         case .closed: status = .serviceUnavailable
+        case .readOnly: status = .forbidden
         default: status = .internalServerError
         }
         self.init(status, error.code.name, error.message)

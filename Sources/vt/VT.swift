@@ -20,6 +20,7 @@ struct VT: AsyncParsableCommand {
             LogCommand.self, ShowCommand.self, HistoryCommand.self, StatsCommand.self,
             StateCommand.self, DiffCommand.self, ReplayCommand.self, BisectCommand.self,
             VerifyCommand.self, RepairCommand.self, CompactCommand.self, UpgradeCommand.self, ForgetCommand.self, GCCommand.self, SnapshotCommand.self, ExportCommand.self, ImportCommand.self,
+            ReplicateCommand.self, RestoreCommand.self, FollowCommand.self,
             LogDemoCommand.self,
             PlaceCommand.self,
         ],

@@ -1,5 +1,6 @@
 import Foundation
 import NATSClient
+import NATSTestSupport
 import Testing
 
 @Suite("JetStream and the Object Store against real nats-server processes")

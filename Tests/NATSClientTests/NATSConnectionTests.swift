@@ -1,5 +1,6 @@
 import Foundation
 import NATSClient
+import NATSTestSupport
 import NIOSSL
 import Testing
 

@@ -43,6 +43,8 @@ final class ActionProcessor: @unchecked Sendable {
     private let snapshots: SnapshotFolder
     private let blobs: BlobStore
     private let shared: Mutex<Shared>
+    /// Why every action is refused (a read-only replica), nil when actions are taken.
+    let refusal: String?
     private let wakeups: AsyncStream<Void>.Continuation
     private var task: Task<Void, Never>?
 
@@ -53,8 +55,9 @@ final class ActionProcessor: @unchecked Sendable {
 
     init(
         log: EventLog, state: TouristState, lastTimestamp: LogTimestamp, lastSnapshot: UInt64, snapshots: SnapshotFolder,
-        blobs: BlobStore
+        blobs: BlobStore, refusal: String? = nil
     ) {
+        self.refusal = refusal
         self.log = log
         self.clock = log.configuration.clock
         self.snapshots = snapshots
@@ -83,7 +86,8 @@ final class ActionProcessor: @unchecked Sendable {
     /// Runs an action: `build` proposes events from the current state; they are checked,
     /// appended and applied, or the action fails and nothing is appended.
     func submit(_ build: @escaping Build) async throws -> [RecordedEvent] {
-        try await enqueue(build: build, job: nil)
+        if let refusal { throw DomainError(.readOnly, refusal) }
+        return try await enqueue(build: build, job: nil)
     }
 
     private func enqueue(build: Build?, job: Job?) async throws -> [RecordedEvent] {
@@ -117,6 +121,11 @@ final class ActionProcessor: @unchecked Sendable {
             let proposals = events.map { ProposedEvent(event: $0) }
             let results = await processor.commit([{ _ in proposals }])
             return try results[0].get()
+        }
+
+        /// Appends and applies events another copy of the log holds (a replica's only way in).
+        func appendReplicated(_ events: [LogEvent]) async throws -> (state: TouristState, head: LogHead) {
+            try await processor.appendReplicated(events)
         }
 
         /// Waits for a snapshot that an append started (it is written from the state before a
@@ -298,6 +307,12 @@ final class ActionProcessor: @unchecked Sendable {
         lastTimestamp = now
         publish(StoreChange(events: accepted.flatMap(\.1), state: state), head: log.head)
         for (position, recorded) in accepted { results[position] = .success(recorded) }
+        startSnapshotIfDue()
+        return finished()
+    }
+
+    /// Starts writing a snapshot off the action path when the state passed a multiple of the interval.
+    private func startSnapshotIfDue() {
         let start = shared.withLock { shared in
             guard !shared.snapshotInFlight, isDue(shared) else { return false }
             shared.snapshotInFlight = true
@@ -319,7 +334,38 @@ final class ActionProcessor: @unchecked Sendable {
                 }
             }
         }
-        return finished()
+    }
+
+    /// Appends events that another copy of the log holds, verbatim (their payloads and times),
+    /// and applies them without the rules: the original checked them. For a replica.
+    func appendReplicated(_ events: [LogEvent]) async throws -> (state: TouristState, head: LogHead) {
+        guard let first = events.first else { return (state, shared.withLock { $0.publishedHead }) }
+        guard first.sequence == state.sequence + 1 else {
+            throw DomainError(.invalidArgument, "replicated event \(first.sequence) does not follow this store's last event, \(state.sequence)")
+        }
+        var scratch = state
+        var recorded: [RecordedEvent] = []
+        recorded.reserveCapacity(events.count)
+        for event in events {
+            guard !event.isErased else {
+                throw DomainError(
+                    .invalidArgument, "replicated event \(event.sequence) was erased; a replica takes erased events only in a restore")
+            }
+            let decoded = try EventCodec.decode(event)
+            scratch.apply(decoded)
+            recorded.append(decoded)
+        }
+        do {
+            _ = try await log.append(contentsOf: events.map { Array($0.payload) }, timestamps: events.map(\.timestamp))
+        } catch {
+            throw DomainError(.storage, "the replica's log did not accept events \(first.sequence)…: \(error)", cause: error)
+        }
+        state = scratch
+        lastTimestamp = max(lastTimestamp, events[events.count - 1].timestamp)
+        let head = log.head
+        publish(StoreChange(events: recorded, state: state), head: head)
+        startSnapshotIfDue()
+        return (state, head)
     }
 
     /// Writes a snapshot of the published state now (waiting for one in flight, never beside

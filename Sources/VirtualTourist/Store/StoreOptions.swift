@@ -20,6 +20,10 @@ public struct StoreOptions: Sendable {
     public var retention: Duration = .seconds(24 * 3600)
     /// How often the store collects unused photo blobs while open; nil: only when asked.
     public var collectionInterval: Duration? = .seconds(600)
+    /// Set for a read-only replica (docs/REPLICATION.md, "Follow"): what it follows, named in the
+    /// message that refuses every action. Events then come only through
+    /// ``TouristStore/appendReplicated(_:)``.
+    public var replicaOf: String? = nil
 
     public init() {}
 }

@@ -40,6 +40,7 @@ extension TouristStore {
     ///   `.invalidArgument` for a format-1 log (upgrade first); `.storage`.
     @discardableResult
     public func forget(_ pin: PinID, progress: (@Sendable (String) -> Void)? = nil) async throws -> ForgetReport {
+        if let refusal = processor.refusal { throw DomainError(.readOnly, refusal) }
         guard log.format == .v2 else {
             throw DomainError(.invalidArgument, "the store at \(folder) has a format-1 log, which cannot erase events; run vt upgrade first")
         }

@@ -37,7 +37,7 @@ public final class TouristStore: Sendable {
     /// (docs/FORMAT.md, "Upgrade from format 1").
     /// `forget.pending` only while a forget is under way (docs/EVENTS.md, "Forgetting a place").
     static let entries: Set<String> = [
-        "log", "snapshots", "blobs", "log.format1", "log.upgrade", forgetMarkerName, forgetMarkerName + ".tmp",
+        "log", "snapshots", "blobs", "replication", "log.format1", "log.upgrade", forgetMarkerName, forgetMarkerName + ".tmp",
     ]
 
     var logPath: String { Path.join(folder, "log") }
@@ -73,7 +73,10 @@ public final class TouristStore: Sendable {
             let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem, options: options.blobs)
             let processor = ActionProcessor(
                 log: log, state: state, lastTimestamp: lastTimestamp, lastSnapshot: base?.sequence ?? 0,
-                snapshots: snapshots, blobs: blobs)
+                snapshots: snapshots, blobs: blobs,
+                refusal: options.replicaOf.map {
+                    "this store is a read-only replica of \($0); make changes on the original store"
+                })
             let report = OpenReport(
                 logRecovery: log.recovery, snapshot: base?.sequence, skippedSnapshots: skipped,
                 replayedEvents: state.sequence - start.sequence, duration: ContinuousClock.now - started)

@@ -9,14 +9,14 @@ import NATSClient
 /// Real nats-server processes for one test, started by scripts/nats-cluster on ports that were
 /// free (a random base, tried again elsewhere when taken), and killed with SIGKILL at the end.
 /// The script also kills them if this test process dies first (NATS_CLUSTER_WATCH_PID).
-final class NATSTestServers: Sendable {
-    let directory: String
-    let basePort: Int
-    let count: Int
+public final class NATSTestServers: Sendable {
+    public let directory: String
+    public let basePort: Int
+    public let count: Int
     /// The client URLs, comma-separated, as `start` printed them.
-    let urls: String
+    public let urls: String
 
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
 
     private init(directory: String, basePort: Int, count: Int, urls: String) {
@@ -28,7 +28,7 @@ final class NATSTestServers: Sendable {
 
     /// Starts `count` servers (1, or 3 as a cluster), with `auth` passed to the script
     /// (`["--user", "ann", "--password", "pw"]` or `["--token", "t"]`).
-    static func start(count: Int = 1, auth: [String] = []) async throws -> NATSTestServers {
+    public static func start(count: Int = 1, auth: [String] = []) async throws -> NATSTestServers {
         var lastError = ""
         for _ in 0..<6 {
             let directory = NSTemporaryDirectory() + "vt-nats-\(UUID().uuidString.prefix(8))"
@@ -45,35 +45,35 @@ final class NATSTestServers: Sendable {
         throw NATSError.invalidArgument("scripts/nats-cluster start failed six times; last: \(lastError)")
     }
 
-    func port(_ server: Int) -> Int { basePort + server - 1 }
-    func url(_ server: Int) -> String { "nats://127.0.0.1:\(port(server))" }
+    public func port(_ server: Int) -> Int { basePort + server - 1 }
+    public func url(_ server: Int) -> String { "nats://127.0.0.1:\(port(server))" }
 
     /// kill -9 of server `server` (1-based).
-    func kill(_ server: Int) async throws {
+    public func kill(_ server: Int) async throws {
         let result = try await Self.script(["kill", directory, String(server)])
         guard result.status == 0 else { throw NATSError.invalidArgument("kill failed: \(result.errors)") }
     }
 
     /// Starts server `server` again, with its config and store, once it answers.
-    func restart(_ server: Int) async throws {
+    public func restart(_ server: Int) async throws {
         let result = try await Self.script(["restart", directory, String(server)])
         guard result.status == 0 else { throw NATSError.invalidArgument("restart failed: \(result.errors)") }
     }
 
-    func stop() async {
+    public func stop() async {
         _ = try? await Self.script(["stop", directory])
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    struct ScriptResult { var status: Int32; var output: String; var errors: String }
+    public struct ScriptResult { public var status: Int32; public var output: String; public var errors: String }
 
-    static func script(_ arguments: [String]) async throws -> ScriptResult {
+    public static func script(_ arguments: [String]) async throws -> ScriptResult {
         try await run(repository + "/scripts/nats-cluster", arguments)
     }
 
     /// Runs a program with posix_spawn and reaps it with waitpid: Foundation's Process left the
     /// script a zombie here, reporting it running for ever (the servers it starts outlive it).
-    static func run(_ path: String, _ arguments: [String]) async throws -> ScriptResult {
+    public static func run(_ path: String, _ arguments: [String]) async throws -> ScriptResult {
         let outputPath = NSTemporaryDirectory() + "vt-nats-script-\(UUID().uuidString)"
         defer {
             try? FileManager.default.removeItem(atPath: outputPath + ".out")
@@ -107,7 +107,7 @@ final class NATSTestServers: Sendable {
 }
 
 /// Runs `body` with fresh servers, which are killed afterwards even when `body` throws.
-func withNATSServers<T>(
+public func withNATSServers<T>(
     count: Int = 1, auth: [String] = [], _ body: (NATSTestServers) async throws -> T
 ) async throws -> T {
     let servers = try await NATSTestServers.start(count: count, auth: auth)
@@ -122,7 +122,7 @@ func withNATSServers<T>(
 }
 
 /// Options for tests: quick to give up on a dead server, generous for a loaded machine.
-func testOptions(connectTimeout: Duration = .seconds(10)) -> NATSOptions {
+public func testOptions(connectTimeout: Duration = .seconds(10)) -> NATSOptions {
     var options = NATSOptions()
     options.connectTimeout = connectTimeout
     options.attemptTimeout = .seconds(3)
@@ -132,7 +132,7 @@ func testOptions(connectTimeout: Duration = .seconds(10)) -> NATSOptions {
 }
 
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async rethrows -> Bool {
+public func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }

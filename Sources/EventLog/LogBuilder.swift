@@ -1,0 +1,170 @@
+import FileIO
+
+/// What makes one log's chain its own: the log id and the origin its anchor is derived from
+/// (FORMAT.md, "The event chain"). Two logs with the same identity and the same events have
+/// the same head hash after every event, however their files group them.
+public struct LogIdentity: Hashable, Sendable {
+    /// The 16-byte log id.
+    public var logID: [UInt8]
+    /// The format-1 history an upgraded log is anchored to (``LogOrigin/none`` otherwise).
+    public var origin: LogOrigin
+
+    public init(logID: [UInt8], origin: LogOrigin) {
+        self.logID = logID
+        self.origin = origin
+    }
+
+    /// The chain's head before event 1.
+    public var anchor: ChainHash { origin.anchor(logID: logID) }
+
+    /// The log id as 32 lowercase hex digits, as FORMAT.md shows it.
+    public var logIDHex: String { hex(logID) }
+}
+
+extension LogOrigin: Hashable {
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(sequence)
+        hasher.combine(hash?.bytes)
+    }
+}
+
+extension LogReader {
+    /// The identity of a format-2 log (nil while it has no data file). A format-1 log has a
+    /// chain over batches, not events, and is refused: `vt upgrade` converts it.
+    public func identity() throws -> LogIdentity? {
+        try refresh()
+        guard let format else { return nil }
+        guard format == .v2 else {
+            throw LogError(
+                .invalidArgument,
+                "\(directory) is a format-1 log, whose chain links batches rather than events; `vt upgrade` converts it")
+        }
+        var files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        try files.refresh()
+        guard let logID = files.logID else { return nil }
+        return LogIdentity(logID: logID, origin: files.origin)
+    }
+}
+
+/// Builds a new format-2 log from events another copy of it holds (a restore from a
+/// replica): the events keep their sequence numbers, times and erasures, and the new log has
+/// the other's identity, so its chain is the same, hash for hash. Events go into sealed block
+/// files written by the swap protocol's writer (synced, read back and rehashed); ``finish()``
+/// adds the empty hot-tail segment after them, after which the folder opens as any log.
+///
+/// ```swift
+/// var builder = try LogBuilder(directory: "/new/log", identity: identity)
+/// for event in events { try builder.add(event) }   // 1, 2, 3, … with their times
+/// let head = try builder.finish()                   // compare with the original's head
+/// ```
+///
+/// Memory: one block file's worth of events at most. On any failure, ``abandon()`` removes
+/// what was written; the caller owns the folder.
+public struct LogBuilder {
+    public let directory: String
+    public let identity: LogIdentity
+    private let configuration: LogConfiguration
+    private let fileSystem: any FileSystem
+    private var writer: BlockFileWriter?
+    private var rawInFile = 0
+    private var chain: ChainHash
+    private var time = Format2.timeBeforeFirstEvent
+    /// The sequence number the next event must have.
+    public private(set) var nextSequence: UInt64 = 1
+    private var finished = false
+
+    /// Block files about the size compaction makes, as ``LogUpgrade`` writes them.
+    private static let blocksPerFile = 8
+
+    /// Creates `directory`, which must not exist yet.
+    public init(
+        directory: String, identity: LogIdentity, configuration: LogConfiguration = LogConfiguration(),
+        fileSystem: any FileSystem = PosixFileSystem()
+    ) throws {
+        guard identity.logID.count == LogFormat.segmentLogIDSize else {
+            throw LogError(.invalidArgument, "a log id is \(LogFormat.segmentLogIDSize) bytes, not \(identity.logID.count)")
+        }
+        guard try io("look at \(directory)", { try fileSystem.status(directory) }) == nil else {
+            throw LogError(.invalidArgument, "\(directory) exists already; a log is built in a new folder", file: directory)
+        }
+        self.directory = directory
+        self.identity = identity
+        self.configuration = configuration
+        self.fileSystem = fileSystem
+        chain = identity.anchor
+        try io("create \(directory)") { try fileSystem.createDirectoryDurably(directory) }
+    }
+
+    /// The head after the events added so far.
+    public var head: LogHead { LogHead(sequence: nextSequence - 1, hash: writer?.chainAfter ?? chain) }
+
+    /// Adds the next event: its sequence must follow the last one's and its time must not go
+    /// back. An erased event is added erased (its digest keeps its place in the chain).
+    public mutating func add(_ event: LogEvent) throws {
+        precondition(!finished, "the log is finished")
+        guard event.sequence == nextSequence else {
+            throw LogError(
+                .invalidArgument, "event \(event.sequence) came where event \(nextSequence) belongs", sequence: event.sequence)
+        }
+        let micros = event.timestamp.microsecondsSinceEpoch
+        guard micros >= time else {
+            throw LogError(
+                .invalidArgument, "event \(event.sequence)'s time goes back before the event before it", sequence: event.sequence)
+        }
+        if writer == nil {
+            writer = try BlockFileWriter(
+                directory: directory, firstSequence: nextSequence, timeBefore: time, chainBefore: chain,
+                configuration: configuration, fileSystem: fileSystem)
+        }
+        if let digest = event.erasedDigest, let kept = event.keptBytes {
+            writer!.addErased(digest: Array(digest), kept: Array(kept), at: micros)
+        } else {
+            try writer!.add(event.payload, at: micros)
+        }
+        rawInFile += event.payload.count
+        time = micros
+        nextSequence += 1
+        if rawInFile >= configuration.blockSize * Self.blocksPerFile { try closeFile() }
+    }
+
+    /// Writes the open block file out, checked and named.
+    private mutating func closeFile() throws {
+        guard var current = writer else { return }
+        writer = nil
+        do {
+            _ = try current.finish(logID: identity.logID, origin: identity.origin, createdAt: configuration.clock.now())
+            try current.commit()
+        } catch {
+            current.abandon()
+            throw error
+        }
+        chain = current.chainAfter
+        rawInFile = 0
+    }
+
+    /// Writes the last block file and the empty hot-tail segment after it, and returns the
+    /// head after the last event.
+    public mutating func finish() throws -> LogHead {
+        precondition(!finished, "the log is finished")
+        try closeFile()
+        let header = TailSegmentHeader(
+            firstSequence: nextSequence, logID: identity.logID, createdAt: configuration.clock.now(), timeBefore: time,
+            chainBefore: chain, origin: identity.origin)
+        try TailWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
+        let directory = directory
+        try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }
+        finished = true
+        return LogHead(sequence: nextSequence - 1, hash: chain)
+    }
+
+    /// Gives up: everything written is removed, the folder too.
+    public func abandon() {
+        writer?.abandon()
+        try? fileSystem.removeTree(directory)
+    }
+}
+
+extension LogEvent {
+    /// Whether an erased event's stored bytes (digest and what was kept) may have this length.
+    public static func isErasedLength(_ length: UInt64) -> Bool { Format2.erasedLengths.contains(length) }
+}

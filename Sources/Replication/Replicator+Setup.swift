@@ -1,0 +1,72 @@
+import EventLog
+import NATSClient
+
+extension Replicator {
+    /// Makes the stream, or finds it; returns the replicas its bucket should have too. Without
+    /// an explicit count, 3 on a cluster and 1 on a lone server (which refuses more).
+    static func makeStream(_ stream: ReplicationStream, jetStream: JetStream, replicas: Int?) async throws -> Int {
+        if let replicas, !(1...5).contains(replicas) {
+            throw ReplicationError.invalid("a stream keeps 1 to 5 copies, not \(replicas)")
+        }
+        do {
+            let info = try await jetStream.createOrLookUpStream(stream.configuration(replicas: replicas ?? 3))
+            guard info.config.subjects == [stream.subject] else {
+                throw ReplicationError.conflict(
+                    "the stream \(stream.name) exists with subjects \(info.config.subjects), not [\(stream.subject)]: it is not a store's replica")
+            }
+            return info.config.replicas
+        } catch let error as JetStreamAPIError where replicas == nil && error.errorCode == 10074 {
+            // "replicas > 1 not supported in non-clustered mode"
+            _ = try await clusterCall("create the stream \(stream.name)") {
+                try await jetStream.createOrLookUpStream(stream.configuration(replicas: 1))
+            }
+            return 1
+        } catch let error as JetStreamAPIError {
+            throw ReplicationError.cluster("the cluster refused to create the stream \(stream.name): \(error)")
+        } catch let error as NATSError {
+            throw ReplicationError.cluster("cannot reach JetStream to create the stream \(stream.name): \(error)")
+        }
+    }
+
+    /// What the stream already holds of this store: the head it acknowledged last and the stream
+    /// sequence of that message. Refuses a stream that holds another history.
+    static func reconcile(
+        _ stream: ReplicationStream, jetStream: JetStream, identity: LogIdentity, reader: LogReader, store: String
+    ) async throws -> (LogHead, UInt64) {
+        let last: StoredMessage
+        do {
+            last = try await jetStream.lastMessage(stream: stream.name, subject: stream.subject)
+        } catch let error as JetStreamAPIError where error.errorCode == JetStreamAPIError.noMessageFound {
+            return (LogHead(sequence: 0, hash: identity.anchor), 0)
+        } catch {
+            throw ReplicationError.cluster("cannot read the last message of stream \(stream.name): \(error)")
+        }
+        let summary = try BatchHeader.read(last.headers, where: "stream \(stream.name) message \(last.sequence)")
+        guard summary.identity == identity else {
+            throw ReplicationError.conflict(
+                "the stream \(stream.name) holds the log \(summary.identity.logIDHex), not this store's \(identity.logIDHex);"
+                    + " choose another stream with --stream")
+        }
+        let local = try storage { try reader.head(at: summary.last) }
+        guard let local else {
+            let mine = (try? reader.lastSequence()) ?? 0
+            throw ReplicationError.conflict(
+                "the stream \(stream.name) holds events up to \(summary.last), but the store at \(store) only up to \(mine):"
+                    + " another copy of this store wrote them. Nothing was overwritten; restore from the stream (vt restore) to continue from it")
+        }
+        guard local.hash == summary.head else {
+            throw ReplicationError.conflict(
+                "the stream \(stream.name) and the store at \(store) differ at or before event \(summary.last)"
+                    + " (head \(summary.head.description.prefix(16))… there, \(local.hash.description.prefix(16))… here):"
+                    + " another copy of this store wrote to the stream. Nothing was overwritten")
+        }
+        return (local, last.sequence)
+    }
+
+    /// Runs a request to the cluster, naming what it was for when it fails.
+    static func clusterCall<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let error as ReplicationError { throw error } catch {
+            throw ReplicationError.cluster("cannot \(what): \(error)")
+        }
+    }
+}

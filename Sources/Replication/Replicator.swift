@@ -1,0 +1,409 @@
+import BlobStore
+import EventLog
+import FileIO
+import Foundation
+import NATSClient
+import Synchronization
+import VirtualTourist
+
+/// How a replicator ships.
+public struct ReplicationOptions: Sendable {
+    /// The stream's name (default `VT_` and the log id).
+    public var stream: String? = nil
+    /// Copies the cluster keeps (default 3, or 1 on a server that is not clustered).
+    public var replicas: Int? = nil
+    /// The most events, and bytes of body, one message carries.
+    public var maxBatchEvents = 4096
+    public var maxBatchBytes = 512 << 10
+    /// How often a caught-up replicator looks at the log again.
+    public var pollInterval: Duration = .milliseconds(20)
+    /// How long to wait before trying the cluster again after a failure.
+    public var retryDelay: Duration = .milliseconds(200)
+    /// How long ``Replicator/shipAvailable()`` keeps retrying before it gives up.
+    public var giveUpAfter: Duration = .seconds(60)
+
+    public init() {}
+}
+
+/// Where replication stands: what the local log holds, what the cluster acknowledged.
+public struct ReplicationStatus: Codable, Equatable, Sendable {
+    public var stream: String
+    public var servers: String
+    public var localEvents: UInt64
+    public var acknowledgedEvents: UInt64
+    /// Events in the local log the cluster has not acknowledged.
+    public var lagEvents: UInt64
+    public var photosUploaded: Int
+    /// Photos the shipped events name that the bucket does not have yet.
+    public var photosPending: Int
+    /// Photos an event names whose bytes the store no longer had when they were to be shipped.
+    public var photosMissing: Int
+    public var connected: Bool
+    /// The last failure, while replication retries (nil when the last attempt worked).
+    public var lastError: String?
+    public var acknowledgedAt: String?
+
+    /// What a store's record says, beside a log that holds `localEvents` (no cluster asked).
+    public init(record: ReplicationRecord, localEvents: UInt64) {
+        self.init(
+            stream: record.stream, servers: record.servers, localEvents: localEvents, acknowledgedEvents: record.acknowledgedEvent,
+            lagEvents: localEvents - min(localEvents, record.acknowledgedEvent), photosUploaded: record.photosUploaded,
+            photosPending: 0, photosMissing: record.photosMissing, connected: false, lastError: nil,
+            acknowledgedAt: record.acknowledgedAt)
+    }
+
+    init(
+        stream: String, servers: String, localEvents: UInt64, acknowledgedEvents: UInt64, lagEvents: UInt64, photosUploaded: Int,
+        photosPending: Int, photosMissing: Int, connected: Bool, lastError: String?, acknowledgedAt: String?
+    ) {
+        self.stream = stream
+        self.servers = servers
+        self.localEvents = localEvents
+        self.acknowledgedEvents = acknowledgedEvents
+        self.lagEvents = lagEvents
+        self.photosUploaded = photosUploaded
+        self.photosPending = photosPending
+        self.photosMissing = photosMissing
+        self.connected = connected
+        self.lastError = lastError
+        self.acknowledgedAt = acknowledgedAt
+    }
+}
+
+/// Ships a store's events, in order and with the chain's head, into a JetStream stream, and its
+/// photos into an Object Store bucket (docs/REPLICATION.md). It reads the log's files as any
+/// reader does, so it never holds the store's writer back, and may run in the app's process
+/// (`vt serve --replicate`) or beside it (`vt replicate`).
+///
+/// ```swift
+/// let replicator = try await Replicator.start(store: "/albums", connection: nats)
+/// try await replicator.run()          // until cancelled; or shipAvailable() once
+/// ```
+///
+/// Exactly once: every batch has a message id (its first and last sequence), so a retried
+/// publish is stored once, and an expected last stream sequence, so a batch lands only right
+/// after the one before it — a second writer is fenced off with ``ReplicationError/conflict(_:)``.
+public final class Replicator: @unchecked Sendable {
+    public let storeFolder: String
+    public let stream: ReplicationStream
+    public let identity: LogIdentity
+    let options: ReplicationOptions
+    let connection: NATSConnection
+    let jetStream: JetStream
+    let bucket: ObjectStore
+    let blobs: BlobStore
+    let servers: String
+    let fileSystem: any FileSystem = PosixFileSystem()
+    let photoList: PhotoList
+    let shared: Mutex<Shared>
+    // Touched only by the shipping task (``shipAvailable()`` and ``run()`` never overlap).
+    let reader: LogReader
+    var cursor: LogCursor
+    var chain: EventChain
+    var pending: ReplicationBatch?
+    /// An event read that did not fit the last batch: the next one starts with it.
+    var carried: LogEvent?
+    var lastSaved = ContinuousClock.now
+
+    struct Shared {
+        var record: ReplicationRecord
+        var uploaded: Set<String>
+        var missing: Set<String> = []
+        var localEvents: UInt64
+        var lastError: String?
+        var photosPending = 0
+        var shipping = false
+    }
+
+    /// Opens the store's log for reading, makes (or finds) the stream and the bucket, and checks
+    /// that the stream holds a prefix of this store's history.
+    ///
+    /// - Throws: ``ReplicationError``: `.invalid` for a format-1 store or a bad stream name,
+    ///   `.conflict` when the stream holds another history, `.cluster` when it cannot be reached.
+    public static func start(
+        store folder: String, connection: NATSConnection, servers: String, options: ReplicationOptions = ReplicationOptions()
+    ) async throws -> Replicator {
+        let logPath = Path.join(folder, "log")
+        let reader: LogReader
+        let identity: LogIdentity
+        do {
+            reader = try LogReader(directory: logPath)
+            guard let found = try reader.identity() else {
+                throw ReplicationError.invalid("the store at \(folder) has no log yet; open it once (vt pins) and replicate then")
+            }
+            identity = found
+        } catch let error as LogError {
+            throw ReplicationError.invalid("the store at \(folder) cannot be replicated: \(error.message)")
+        }
+        let stream = try options.stream.map(ReplicationStream.init(name:)) ?? ReplicationStream(for: identity)
+        let jetStream = JetStream(connection)
+        let replicas = try await Self.makeStream(stream, jetStream: jetStream, replicas: options.replicas)
+        let bucket = try await clusterCall("create the photo bucket \(stream.bucket)") {
+            try await ObjectStore.createOrLookUp(jetStream, bucket: stream.bucket, replicas: replicas)
+        }
+        let (acknowledged, streamSequence) = try await reconcile(stream, jetStream: jetStream, identity: identity, reader: reader, store: folder)
+        do {
+            try FileManager.default.createDirectory(atPath: ReplicationRecord.folder(ofStore: folder), withIntermediateDirectories: true)
+        } catch {
+            throw ReplicationError.storage("cannot create \(ReplicationRecord.folder(ofStore: folder)): \(error)")
+        }
+        let old = try ReplicationRecord.load(store: folder, stream: stream.name)
+        let record = ReplicationRecord(
+            stream: stream.name, servers: servers, acknowledgedEvent: acknowledged.sequence, streamSequence: streamSequence,
+            head: acknowledged.hash.description, photosUploaded: old?.photosUploaded ?? 0, photosMissing: old?.photosMissing ?? 0,
+            acknowledgedAt: old?.acknowledgedAt)
+        let blobs: BlobStore
+        do { blobs = try BlobStore(directory: Path.join(folder, "blobs")) } catch {
+            throw ReplicationError.storage("the photos of \(folder) cannot be read: \(error)")
+        }
+        return try Replicator(
+            store: folder, stream: stream, identity: identity, options: options, connection: connection, jetStream: jetStream,
+            bucket: bucket, blobs: blobs, servers: servers, reader: reader, record: record, acknowledged: acknowledged)
+    }
+
+    private init(
+        store: String, stream: ReplicationStream, identity: LogIdentity, options: ReplicationOptions, connection: NATSConnection,
+        jetStream: JetStream, bucket: ObjectStore, blobs: BlobStore, servers: String, reader: LogReader, record: ReplicationRecord,
+        acknowledged: LogHead
+    ) throws {
+        storeFolder = store
+        self.stream = stream
+        self.identity = identity
+        self.options = options
+        self.connection = connection
+        self.jetStream = jetStream
+        self.bucket = bucket
+        self.blobs = blobs
+        self.servers = servers
+        self.reader = reader
+        photoList = try PhotoList(store: store, stream: stream.name)
+        shared = Mutex(Shared(
+            record: record, uploaded: ReplicationRecord.loadPhotos(store: store, stream: stream.name),
+            localEvents: acknowledged.sequence))
+        cursor = try Self.storage { try reader.events(from: acknowledged.sequence + 1) }
+        chain = EventChain(head: acknowledged.hash, after: acknowledged.sequence)
+        try record.save(store: store, fileSystem: fileSystem)
+    }
+
+    /// Where replication stands now.
+    public var status: ReplicationStatus {
+        let local = (try? reader.lastSequence()) ?? 0
+        return shared.withLock { shared in
+            let acknowledged = shared.record.acknowledgedEvent
+            let total = max(local, shared.localEvents)
+            return ReplicationStatus(
+                stream: stream.name, servers: servers, localEvents: total, acknowledgedEvents: acknowledged,
+                lagEvents: total - min(total, acknowledged), photosUploaded: shared.record.photosUploaded,
+                photosPending: shared.photosPending,
+                photosMissing: shared.record.photosMissing, connected: connection.isConnected, lastError: shared.lastError,
+                acknowledgedAt: shared.record.acknowledgedAt)
+        }
+    }
+
+    /// Ships every event the log holds now, retrying failures of the cluster for up to
+    /// ``ReplicationOptions/giveUpAfter``; returns the status after.
+    @discardableResult
+    public func shipAvailable(progress: (@Sendable (ReplicationStatus) -> Void)? = nil) async throws -> ReplicationStatus {
+        try claim()
+        defer { shared.withLock { $0.shipping = false } }
+        var failingSince: ContinuousClock.Instant? = nil
+        while true {
+            do {
+                guard try await shipNext() else { break }
+                failingSince = nil
+                if let progress, shared.withLock({ $0.record.acknowledgedEvent }) & 0x3FFF < UInt64(options.maxBatchEvents) {
+                    progress(status)
+                }
+            } catch let error where Self.isTransient(error) {
+                let since = failingSince ?? .now
+                failingSince = since
+                note(error)
+                guard ContinuousClock.now - since < options.giveUpAfter else {
+                    throw ReplicationError.cluster("the cluster did not accept events for \(options.giveUpAfter): \(error)")
+                }
+                try await Task.sleep(for: options.retryDelay)
+            }
+        }
+        try saveRecord()
+        return status
+    }
+
+    /// Ships continuously until the task is cancelled: new events within ``ReplicationOptions/pollInterval``
+    /// of their commit; failures of the cluster are retried for as long as it takes (the status
+    /// shows the lag and the last error meanwhile). Throws only what retrying cannot cure: a
+    /// conflict, a damaged log.
+    public func run() async throws {
+        try claim()
+        defer { shared.withLock { $0.shipping = false } }
+        while !Task.isCancelled {
+            do {
+                if try await shipNext() { continue }
+                try saveRecord()
+                try await Task.sleep(for: options.pollInterval)
+            } catch is CancellationError {
+                break
+            } catch let error where Self.isTransient(error) {
+                note(error)
+                try? await Task.sleep(for: options.retryDelay)
+            }
+        }
+        try? saveRecord()
+    }
+
+    private func claim() throws {
+        let free = shared.withLock { shared in
+            defer { shared.shipping = true }
+            return !shared.shipping
+        }
+        guard free else { throw ReplicationError.invalid("this replicator is already shipping") }
+    }
+
+    private func note(_ error: any Error) {
+        shared.withLock { $0.lastError = "\(error)" }
+    }
+
+    /// Ships one batch (the one that failed last, or the next from the log); false when the log
+    /// has nothing more.
+    private func shipNext() async throws -> Bool {
+        if pending == nil { pending = try nextBatch() }
+        guard let batch = pending else { return false }
+        try await uploadPhotos(of: batch)
+        try await publish(batch)
+        pending = nil
+        return true
+    }
+
+    private func nextBatch() throws -> ReplicationBatch? {
+        var events: [LogEvent] = []
+        var bytes = ReplicationBatch.fixedSize
+        let limit = min(options.maxBatchBytes, (connection.serverInfo?.maxPayload ?? 1 << 20) - 8192)
+        while events.count < options.maxBatchEvents, bytes < limit {
+            guard let event = try carried ?? Self.storage({ try cursor.next() }) else { break }
+            carried = nil
+            let size = ReplicationBatch.perEventSize + event.payload.count
+            guard events.isEmpty || bytes + size <= limit else {
+                carried = event
+                break
+            }
+            guard size + ReplicationBatch.fixedSize <= limit else {
+                throw ReplicationError.invalid(
+                    "event \(event.sequence) has \(event.payload.count) bytes, more than one message to the cluster can carry")
+            }
+            if let digest = event.erasedDigest {
+                digest.withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
+            } else {
+                chain.append(time: event.timestamp, payload: event.payload)
+            }
+            events.append(event)
+            bytes += size
+        }
+        guard !events.isEmpty else { return nil }
+        shared.withLock { $0.localEvents = max($0.localEvents, events[events.count - 1].sequence) }
+        return ReplicationBatch(events: events, head: chain.head)
+    }
+
+    /// The photos a batch's events name (an erased event names none).
+    static func photos(in batch: ReplicationBatch) -> [String] {
+        batch.events.compactMap { event -> String? in
+            guard !event.isErased, let recorded = try? EventCodec.decode(event),
+                case .photoDownloaded(let photo) = recorded.event
+            else { return nil }
+            return photo.digest.description
+        }
+    }
+
+    /// Puts each photo the batch names into the bucket, once: before the events, so that a
+    /// restore of any acknowledged point finds its photos.
+    private func uploadPhotos(of batch: ReplicationBatch) async throws {
+        let names = shared.withLock { shared in
+            let names = Self.photos(in: batch).filter { !shared.uploaded.contains($0) && !shared.missing.contains($0) }
+            shared.photosPending = names.count
+            return names
+        }
+        for name in names {
+            guard let digest = BlobDigest(hex: name) else { continue }
+            let bytes: [UInt8]?
+            do { bytes = try blobs.get(digest) } catch {
+                throw ReplicationError.storage("the photo \(name) cannot be read from \(storeFolder): \(error)")
+            }
+            guard let bytes else {
+                // Collected since (the album dropped it): restores show it as missing, as imports do.
+                shared.withLock {
+                    $0.missing.insert(name)
+                    $0.record.photosMissing += 1
+                    $0.photosPending -= 1
+                }
+                continue
+            }
+            if try await bucket.info(name) == nil { try await bucket.put(name, data: bytes) }
+            try photoList.append(name)
+            shared.withLock {
+                $0.uploaded.insert(name)
+                $0.record.photosUploaded += 1
+                $0.photosPending -= 1
+            }
+        }
+    }
+
+    private func publish(_ batch: ReplicationBatch) async throws {
+        let expected = shared.withLock { $0.record.streamSequence }
+        let headers = try BatchHeader.make(batch, identity: identity)
+        do {
+            let ack = try await jetStream.publish(
+                stream.subject, payload: batch.encoded(), messageID: "\(batch.firstSequence)-\(batch.lastSequence)",
+                expectedLastSequence: expected, headers: headers)
+            guard ack.stream == stream.name else {
+                throw ReplicationError.conflict("the subject \(stream.subject) is captured by the stream \(ack.stream), not \(stream.name)")
+            }
+            acknowledged(batch, streamSequence: ack.sequence)
+        } catch let error as JetStreamAPIError where error.isWrongLastSequence {
+            // Either our own publish landed and its answer was lost past the duplicate window, or
+            // someone else wrote: only the stream's last message can tell.
+            let last = try await jetStream.lastMessage(stream: stream.name, subject: stream.subject)
+            let summary = try BatchHeader.read(last.headers, where: "stream \(stream.name) message \(last.sequence)")
+            guard summary.identity == identity, summary.last == batch.lastSequence, summary.head == batch.head else {
+                throw ReplicationError.conflict(
+                    "another writer appended to stream \(stream.name) (its last message \(last.sequence) holds events"
+                        + " \(summary.first)…\(summary.last), where this store expected to add \(batch.firstSequence)…\(batch.lastSequence));"
+                        + " nothing was overwritten. Is a copy of this store replicating to the same stream?")
+            }
+            acknowledged(batch, streamSequence: last.sequence)
+        }
+    }
+
+    private func acknowledged(_ batch: ReplicationBatch, streamSequence: UInt64) {
+        let now = ISO8601DateFormatter().string(from: Date())
+        shared.withLock {
+            $0.record.acknowledgedEvent = batch.lastSequence
+            $0.record.streamSequence = streamSequence
+            $0.record.head = batch.head.description
+            $0.record.acknowledgedAt = now
+            $0.lastError = nil
+        }
+        if ContinuousClock.now - lastSaved > .seconds(1) { try? saveRecord() }
+    }
+
+    private func saveRecord() throws {
+        lastSaved = .now
+        try shared.withLock { $0.record }.save(store: storeFolder, fileSystem: fileSystem)
+    }
+
+    static func isTransient(_ error: any Error) -> Bool {
+        switch error {
+        case is ReplicationError: false
+        case is CancellationError: false
+        case let error as NATSError:
+            switch error {
+            case .invalidURL, .authorizationViolation, .tls, .invalidArgument, .payloadTooLarge: false
+            default: true
+            }
+        default: true  // JetStream's own errors during an election (no leader, not current) pass
+        }
+    }
+
+    static func storage<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as LogError {
+            throw ReplicationError.storage("the log cannot be read: \(error.message)")
+        }
+    }
+}

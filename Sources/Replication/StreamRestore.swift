@@ -1,0 +1,205 @@
+import BlobStore
+import EventLog
+import FileIO
+import Foundation
+import NATSClient
+import VirtualTourist
+
+/// Where a restore stops.
+public enum RestorePoint: Sendable, Equatable {
+    /// After this event.
+    case sequence(UInt64)
+    /// After the last event at or before this time.
+    case time(LogTimestamp)
+}
+
+/// What a restore built.
+public struct RestoreReport: Sendable, Equatable {
+    public var events: UInt64 = 0
+    public var head: LogHead?
+    public var messages = 0
+    public var photos = 0
+    /// Photos the restored state shows that the bucket did not have.
+    public var missingPhotos = 0
+    public var seconds = 0.0
+}
+
+/// Builds a new store from a replication stream and its photo bucket (docs/REPLICATION.md,
+/// "Restore"). Every message is checked against the head shipped with it; the log is written
+/// beside the target as `<folder>.restoring` and renamed into place only when whole, so an
+/// interrupted restore leaves nothing that looks like a store.
+public enum StreamRestore {
+    public static func restore(
+        connection: NATSConnection, stream: ReplicationStream, to folder: String, at point: RestorePoint? = nil,
+        progress: (@Sendable (UInt64, UInt64) -> Void)? = nil
+    ) async throws -> RestoreReport {
+        let started = ContinuousClock.now
+        let work = folder + ".restoring"
+        try checkTarget(folder)
+        let jetStream = JetStream(connection)
+        let info = try await StreamReading.info(stream, jetStream: jetStream)
+        guard info.state.messages > 0 else {
+            throw ReplicationError.invalid("the stream \(stream.name) holds no events yet; there is nothing to restore")
+        }
+        if FileManager.default.fileExists(atPath: work) {
+            // Ours by its name: what an interrupted restore left.
+            try? FileManager.default.removeItem(atPath: work)
+        }
+        var report = RestoreReport()
+        do {
+            try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
+            report = try await buildLog(
+                jetStream: jetStream, stream: stream, info: info, work: work, point: point, progress: progress)
+            try await fetchPhotos(jetStream: jetStream, stream: stream, work: work, report: &report)
+            if FileManager.default.fileExists(atPath: folder) { try FileManager.default.removeItem(atPath: folder) }
+            try FileManager.default.moveItem(atPath: work, toPath: folder)
+            try PosixFileSystem().syncDirectory(Path.directory(of: folder))
+        } catch {
+            try? FileManager.default.removeItem(atPath: work)
+            if let error = error as? ReplicationError { throw error }
+            throw ReplicationError.storage("the restore into \(folder) failed, and nothing was left there: \(error)")
+        }
+        report.seconds = (ContinuousClock.now - started) / .seconds(1)
+        return report
+    }
+
+    /// The target must be new, or an empty folder.
+    static func checkTarget(_ folder: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else { return }
+        guard isDirectory.boolValue else { throw ReplicationError.invalid("\(folder) is a file; a restore needs a new folder") }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? ["?"]
+        guard entries.isEmpty else {
+            throw ReplicationError.invalid("\(folder) is not empty; a restore builds a new store and never merges into one")
+        }
+    }
+
+    private static func buildLog(
+        jetStream: JetStream, stream: ReplicationStream, info: StreamInfo, work: String, point: RestorePoint?,
+        progress: (@Sendable (UInt64, UInt64) -> Void)?
+    ) async throws -> RestoreReport {
+        var report = RestoreReport()
+        let end = info.state.lastSequence
+        let total = try await lastEvent(jetStream: jetStream, stream: stream)
+        var reading = StreamReading(jetStream: jetStream, stream: stream)
+        var builder: LogBuilder? = nil
+        var configuration = LogConfiguration()
+        configuration.durability = .none  // block files are synced as they are written
+        let consumer = try await Replicator.clusterCall("read the stream \(stream.name)") {
+            try await jetStream.pullConsumer(stream: stream.name, from: .sequence(info.state.firstSequence))
+        }
+        defer { Task { try? await consumer.delete() } }
+        var next = info.state.firstSequence
+        var done = false
+        while next <= end, !done {
+            let messages = try await Replicator.clusterCall("read the stream \(stream.name)") {
+                try await consumer.next(batch: 64, expires: .seconds(2))
+            }
+            for message in messages where !done {
+                guard message.streamSequence == next else {
+                    throw ReplicationError.chainMismatch("stream \(stream.name) gave message \(message.streamSequence) where \(next) was due")
+                }
+                next += 1
+                report.messages += 1
+                let events = try reading.events(of: message)
+                if builder == nil, let identity = reading.identity {
+                    builder = try LogBuilder(directory: Path.join(work, "log"), identity: identity, configuration: configuration)
+                }
+                for event in events {
+                    if let point, isPast(event, point) {
+                        done = true
+                        break
+                    }
+                    try builder!.add(event)
+                }
+                progress?(builder?.head.sequence ?? 0, total)
+            }
+        }
+        guard var builder else { throw ReplicationError.invalid("the stream \(stream.name) holds no events before that point") }
+        if case .sequence(let last) = point, builder.head.sequence < last {
+            throw ReplicationError.invalid("the stream \(stream.name) ends at event \(builder.head.sequence), before \(last)")
+        }
+        let head = try builder.finish()
+        report.events = head.sequence
+        report.head = head
+        return report
+    }
+
+    static func isPast(_ event: LogEvent, _ point: RestorePoint) -> Bool {
+        switch point {
+        case .sequence(let last): event.sequence > last
+        case .time(let time): event.timestamp > time
+        }
+    }
+
+    /// The last event the stream holds, from its last message's headers.
+    static func lastEvent(jetStream: JetStream, stream: ReplicationStream) async throws -> UInt64 {
+        let last = try await Replicator.clusterCall("read the stream \(stream.name)") {
+            try await jetStream.lastMessage(stream: stream.name, subject: stream.subject)
+        }
+        return try BatchHeader.read(last.headers, where: "stream \(stream.name) message \(last.sequence)").last
+    }
+
+    /// Opens the restored store (its open replays the log and writes a snapshot on close), and
+    /// fetches every photo its state shows from the bucket.
+    private static func fetchPhotos(jetStream: JetStream, stream: ReplicationStream, work: String, report: inout RestoreReport) async throws {
+        var options = StoreOptions()
+        options.createIfMissing = false
+        options.collectionInterval = nil
+        let store = try await TouristStore.open(at: work, options: options)
+        do {
+            let wanted = store.state.referencedDigests.filter { (try? store.isPhotoStored($0)) != true }
+            let bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream)
+            for digest in wanted.sorted(by: { $0.description < $1.description }) {
+                if let bytes = try await bucket?.get(digest) {
+                    let lease = try store.storePhoto(bytes)
+                    lease.release()
+                    report.photos += 1
+                } else {
+                    report.missingPhotos += 1
+                }
+            }
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
+    }
+}
+
+/// A stream's photo bucket, read by digest; nil when the stream never shipped a photo.
+struct PhotoBucket {
+    let store: ObjectStore
+
+    static func open(jetStream: JetStream, stream: ReplicationStream) async throws -> PhotoBucket? {
+        do {
+            _ = try await jetStream.streamInfo("OBJ_" + stream.bucket)
+        } catch let error as JetStreamAPIError where error.errorCode == JetStreamAPIError.streamNotFound {
+            return nil
+        }
+        return PhotoBucket(store: try await ObjectStore.createOrLookUp(jetStream, bucket: stream.bucket))
+    }
+
+    /// The photo's bytes, checked against its digest; nil when the bucket does not have it.
+    /// Failures of the cluster (a leader election after a server died) are retried for 30 s.
+    func get(_ digest: PhotoDigest) async throws -> [UInt8]? {
+        let bytes: [UInt8]
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do {
+                bytes = try await store.get(digest.description)
+                break
+            } catch let error as ObjectStoreError where error == .notFound(bucket: store.bucket, name: digest.description) {
+                return nil
+            } catch where Replicator.isTransient(error) && !(error is ObjectStoreError) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(250))
+            } catch {
+                throw ReplicationError.cluster("cannot fetch the photo \(digest) from the bucket \(store.bucket): \(error)")
+            }
+        }
+        guard BlobDigest.of(bytes) == digest else {
+            throw ReplicationError.chainMismatch("the bucket \(store.bucket) holds other bytes under the photo \(digest)")
+        }
+        return bytes
+    }
+}

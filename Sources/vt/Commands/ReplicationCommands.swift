@@ -1,0 +1,150 @@
+import ArgumentParser
+import EventLog
+import Foundation
+import NATSClient
+import Replication
+import VirtualTourist
+
+/// Connects to the cluster named on the command line, with a message that hides credentials.
+private func connect(_ urls: String) async throws -> NATSConnection {
+    do { return try await NATSConnection.connect(urls) } catch let error as NATSError {
+        throw RuntimeError(message: "cannot connect to the NATS cluster: \(error)")
+    }
+}
+
+/// The URLs as they may be shown and stored: credentials replaced by `***`.
+private func shown(_ urls: String) -> String {
+    ((try? NATSServerURL.parseList(urls)) ?? []).map(\.description).joined(separator: ",")
+}
+
+/// `vt replicate --to nats://… [--once] [--stream NAME] [--status]`.
+struct ReplicateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replicate", abstract: "Ship the store's events and photos into a NATS JetStream cluster (docs/REPLICATION.md).",
+        discussion: "Reads the log beside a running app and never holds it back. Continuous until interrupted, or --once.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The cluster's URLs, comma-separated (nats://[user:password@]host:port, tls://…).") var to: String?
+    @Option(help: "The stream's name (default: VT_ and the log id).") var stream: String?
+    @Option(help: "Copies the cluster keeps (default 3 on a cluster, 1 on a lone server).") var replicas: Int?
+    @Flag(help: "Ship what the log holds now, then stop.") var once = false
+    @Flag(help: "Show what was acknowledged and the lag, from the store's record (and the cluster with --to).") var status = false
+
+    func validate() throws {
+        if !status, to == nil { throw ValidationError("name the cluster with --to nats://host:port") }
+        if let replicas, !(1...5).contains(replicas) { throw ValidationError("--replicas must be 1 to 5") }
+    }
+
+    func run() async throws {
+        let folder = global.storePath
+        guard FileManager.default.fileExists(atPath: folder + "/log") else {
+            throw RuntimeError(message: "there is no store at \(folder); point --store / VT_STORE at one")
+        }
+        if status, to == nil { return try printRecords(folder) }
+        let nats = try await connect(to!)
+        defer { Task { await nats.close() } }
+        var options = ReplicationOptions()
+        options.stream = stream
+        options.replicas = replicas
+        let replicator = try await Replicator.start(store: folder, connection: nats, servers: shown(to!), options: options)
+        if status { return try show(replicator.status) }
+        if once {
+            let bar = ProgressBar()
+            let before = replicator.status.acknowledgedEvents
+            let started = ContinuousClock.now
+            let result = try await replicator.shipAvailable { bar.update("replicating", done: Int64($0.acknowledgedEvents), total: Int64($0.localEvents)) }
+            bar.finish()
+            let seconds = (ContinuousClock.now - started) / .seconds(1)
+            let shipped = result.acknowledgedEvents - min(before, result.acknowledgedEvents)
+            Terminal.note("shipped \(shipped) events in \(String(format: "%.2f", seconds)) s"
+                + (seconds > 0 ? " (\(Int(Double(shipped) / seconds)) events/s)" : ""))
+            return try show(result)
+        }
+        Terminal.note("replicating \(folder) to stream \(replicator.stream.name); interrupt to stop")
+        let task = Task { try await replicator.run() }
+        for await _ in ServeCommand.interruptions() { break }
+        task.cancel()
+        try await task.value
+        try show(replicator.status)
+    }
+
+    private func show(_ status: ReplicationStatus) throws {
+        if global.json { return try Output.json(status) }
+        Output.lines([
+            "stream \(status.stream) on \(status.servers)",
+            "events: \(status.acknowledgedEvents) of \(status.localEvents) acknowledged (lag \(status.lagEvents))",
+            "photos: \(status.photosUploaded) uploaded, \(status.photosPending) pending, \(status.photosMissing) missing at the source",
+        ] + (status.lastError.map { ["last error: \($0)"] } ?? []))
+    }
+
+    private func printRecords(_ folder: String) throws {
+        let records = try ReplicationRecord.all(store: folder)
+        let local = (try? LogReader(directory: folder + "/log").lastSequence()) ?? 0
+        guard !records.isEmpty else { return Output.lines(["\(folder) has never been replicated"]) }
+        for record in records {
+            try show(ReplicationStatus(record: record, localEvents: local))
+        }
+    }
+}
+
+/// `vt restore --from nats://… --stream NAME --to DIR [--at SEQ|TIME]`.
+struct RestoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore", abstract: "Build a new store from a replication stream and its photo bucket.",
+        discussion: "Every event is checked against the chain heads shipped with it. DIR must not exist or be empty.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The cluster's URLs.") var from: String
+    @Option(help: "The stream to restore from.") var stream: String
+    @Option(help: "The new store's folder.") var to: String
+    @Option(help: "Stop after this event number, or at this time (ISO 8601).") var at: String?
+
+    func run() async throws {
+        let point: RestorePoint? = try at.map { text in
+            if let number = UInt64(text) {
+                guard number >= 1 else { throw ValidationError("--at counts events from 1") }
+                return .sequence(number)
+            }
+            return .time(try ArgumentValues.time(text))
+        }
+        let name = try ReplicationStream(name: stream)
+        let nats = try await connect(from)
+        defer { Task { await nats.close() } }
+        let bar = ProgressBar()
+        let report = try await StreamRestore.restore(connection: nats, stream: name, to: to, at: point) {
+            bar.update("restoring", done: Int64($0), total: Int64($1))
+        }
+        bar.finish()
+        Terminal.note("restored \(report.events) events from \(report.messages) messages and \(report.photos) photos into \(to)"
+            + " in \(String(format: "%.2f", report.seconds)) s"
+            + (report.seconds > 0 ? " (\(Int(Double(report.events) / report.seconds)) events/s)" : "") + "; head \(report.head?.hash.description ?? "-")"
+            + (report.missingPhotos > 0 ? "; \(report.missingPhotos) photos were not in the bucket" : ""))
+    }
+}
+
+/// `vt follow --from nats://… --stream NAME` into the store folder, read-only and live.
+struct FollowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "follow", abstract: "Keep a read-only replica of a replicated store, live, in the store folder.",
+        discussion: "A new or empty folder is restored from the stream first. The replica refuses every change.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The cluster's URLs.") var from: String
+    @Option(help: "The stream to follow.") var stream: String
+
+    func run() async throws {
+        let name = try ReplicationStream(name: stream)
+        let nats = try await connect(from)
+        defer { Task { await nats.close() } }
+        var options = StoreOptions()
+        options.collectionInterval = nil
+        let follower = try await Follower.start(
+            connection: nats, stream: name, folder: global.storePath, servers: shown(from), storeOptions: options,
+            progress: { Terminal.note($0) })
+        Terminal.note("following stream \(name.name) into \(global.storePath) (at event \(follower.store.lastSequence)); interrupt to stop")
+        let task = Task { try await follower.run() }
+        for await _ in ServeCommand.interruptions() { break }
+        task.cancel()
+        try? await task.value
+        try await follower.close()
+        let status = follower.status
+        Terminal.note("the replica holds \(status.events) events; the stream was seen at \(status.streamEvents)")
+    }
+}

@@ -1,0 +1,159 @@
+import EventLog
+import Foundation
+import NATSClient
+import NATSTestSupport
+import Replication
+import Testing
+import VirtualTourist
+
+@Suite("Replication when servers fail", .serialized)
+struct ReplicationFaultTests {
+    /// The stream's leader, as server number 1…3 (scripts/nats-cluster names them n1…n3).
+    func leader(_ nats: NATSConnection, stream: String) async throws -> Int? {
+        let name = try await JetStream(nats).streamInfo(stream).cluster?.leader
+        return name.flatMap { Int($0.dropFirst()) }
+    }
+
+    @Test("kill -9 of the stream's leader while the app writes: no gap, no duplicate, replication catches up")
+    func leaderKilled() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = temporaryFolder("original"), copy = temporaryFolder("copy")
+            defer { for folder in [original, copy] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            var options = ReplicationOptions()
+            options.maxBatchEvents = 5
+            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options)
+            let shipping = Task { try await replicator.run() }
+            try await addAlbums(store, pins: 3, photos: 2)
+            let victim = try #require(try await leader(nats, stream: replicator.stream.name))
+            try await servers.kill(victim)
+            try await addAlbums(store, pins: 3, photos: 2, seed: 1)
+            #expect(await eventually(timeout: .seconds(120)) { replicator.status.acknowledgedEvents == store.lastSequence })
+            shipping.cancel()
+            _ = try? await shipping.value
+            try await store.close()
+            // The streams may still be electing leaders after the kill: a restore retries until then.
+            var report: RestoreReport? = nil
+            var failure = ""
+            _ = await eventually(timeout: .seconds(90)) {
+                do { report = try await StreamRestore.restore(connection: nats, stream: replicator.stream, to: copy) } catch {
+                    failure = "\(error)"
+                }
+                return report != nil
+            }
+            #expect(report?.events == store.lastSequence, "\(failure)")
+            #expect(try allEvents(copy) == allEvents(original))
+            #expect(try head(copy) == head(original))
+            await nats.close()
+        }
+    }
+
+    @Test("two of three servers down: the app keeps committing, and the backlog drains when they return")
+    func majorityDown() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = temporaryFolder("original")
+            defer { try? FileManager.default.removeItem(atPath: original) }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 1, photos: 1)
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            let shipping = Task { try await replicator.run() }
+            #expect(await eventually { replicator.status.acknowledgedEvents == store.lastSequence })
+            let acknowledgedBefore = replicator.status.acknowledgedEvents
+            try await servers.kill(2)
+            try await servers.kill(3)
+            let started = ContinuousClock.now
+            try await addAlbums(store, pins: 3, photos: 2, seed: 1)
+            // The app's commits do not wait for the cluster.
+            #expect(ContinuousClock.now - started < .seconds(20))
+            #expect(store.lastSequence > acknowledgedBefore)
+            try await Task.sleep(for: .seconds(1))
+            #expect(replicator.status.acknowledgedEvents < store.lastSequence)
+            try await servers.restart(2)
+            try await servers.restart(3)
+            #expect(await eventually(timeout: .seconds(90)) { replicator.status.acknowledgedEvents == store.lastSequence })
+            #expect(replicator.status.lagEvents == 0)
+            shipping.cancel()
+            _ = try? await shipping.value
+            try await store.close()
+            await nats.close()
+        }
+    }
+
+    @Test("all three servers killed and restarted: nothing acknowledged is lost")
+    func wholeClusterRestarted() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = temporaryFolder("original"), copy = temporaryFolder("copy")
+            defer { for folder in [original, copy] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 3, photos: 3)
+            try await store.close()
+            var nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            let acknowledged = try await replicator.shipAvailable().acknowledgedEvents
+            await nats.close()
+            for server in 1...3 { try await servers.kill(server) }
+            for server in 1...3 { try await servers.restart(server) }
+            nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            // The stream may take a moment to elect a leader after a cold start.
+            var report: RestoreReport? = nil
+            _ = await eventually(timeout: .seconds(60)) {
+                report = try? await StreamRestore.restore(connection: nats, stream: replicator.stream, to: copy)
+                return report != nil
+            }
+            #expect(report?.events == acknowledged)
+            #expect(try head(copy) == LogReader(directory: original + "/log").head(at: acknowledged))
+            #expect(storedPhotos(copy) == storedPhotos(original))
+            await nats.close()
+        }
+    }
+
+    @Test("bad URLs, wrong credentials and an unreachable cluster are clear errors and leave the store untouched")
+    func badTargets() async throws {
+        let original = temporaryFolder("original")
+        defer { try? FileManager.default.removeItem(atPath: original) }
+        let store = try await TouristStore.open(at: original, options: storeOptions())
+        try await addAlbums(store, pins: 1, photos: 1)
+        try await store.close()
+        let before = try allEvents(original)
+        let listing = try FileManager.default.subpathsOfDirectory(atPath: original).sorted()
+
+        await #expect(throws: NATSError.self) { _ = try await NATSConnection.connect("http://127.0.0.1:1") }
+        var quick = testOptions(connectTimeout: .seconds(1))
+        quick.attemptTimeout = .milliseconds(300)
+        let unreachable = await #expect(throws: NATSError.self) {
+            _ = try await NATSConnection.connect("nats://127.0.0.1:9", options: quick)
+        }
+        #expect("\(unreachable!)".contains("127.0.0.1:9"))
+        try await withNATSServers(count: 1, auth: ["--user", "ann", "--password", "secret"]) { servers in
+            let wrong = servers.url(1).replacingOccurrences(of: "nats://", with: "nats://ann:wrong@")
+            let refused = await #expect(throws: NATSError.self) { _ = try await NATSConnection.connect(wrong, options: quick) }
+            #expect(!"\(refused!)".contains("wrong"))
+        }
+        await #expect(throws: ReplicationError.self) { _ = try ReplicationStream(name: "has.dots") }
+        #expect(try allEvents(original) == before)
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: original).sorted() == listing)
+    }
+
+    @Test("a restore of a stream that is not there, or into a folder that is not empty, changes nothing")
+    func restoreRefusals() async throws {
+        try await withNATSServers(count: 1) { servers in
+            let target = temporaryFolder("target")
+            defer { try? FileManager.default.removeItem(atPath: target) }
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let missing = await #expect(throws: ReplicationError.self) {
+                _ = try await StreamRestore.restore(connection: nats, stream: ReplicationStream(name: "VT_nothing"), to: target)
+            }
+            #expect("\(missing!)".contains("VT_nothing"))
+            #expect(!FileManager.default.fileExists(atPath: target))
+            try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+            try Data("keep".utf8).write(to: URL(fileURLWithPath: target + "/mine.txt"))
+            await #expect(throws: ReplicationError.self) {
+                _ = try await StreamRestore.restore(connection: nats, stream: ReplicationStream(name: "VT_nothing"), to: target)
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: target) == ["mine.txt"])
+            await nats.close()
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import EventLog
+import Foundation
+import NATSClient
+import NATSTestSupport
+import Replication
+import Testing
+import VirtualTourist
+
+@Suite("Replication against a three-server cluster", .serialized)
+struct ReplicationTests {
+    @Test("a replicated store restores event for event and photo for photo, with the same head")
+    func restoreIsEqual() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = temporaryFolder("original"), copy = temporaryFolder("copy"), early = temporaryFolder("early")
+            defer { for folder in [original, copy, early] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 4, photos: 6)
+            let middle = store.lastSequence
+            try await addAlbums(store, pins: 3, photos: 5, seed: 1)
+            try await store.close()
+
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            var options = ReplicationOptions()
+            options.maxBatchEvents = 7  // several messages, and a restore point inside one
+            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options)
+            let status = try await replicator.shipAvailable()
+            #expect(status.acknowledgedEvents == status.localEvents)
+            #expect(status.lagEvents == 0)
+            #expect(status.photosUploaded == 39)
+
+            let report = try await StreamRestore.restore(connection: nats, stream: replicator.stream, to: copy)
+            #expect(report.events == status.localEvents)
+            #expect(try allEvents(copy) == allEvents(original))
+            #expect(try head(copy) == head(original))
+            #expect(storedPhotos(copy) == storedPhotos(original))
+            #expect(storedPhotos(copy).count == 39)
+            let reopened = try await TouristStore.open(at: copy, options: storeOptions())
+            let originalState = try await TouristStore.open(at: original, options: storeOptions())
+            #expect(reopened.state == originalState.state)
+            try await reopened.close()
+            try await originalState.close()
+
+            // A point in the past: the same head as the original had there.
+            let point = try await StreamRestore.restore(connection: nats, stream: replicator.stream, to: early, at: .sequence(middle))
+            #expect(point.events == middle)
+            #expect(try head(early) == LogReader(directory: original + "/log").head(at: middle))
+            #expect(storedPhotos(early).count == 24)
+            await nats.close()
+        }
+    }
+
+    @Test("a second writer from a copy of the store is fenced off and nothing is overwritten")
+    func secondWriterIsFenced() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = temporaryFolder("original"), twin = temporaryFolder("twin")
+            defer { for folder in [original, twin] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 2, photos: 2)
+            try await store.close()
+            try FileManager.default.copyItem(atPath: original, toPath: twin)
+
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            // Both stores go on with different events; the original replicates first.
+            for (folder, seed) in [(original, 1), (twin, 2)] {
+                let store = try await TouristStore.open(at: folder, options: storeOptions())
+                try await addAlbums(store, pins: 1, photos: 1, seed: seed)
+                try await store.close()
+            }
+            let first = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            let shipped = try await first.shipAvailable()
+            let streamBefore = try await JetStream(nats).streamInfo(first.stream.name).state
+
+            await #expect(throws: ReplicationError.self) {
+                let second = try await Replicator.start(store: twin, connection: nats, servers: servers.urls)
+                try await second.shipAvailable()
+            }
+            #expect(try await JetStream(nats).streamInfo(first.stream.name).state == streamBefore)
+            // The original goes on as before.
+            let later = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(later, pins: 1, photos: 1, seed: 3)
+            try await later.close()
+            let again = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            #expect(try await again.shipAvailable().acknowledgedEvents > shipped.acknowledgedEvents)
+            await nats.close()
+        }
+    }
+
+    @Test("a follower shows the original's albums live and refuses changes")
+    func followerFollows() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = temporaryFolder("original"), replica = temporaryFolder("replica")
+            defer { for folder in [original, replica] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 2, photos: 3)
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            let shipping = Task { try await replicator.run() }
+            #expect(await eventually { replicator.status.lagEvents == 0 && replicator.status.acknowledgedEvents == store.lastSequence })
+
+            let follower = try await Follower.start(
+                connection: nats, stream: replicator.stream, folder: replica, servers: servers.urls, storeOptions: storeOptions())
+            let following = Task { try await follower.run() }
+            try await addAlbums(store, pins: 2, photos: 2, seed: 5)
+            let target = store.lastSequence
+            #expect(await eventually { follower.store.lastSequence == target })
+            #expect(follower.store.state == store.state)
+            #expect(try follower.store.head(at: target) == store.head(at: target))
+            #expect(storedPhotos(replica) == storedPhotos(original))
+            let refused = await #expect(throws: DomainError.self) {
+                _ = try await follower.store.dropPin(at: Coordinate(latitude: 1, longitude: 1))
+            }
+            #expect(refused?.code == .readOnly)
+
+            following.cancel()
+            shipping.cancel()
+            _ = try? await following.value
+            _ = try? await shipping.value
+            try await follower.close()
+            try await store.close()
+            await nats.close()
+        }
+    }
+}
