@@ -165,7 +165,7 @@ struct NATSConnectionTests {
         guard case .unreachable(let tried, _) = error else { Issue.record("\(String(describing: error))"); return }
         #expect(Set(tried) == Set(ports.map { "nats://127.0.0.1:\($0)" }))
         // Gives up instead of retrying for ever; a bound, not a speed (see above).
-        #expect(elapsed < .seconds(60), "gave up after \(elapsed)")
+        #expect(elapsed < .seconds(180), "gave up after \(elapsed)")
         #expect("\(error!)".contains("no NATS server reachable at"))
     }
 

@@ -98,14 +98,14 @@ final class WebHarness: Sendable {
 
     func get(_ path: String, headers: [(String, String)] = []) async throws -> Answer { try await send(.GET, path, headers: headers) }
 
-    /// Waits until the store's state satisfies `condition` (at most 20 s).
+    /// Waits until the store's state satisfies `condition` (at most 60 s: a bound on giving up, generous for a loaded machine).
     @discardableResult
     func eventually(_ what: String, _ condition: @escaping @Sendable (TouristState) -> Bool) async throws -> TouristState {
         let store = store
         return try await withThrowingTaskGroup(of: TouristState?.self) { group in
             group.addTask { try await store.waitForState(where: condition) }
             group.addTask {
-                try await Task.sleep(for: .seconds(20))
+                try await Task.sleep(for: .seconds(60))
                 return nil
             }
             defer { group.cancelAll() }
