@@ -170,10 +170,9 @@ public final class Follower: @unchecked Sendable {
     }
 
     private func fetchPhotos(named events: [LogEvent]) async throws -> [BlobLease] {
-        let batch = ReplicationBatch(events: events, head: reading.chain!.head)
         var leases: [BlobLease] = []
         var bucket: PhotoBucket?? = nil
-        for name in Replicator.photos(in: batch) {
+        for name in Replicator.photos(in: events) {
             guard let digest = BlobDigest(hex: name), try !store.isPhotoStored(digest) else { continue }
             if bucket == nil { bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream) }
             if let bytes = try await bucket??.get(digest) {

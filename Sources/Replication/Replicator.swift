@@ -289,11 +289,7 @@ public final class Replicator: @unchecked Sendable {
                 throw ReplicationError.invalid(
                     "event \(event.sequence) has \(event.payload.count) bytes, more than one message to the cluster can carry")
             }
-            if let digest = event.erasedDigest {
-                digest.withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
-            } else {
-                chain.append(time: event.timestamp, payload: event.payload)
-            }
+            chain.append(event)
             events.append(event)
             bytes += size
         }
@@ -302,9 +298,9 @@ public final class Replicator: @unchecked Sendable {
         return ReplicationBatch(events: events, head: chain.head)
     }
 
-    /// The photos a batch's events name (an erased event names none).
-    static func photos(in batch: ReplicationBatch) -> [String] {
-        batch.events.compactMap { event -> String? in
+    /// The photos events name (an erased event names none).
+    static func photos(in events: [LogEvent]) -> [String] {
+        events.compactMap { event -> String? in
             guard !event.isErased, let recorded = try? EventCodec.decode(event),
                 case .photoDownloaded(let photo) = recorded.event
             else { return nil }
@@ -316,7 +312,7 @@ public final class Replicator: @unchecked Sendable {
     /// restore of any acknowledged point finds its photos.
     private func uploadPhotos(of batch: ReplicationBatch) async throws {
         let names = shared.withLock { shared in
-            let names = Self.photos(in: batch).filter { !shared.uploaded.contains($0) && !shared.missing.contains($0) }
+            let names = Self.photos(in: batch.events).filter { !shared.uploaded.contains($0) && !shared.missing.contains($0) }
             shared.photosPending = names.count
             return names
         }
@@ -404,6 +400,17 @@ public final class Replicator: @unchecked Sendable {
     static func storage<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as LogError {
             throw ReplicationError.storage("the log cannot be read: \(error.message)")
+        }
+    }
+}
+
+extension EventChain {
+    /// Adds an event as the log's chain does: by its payload, or an erased one by its digest.
+    mutating func append(_ event: LogEvent) {
+        if let digest = event.erasedDigest {
+            digest.withUnsafeBytes { append(time: event.timestamp, digest: $0) }
+        } else {
+            append(time: event.timestamp, payload: event.payload)
         }
     }
 }

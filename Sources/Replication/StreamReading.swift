@@ -62,13 +62,7 @@ struct StreamReading {
             throw ReplicationError.chainMismatch("\(place) starts inside what this copy holds; read from its first event")
         }
         var check = chain
-        for event in batch.events {
-            if let digest = event.erasedDigest {
-                digest.withUnsafeBytes { check!.append(time: event.timestamp, digest: $0) }
-            } else {
-                check!.append(time: event.timestamp, payload: event.payload)
-            }
-        }
+        for event in batch.events { check!.append(event) }
         guard check!.head == batch.head else {
             throw ReplicationError.chainMismatch(
                 "\(place)'s events \(batch.firstSequence)…\(batch.lastSequence) do not chain to the head shipped with them"
