@@ -81,23 +81,23 @@ public struct NATSHeaders: Equatable, Sendable, ExpressibleByDictionaryLiteral {
             throw .protocolViolation("a header block that does not start with NATS/1.0")
         }
         var headers = NATSHeaders()
-        let statusPart = String(decoding: first.dropFirst(version.count), as: UTF8.self)
-            .trimmingSpaces()
+        let statusPart = trimmingSpaces(first.dropFirst(version.count))
         if !statusPart.isEmpty {
-            let code = statusPart.prefix { $0 != " " }
-            // Int() alone would take "+12" or "006"; a status is three digits from 100 to 999.
-            guard code.count == 3, code.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(code), number >= 100 else {
-                throw .protocolViolation("a header status '\(statusPart.prefix(40))' that is not a 3-digit code")
+            let code = statusPart.prefix { $0 != 0x20 && $0 != 0x09 }
+            // A status is three digits from 100 to 999: no sign, no leading zero.
+            guard code.count == 3, let number = Int(decimal: code), number >= 100 else {
+                let shown = String(decoding: statusPart.prefix(40), as: UTF8.self)
+                throw .protocolViolation("a header status '\(shown)' that is not a 3-digit code")
             }
             headers.status = number
-            headers.statusDescription = String(statusPart.dropFirst(code.count)).trimmingSpaces()
+            headers.statusDescription = String(decoding: trimmingSpaces(statusPart.dropFirst(3)), as: UTF8.self)
         }
         for line in lines where !line.isEmpty {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else {
                 throw .protocolViolation("a header line without a name and ':'")
             }
             let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
-            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces()
+            let value = String(decoding: trimmingSpaces(line[(colon + 1)...]), as: UTF8.self)
             headers.fields.append((name, value))
         }
         return headers
@@ -122,11 +122,17 @@ public struct NATSHeaders: Equatable, Sendable, ExpressibleByDictionaryLiteral {
     }
 }
 
+/// Spaces and tabs trimmed from both ends, on the bytes: trimming the decoded text by Character
+/// would miss a space that a following combining mark joins into one Character (a fuzz find).
+func trimmingSpaces(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+    guard let first = bytes.firstIndex(where: { !isSpace($0) }) else { return [] }
+    let last = bytes.lastIndex(where: { !isSpace($0) })!
+    return bytes[first...last]
+}
+
 extension String {
     func trimmingSpaces() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
-        let last = lastIndex(where: { !isSpace($0) })!
-        return String(self[first...last])
+        String(decoding: NATSClient.trimmingSpaces(ArraySlice(utf8)), as: UTF8.self)
     }
 }
