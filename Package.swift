@@ -224,7 +224,12 @@ let package = Package(
         ),
         .testTarget(
             name: "VTTests",
-            dependencies: ["vt", "DemoPhotoServer", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport"]
+            dependencies: [
+                "vt", "DemoPhotoServer", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport", "NATSTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "WebAppTests",

@@ -40,8 +40,9 @@ public final class AlbumPipeline: Sendable {
 
     /// Starts watching the store and resumes unfinished albums: pins not yet requested (with
     /// pre-fetch), searches without an answer, photos still placeholders. Calling it again does
-    /// nothing.
+    /// nothing; nor does it on a read-only replica, whose albums change only through its original.
     public func start() async {
+        guard !store.isReplica else { return }
         let first = started.withLock { started in
             defer { started = true }
             return !started
@@ -88,13 +89,14 @@ public final class AlbumPipeline: Sendable {
     }
 
     /// Opens a pin's album: an album already requested is shown as it is, without downloading
-    /// again; one never requested (pre-fetch off, or not yet done) is requested now.
+    /// again; one never requested (pre-fetch off, or not yet done) is requested now, except on
+    /// a read-only replica, which shows it as it is.
     @discardableResult
     public func open(_ pin: PinID) async throws -> Album {
         guard let album = store.state.pins[pin]?.album else {
             throw DomainError(.unknownPin, "there is no pin \(pin)")
         }
-        if album.phase == .notRequested {
+        if album.phase == .notRequested, !store.isReplica {
             do {
                 try await store.requestAlbum(for: pin, perPage: UInt32(options.perPage), collection: album.collection)
             } catch let error as DomainError where error.code == .wrongAlbumState || error.code == .staleCollection {
@@ -112,6 +114,7 @@ public final class AlbumPipeline: Sendable {
     /// all the service has for the place.
     @discardableResult
     public func newCollection(for pin: PinID) async throws -> [RecordedEvent] {
+        try store.refuseChangesOnReplica()
         let perPage = options.perPage
         let random = random
         let order = source.pageOrder
@@ -141,6 +144,7 @@ public final class AlbumPipeline: Sendable {
     ///
     /// - Throws: ``DomainError`` `.wrongAlbumState` when nothing failed.
     public func retry(_ pin: PinID) async throws {
+        try store.refuseChangesOnReplica()
         guard let album = store.state.pins[pin]?.album else { throw DomainError(.unknownPin, "there is no pin \(pin)") }
         switch album.phase {
         case .failed:

@@ -10,6 +10,7 @@ struct ReadRoutes: Sendable {
     let store: TouristStore
     let live: LiveUpdates
     let config: ConfigJSON
+    let replication: (@Sendable () -> ReplicationView)?
     static let maxEventsPerPage: UInt64 = 1_000
 
     func add(to router: Router<BasicRequestContext>) {
@@ -19,6 +20,7 @@ struct ReadRoutes: Sendable {
         router.get("/api/events") { request, _ in try events(request) }
         router.get("/api/diff") { request, _ in try difference(request) }
         router.get("/api/live") { _, _ in liveStream() }
+        router.get("/api/replication") { _, _ in try replicationStatus() }
         router.get("/photos/:digest") { request, context in try photo(request, context) }
     }
 
@@ -95,6 +97,15 @@ struct ReadRoutes: Sendable {
             let after = try reader.state(at: to)
             return WebResponses.json(StateDiffJSON(before.difference(to: after)))
         } catch let error as DomainError { throw WebError(error) }
+    }
+
+    /// GET /api/replication — how replication stands (``ReplicationView``); 404 when the store
+    /// is neither replicated nor a replica.
+    func replicationStatus() throws -> Response {
+        guard let replication else {
+            throw WebError.notFound("this store is not replicated (start with vt serve --replicate nats://…, or --follow)")
+        }
+        return WebResponses.json(replication())
     }
 
     /// GET /api/live — server-sent events (``LiveUpdates``).

@@ -75,4 +75,8 @@ struct ConfigJSON: Encodable {
     var tiles: String?
     var event_types: [String]
     var max_photos: Int
+    /// A read-only replica: the pages offer no changes.
+    var read_only: Bool
+    /// GET /api/replication answers.
+    var replication: Bool
 }

@@ -18,6 +18,9 @@ public struct WebOptions: Sendable {
     public var maxBodyBytes = 16 * 1024
     /// How often an idle live-update stream sends a comment, so dead connections are noticed.
     public var heartbeat: Duration = .seconds(15)
+    /// How the store's replication stands now (GET /api/replication), when it is replicated or
+    /// a replica; the program that runs the replication fills it in.
+    public var replication: (@Sendable () -> ReplicationView)?
 
     public static let openStreetMapTiles = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
     public static let debianLeafletFolder = "/usr/share/javascript/leaflet"

@@ -48,14 +48,16 @@ public final class WebServer: Sendable {
         router.add(middleware: RequestGuard(
             token: options.accessToken, checksHost: options.accessToken == nil,
             port: { boundPort.load(ordering: .relaxed) }))
-        let config = ConfigJSON(tiles: options.tileURL, event_types: DomainEvent.typeNames, max_photos: pipeline.options.perPage)
+        let config = ConfigJSON(
+            tiles: options.tileURL, event_types: DomainEvent.typeNames, max_photos: pipeline.options.perPage,
+            read_only: store.isReplica, replication: options.replication != nil)
         pages.add(to: router)
         try LandRoute().add(to: router)
         // Load the place names now, off the request path, so the first page that shows a pin
         // does not wait for them (under a tenth of a second in a release build).
         // A thread of its own: a load on Swift's small cooperative pool would stall it.
         Thread.detachNewThread { _ = try? ReverseGeocoder.bundled() }
-        ReadRoutes(store: store, live: live, config: config).add(to: router)
+        ReadRoutes(store: store, live: live, config: config, replication: options.replication).add(to: router)
         ActionRoutes(store: store, pipeline: pipeline, bodyLimit: options.maxBodyBytes).add(to: router)
 
         let server: ListeningServer

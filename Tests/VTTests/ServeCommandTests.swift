@@ -12,6 +12,12 @@ import Testing
         (["--tiles", "https://tiles.example/{z}/{x}.png"], 2, "must contain {y}"),
         (["--per-page", "0"], 2, "--per-page must be 1 to 250"),
         (["--leaflet", "/nonexistent/leaflet"], 1, "apt-get install libjs-leaflet"),
+        (["--replicate", "nats://127.0.0.1:1", "--follow", "nats://127.0.0.1:1"], 2, "exclude each other"),
+        (["--follow", "nats://127.0.0.1:1"], 2, "--follow needs --stream"),
+        (["--stream", "VT_00"], 2, "--stream goes with --replicate or --follow"),
+        (["--replicas", "3"], 2, "--replicas goes with --replicate"),
+        (["--replicate", "nats://127.0.0.1:1", "--replicas", "9"], 2, "--replicas must be 1 to 5"),
+        (["--replicate", "http://127.0.0.1:1"], 1, "cannot connect to the NATS cluster"),
     ])
     func refusesWhatCannotServe(arguments: [String], status: Int32, message: String) throws {
         let cli = CLI()

@@ -5,6 +5,14 @@ extension TouristStore {
     /// Whether this store is a read-only replica (``StoreOptions/replicaOf``).
     public var isReplica: Bool { options.replicaOf != nil }
 
+    /// Throws what every action on a replica throws, for work that would end in an action (a
+    /// photo download, say) and should be refused before it starts.
+    ///
+    /// - Throws: ``DomainError`` `.readOnly` on a replica.
+    public func refuseChangesOnReplica() throws {
+        if let refusal = processor.refusal { throw DomainError(.readOnly, refusal) }
+    }
+
     /// Appends events that the original store holds, verbatim — same sequence numbers, payloads
     /// and times, so the same chain — and applies them. The caller has checked them against the
     /// heads the original shipped; this store's log then computes the same heads, which the

@@ -16,6 +16,7 @@
   const tiles = new Map(); // "collection/slot/state" -> element, so images are not reloaded
   let shown = null;        // the pin as last shown
   let placeMap = null;
+  const readOnly = await VT.readOnly().catch(() => false); // a replica: nothing to change here
 
   if (!/^[0-9a-fA-F]{16}$/.test(id)) {
     status.textContent = "This address names no pin. Go back to the map and tap one.";
@@ -60,7 +61,7 @@
           tile.textContent = "Could not download";
         }
         if (photo.state !== "placeholder") {
-          tile.addEventListener("click", () => removePhoto(album.collection, photo.slot, tile));
+          if (!readOnly) tile.addEventListener("click", () => removePhoto(album.collection, photo.slot, tile));
         }
         if (photo.credit) card.appendChild(creditLine(photo.credit));
         tiles.set(key, card);

@@ -106,6 +106,39 @@ const VT = {
     return VT.configPromise;
   },
 
+  // Whether this page shows a read-only replica (vt serve --follow): it offers no changes.
+  async readOnly() { return (await VT.config()).read_only; },
+
+  // A badge in the header while the store is replicated (vt serve --replicate) or a replica
+  // (--follow): how far behind the other side is, and the last error. Polled, since the lag
+  // changes without any event here.
+  async showReplication() {
+    const config = await VT.config();
+    document.body.classList.toggle("read-only", config.read_only);
+    if (!config.replication) return;
+    const header = document.querySelector("header");
+    const badge = document.createElement("span");
+    badge.id = "replication";
+    header.insertBefore(badge, header.querySelector("h1").nextSibling);
+    const update = async () => {
+      try {
+        const r = await VT.api("GET", "/api/replication");
+        const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+        let text = r.lag_events === 0 ? "up to date" : `${plural(r.lag_events, "event")} behind`;
+        if (r.pending_photos > 0) text += `, ${plural(r.pending_photos, "photo")} to upload`;
+        badge.textContent = (r.role === "replica" ? "Read-only replica · " : "Replicated · ") + text;
+        badge.title = `Stream ${r.stream} on ${r.servers}` + (r.last_error ? `\nLast error: ${r.last_error}` : "");
+        badge.dataset.state = r.last_error ? "error" : r.lag_events > 0 ? "behind" : "current";
+        badge.dataset.lag = r.lag_events;
+      } catch (error) {
+        badge.textContent = "Replication: no answer";
+        badge.dataset.state = "error";
+      }
+    };
+    await update();
+    setInterval(update, 3000);
+  },
+
   // A Leaflet map with the configured tiles over land (Natural Earth's countries, from
   // /land.json) and a graticule, so it is a world map without a network. The land is drawn
   // when no tile server is set, or once the tile server fails to answer.
@@ -220,3 +253,5 @@ const VT = {
     }
   },
 };
+
+VT.showReplication().catch(() => {});

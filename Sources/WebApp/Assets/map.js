@@ -11,9 +11,12 @@
   let map;
   const markers = new Map(); // pin id -> Leaflet marker
   const element = document.getElementById("map");
+  let readOnly = false; // a replica (vt serve --follow): pins are shown, never changed
 
   try {
     const now = await VT.api("GET", "/api/state");
+    readOnly = await VT.readOnly();
+    if (readOnly) document.getElementById("hint").firstChild.textContent = "A read-only replica: it follows the original store live. Tap a pin to see its photos. ";
     map = await VT.makeMap(element, { zoomControl: true });
     if (now.region) {
       // The centre exactly, and the zoom that shows the saved longitude span (linear on the
@@ -54,6 +57,7 @@
   };
   // Registered after the first view is set, so opening the page appends nothing.
   map.on("moveend", () => {
+    if (readOnly) return;
     pendingRegion = regionNow();
     clearTimeout(settleTimer);
     settleTimer = setTimeout(() => saveRegion(false), SETTLE_MS);
@@ -67,7 +71,7 @@
       seen.add(pin.id);
       let marker = markers.get(pin.id);
       if (!marker) {
-        marker = L.marker([pin.latitude, pin.longitude], { draggable: true, autoPan: true, title: `Pin ${VT.short(pin.id)}` });
+        marker = L.marker([pin.latitude, pin.longitude], { draggable: !readOnly, autoPan: true, title: `Pin ${VT.short(pin.id)}` });
         marker.pinID = pin.id;
         marker.on("click", () => openAlbum(pin.id));
         marker.on("dragstart", () => { marker.beingDragged = true; });
@@ -123,7 +127,7 @@
   const latLngOf = (event) => map.mouseEventToLatLng(event);
 
   element.addEventListener("pointerdown", (event) => {
-    if (press || event.target.closest(".leaflet-marker-icon, .leaflet-control")) return;
+    if (readOnly || press || event.target.closest(".leaflet-marker-icon, .leaflet-control")) return;
     press = { id: event.pointerId, x: event.clientX, y: event.clientY, marker: null, timer: null, event };
     if (event.button === 2) { start(event); return; }
     if (event.button !== 0) { press = null; return; }

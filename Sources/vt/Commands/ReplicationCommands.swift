@@ -5,16 +5,19 @@ import NATSClient
 import Replication
 import VirtualTourist
 
-/// Connects to the cluster named on the command line, with a message that hides credentials.
-private func connect(_ urls: String) async throws -> NATSConnection {
-    do { return try await NATSConnection.connect(urls) } catch let error as NATSError {
-        throw RuntimeError(message: "cannot connect to the NATS cluster: \(error)")
+/// The cluster named on the command line.
+enum Cluster {
+    /// Connects, with a message that hides credentials.
+    static func connect(_ urls: String) async throws -> NATSConnection {
+        do { return try await NATSConnection.connect(urls) } catch let error as NATSError {
+            throw RuntimeError(message: "cannot connect to the NATS cluster: \(error)")
+        }
     }
-}
 
-/// The URLs as they may be shown and stored: credentials replaced by `***`.
-private func shown(_ urls: String) -> String {
-    ((try? NATSServerURL.parseList(urls)) ?? []).map(\.description).joined(separator: ",")
+    /// The URLs as they may be shown and stored: credentials replaced by `***`.
+    static func shown(_ urls: String) -> String {
+        ((try? NATSServerURL.parseList(urls)) ?? []).map(\.description).joined(separator: ",")
+    }
 }
 
 /// `vt replicate --to nats://… [--once] [--stream NAME] [--status]`.
@@ -40,12 +43,12 @@ struct ReplicateCommand: AsyncParsableCommand {
             throw RuntimeError(message: "there is no store at \(folder); point --store / VT_STORE at one")
         }
         if status, to == nil { return try printRecords(folder) }
-        let nats = try await connect(to!)
+        let nats = try await Cluster.connect(to!)
         defer { Task { await nats.close() } }
         var options = ReplicationOptions()
         options.stream = stream
         options.replicas = replicas
-        let replicator = try await Replicator.start(store: folder, connection: nats, servers: shown(to!), options: options)
+        let replicator = try await Replicator.start(store: folder, connection: nats, servers: Cluster.shown(to!), options: options)
         if status { return try show(replicator.status) }
         if once {
             let bar = ProgressBar()
@@ -106,7 +109,7 @@ struct RestoreCommand: AsyncParsableCommand {
             return .time(try ArgumentValues.time(text))
         }
         let name = try ReplicationStream(name: stream)
-        let nats = try await connect(from)
+        let nats = try await Cluster.connect(from)
         defer { Task { await nats.close() } }
         let bar = ProgressBar()
         let report = try await StreamRestore.restore(connection: nats, stream: name, to: to, at: point) {
@@ -131,12 +134,12 @@ struct FollowCommand: AsyncParsableCommand {
 
     func run() async throws {
         let name = try ReplicationStream(name: stream)
-        let nats = try await connect(from)
+        let nats = try await Cluster.connect(from)
         defer { Task { await nats.close() } }
         var options = StoreOptions()
         options.collectionInterval = nil
         let follower = try await Follower.start(
-            connection: nats, stream: name, folder: global.storePath, servers: shown(from), storeOptions: options,
+            connection: nats, stream: name, folder: global.storePath, servers: Cluster.shown(from), storeOptions: options,
             progress: { Terminal.note($0) })
         Terminal.note("following stream \(name.name) into \(global.storePath) (at event \(follower.store.lastSequence)); interrupt to stop")
         let task = Task { try await follower.run() }

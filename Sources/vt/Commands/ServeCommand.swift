@@ -2,6 +2,8 @@ import AlbumPipeline
 import ArgumentParser
 import Dispatch
 import Foundation
+import NATSClient
+import Replication
 import VirtualTourist
 import WebApp
 
@@ -15,7 +17,10 @@ struct ServeCommand: AsyncParsableCommand {
             access token (--token or VT_TOKEN). Photos come from --photos: by default Flickr when FLICKR_API_KEY is set, \
             else Wikimedia Commons when it answers at start, else the offline demo photo service. Map tiles come from OpenStreetMap unless \
             --tiles names another source or 'none' (a plain map with a graticule, no network). \
-            Leaflet comes from Debian's libjs-leaflet (apt-get install libjs-leaflet). Stop with Ctrl-C.
+            Leaflet comes from Debian's libjs-leaflet (apt-get install libjs-leaflet). \
+            --replicate ships the store's events and photos to a NATS JetStream cluster as they are \
+            committed; --follow serves a read-only replica of a replicated store, live (a new folder is \
+            restored from the stream first). docs/REPLICATION.md. Stop with Ctrl-C.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -30,6 +35,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Photos per album for new requests (1 to 250).") var perPage = 21
     @Option(help: ArgumentHelp("Where photos come from: auto, flickr, commons or demo.", discussion: "Default: $VT_PHOTOS, else auto: Flickr when a key is set, else Wikimedia Commons when it answers at start, else the offline demo service."))
     var photos: PhotoChoice?
+    @Option(help: ArgumentHelp("Replicate the store to this NATS cluster (nats://[user:password@]host:port, comma-separated).", valueName: "urls"))
+    var replicate: String?
+    @Option(help: ArgumentHelp("Serve a read-only replica of --stream from this NATS cluster, in the store folder.", valueName: "urls"))
+    var follow: String?
+    @Option(help: "The replication stream (with --follow; with --replicate the default is VT_ and the log id).") var stream: String?
+    @Option(help: "Copies the cluster keeps, with --replicate (default 3 on a cluster, 1 on a lone server).") var replicas: Int?
 
     var options: WebOptions {
         let environment = ProcessInfo.processInfo.environment
@@ -46,6 +57,13 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...250).contains(perPage) else { throw ValidationError("--per-page must be 1 to 250 (got \(perPage))") }
         if let problem = options.problem { throw ValidationError(problem) }
+        if replicate != nil, follow != nil { throw ValidationError("--replicate and --follow exclude each other: a replica is not replicated again") }
+        if follow != nil, stream == nil { throw ValidationError("--follow needs --stream NAME (vt replicate --status on the original names it)") }
+        if stream != nil, replicate == nil, follow == nil { throw ValidationError("--stream goes with --replicate or --follow") }
+        if let replicas {
+            guard replicate != nil else { throw ValidationError("--replicas goes with --replicate") }
+            guard (1...5).contains(replicas) else { throw ValidationError("--replicas must be 1 to 5") }
+        }
     }
 
     func run() async throws {
@@ -54,31 +72,79 @@ struct ServeCommand: AsyncParsableCommand {
         // Signals become a stream here, before anything starts, so Ctrl-C always shuts down
         // in order: the server, the downloads, then the store (its snapshot and lock).
         let interrupted = Self.interruptions()
-        try await global.withStore(create: true) { store in
-            let photos = try await PhotoSourceSetup.start(self.photos, environment: ProcessInfo.processInfo.environment)
-            var pipelineOptions = PipelineOptions()
-            pipelineOptions.perPage = perPage
-            let pipeline = try AlbumPipeline(store: store, source: photos.source, options: pipelineOptions)
-            await pipeline.start()
-            let server: WebServer
-            do { server = try await WebServer.start(store: store, pipeline: pipeline, options: options) } catch {
-                await pipeline.stop()
-                await photos.stop()
-                throw RuntimeError(message: "\(error)")
+        if let follow {
+            let (replication, follower) = try await ServeReplication.following(
+                try ReplicationStream(name: stream!), from: follow, into: global.storePath, storeOptions: StoreOptions())
+            do {
+                // A replica fetches no photos of its own: they come from the original's bucket.
+                try await serve(
+                    follower.store, photos: PhotoSourceSetup.replica, replication: replication, options: options, interrupted: interrupted)
+            } catch {
+                await replication.stop()
+                try? await follower.close()
+                throw error
             }
-            Terminal.note("store: \(global.storePath)")
-            Terminal.note(photos.announcement)
-            Terminal.note("map tiles: \(options.tileURL ?? "none (a plain map with a graticule)")")
-            // The URL is the one line on standard output, written at once so that a program
-            // that started this one can read it.
-            FileHandle.standardOutput.write(Data("Virtual Tourist is at \(server.url)\n".utf8))
-            Terminal.note("press Ctrl-C to stop")
-            for await _ in interrupted { break }
-            Terminal.note("stopping…")
-            await server.stop()
-            await pipeline.stop()
-            await photos.stop()
+            await replication.stop()
+            try await follower.close()
+            return
         }
+        // Connected before the store is opened: a cluster that cannot be reached changes nothing.
+        var cluster: NATSConnection?
+        if let replicate { cluster = try await Cluster.connect(replicate) }
+        do {
+            try await global.withStore(create: true) { store in
+                let photos = try await PhotoSourceSetup.start(self.photos, environment: ProcessInfo.processInfo.environment)
+                var replication: ServeReplication?
+                do {
+                    if let replicate, let connection = cluster {
+                        cluster = nil  // closed by the replication from here on
+                        replication = try await ServeReplication.replicating(
+                            store: global.storePath, over: connection, to: replicate, stream: stream, replicas: replicas)
+                    }
+                } catch {
+                    await photos.stop()
+                    throw error
+                }
+                try await serve(store, photos: photos, replication: replication, options: options, interrupted: interrupted)
+            }
+        } catch {
+            await cluster?.close()
+            throw error
+        }
+    }
+
+    /// Serves `store` until interrupted, then shuts down in order: the server, the downloads,
+    /// the replication, the photo service (the caller closes the store).
+    private func serve(
+        _ store: TouristStore, photos: PhotoSourceSetup, replication: ServeReplication?, options: WebOptions,
+        interrupted: AsyncStream<Int32>
+    ) async throws {
+        var options = options
+        options.replication = replication?.view
+        var pipelineOptions = PipelineOptions()
+        pipelineOptions.perPage = perPage
+        let pipeline = try AlbumPipeline(store: store, source: photos.source, options: pipelineOptions)
+        await pipeline.start()
+        let server: WebServer
+        do { server = try await WebServer.start(store: store, pipeline: pipeline, options: options) } catch {
+            await pipeline.stop()
+            await replication?.stop()
+            await photos.stop()
+            throw RuntimeError(message: "\(error)")
+        }
+        Terminal.note("store: \(global.storePath)" + (store.isReplica ? " (a read-only replica)" : ""))
+        Terminal.note(photos.announcement)
+        Terminal.note("map tiles: \(options.tileURL ?? "none (a plain map with a graticule)")")
+        // The URL is the one line on standard output, written at once so that a program
+        // that started this one can read it.
+        FileHandle.standardOutput.write(Data("Virtual Tourist is at \(server.url)\n".utf8))
+        Terminal.note("press Ctrl-C to stop")
+        for await _ in interrupted { break }
+        Terminal.note("stopping…")
+        await server.stop()
+        await pipeline.stop()
+        await replication?.stop()
+        await photos.stop()
     }
 
     /// SIGINT and SIGTERM, as a stream (their default action, ending the process at once, is

@@ -123,4 +123,24 @@ struct PhotoSourceSetup {
     func stop() async {
         await server?.stop()
     }
+
+    /// A read-only replica's: no photo service, since its photos come from the original's
+    /// bucket with the events that name them, and it asks for nothing itself.
+    static let replica = PhotoSourceSetup(
+        source: NoPhotoSource(), announcement: "photos: from the original store's bucket in the cluster (a replica asks no photo service)",
+        server: nil)
+}
+
+/// The photo source of a replica: the album pipeline never starts on one, and this refuses
+/// anything asked all the same.
+struct NoPhotoSource: PhotoSource {
+    var name: String { "no photo service (a read-only replica)" }
+
+    func search(latitude: Double, longitude: Double, page: Int, perPage: Int) async throws(PhotoSourceError) -> PhotoSearchPage {
+        throw PhotoSourceError(.configuration, "a read-only replica asks no photo service")
+    }
+
+    func image(at url: String) async throws(PhotoSourceError) -> [UInt8] {
+        throw PhotoSourceError(.configuration, "a read-only replica asks no photo service")
+    }
 }

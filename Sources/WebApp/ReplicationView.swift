@@ -1,0 +1,50 @@
+/// What the pages show of replication (GET /api/replication): a store shipping its events to
+/// a NATS cluster, or a read-only replica following one. The web app does not know the
+/// replication module; the program that runs both fills this in.
+public struct ReplicationView: Encodable, Sendable, Equatable {
+    public enum Role: String, Encodable, Sendable {
+        /// This store's events are shipped to the cluster.
+        case primary
+        /// This store is a read-only copy of a stream.
+        case replica
+    }
+
+    public var role: Role
+    public var stream: String
+    /// The cluster's URLs, credentials hidden.
+    public var servers: String
+    /// Events in this store.
+    public var events: UInt64
+    /// Events the other side lacks: not yet acknowledged by the cluster (primary), or in the
+    /// stream but not yet here (replica).
+    public var lagEvents: UInt64
+    /// Photos not yet uploaded (primary; a replica fetches a batch's photos before its events).
+    public var pendingPhotos: Int
+    /// Photos that could not be had: gone from the blob folder before upload (primary), or not
+    /// in the cluster's bucket (replica).
+    public var missingPhotos: Int
+    /// The last error, while it lasts.
+    public var lastError: String?
+
+    public init(
+        role: Role, stream: String, servers: String, events: UInt64, lagEvents: UInt64, pendingPhotos: Int, missingPhotos: Int,
+        lastError: String?
+    ) {
+        self.role = role
+        self.stream = stream
+        self.servers = servers
+        self.events = events
+        self.lagEvents = lagEvents
+        self.pendingPhotos = pendingPhotos
+        self.missingPhotos = missingPhotos
+        self.lastError = lastError
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case role, stream, servers, events
+        case lagEvents = "lag_events"
+        case pendingPhotos = "pending_photos"
+        case missingPhotos = "missing_photos"
+        case lastError = "last_error"
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import NATSClient
+import Replication
+import Synchronization
+import VirtualTourist
+import WebApp
+
+/// What `vt serve --replicate` or `vt serve --follow` runs beside the web app: the replicator
+/// shipping the served store's events, or the follower keeping the served replica live. The
+/// page reads its state through ``view``; a failure that retrying cannot cure (a conflict with
+/// another writer, a chain that does not match) stops only the replication, is printed at
+/// once, and stays on the page, while the app goes on serving.
+final class ServeReplication: Sendable {
+    private let connection: NATSConnection
+    private let task: Task<Void, Never>
+    private let stopped: Failure
+    private let status: @Sendable () -> ReplicationView
+
+    private init(connection: NATSConnection, stopped: Failure, status: @escaping @Sendable () -> ReplicationView, task: Task<Void, Never>) {
+        self.connection = connection
+        self.task = task
+        self.stopped = stopped
+        self.status = status
+    }
+
+    /// Ships the store at `folder` (open in this process) to the cluster at `urls`, over
+    /// `connection` (connected before the store was opened, so that a cluster that cannot be
+    /// reached changes nothing); closes the connection when it fails.
+    static func replicating(
+        store folder: String, over connection: NATSConnection, to urls: String, stream: String?, replicas: Int?
+    ) async throws -> ServeReplication {
+        var options = ReplicationOptions()
+        options.stream = stream
+        options.replicas = replicas
+        let replicator: Replicator
+        do {
+            replicator = try await Replicator.start(store: folder, connection: connection, servers: Cluster.shown(urls), options: options)
+        } catch {
+            await connection.close()
+            throw RuntimeError(message: "cannot replicate to \(Cluster.shown(urls)): \(error)")
+        }
+        let stopped = Failure()
+        let task = Task { await Self.watch(stopped, "replication") { try await replicator.run() } }
+        Terminal.note("replicating to stream \(replicator.stream.name) on \(Cluster.shown(urls))")
+        return ServeReplication(connection: connection, stopped: stopped, status: {
+            let status = replicator.status
+            return ReplicationView(
+                role: .primary, stream: status.stream, servers: status.servers, events: status.localEvents,
+                lagEvents: status.lagEvents, pendingPhotos: status.photosPending, missingPhotos: status.photosMissing,
+                lastError: stopped.message ?? status.lastError)
+        }, task: task)
+    }
+
+    /// Opens (restoring it first when the folder is new) a read-only replica of `stream` at
+    /// `folder` and follows the stream; the caller serves ``Follower/store`` and closes it.
+    static func following(
+        _ stream: ReplicationStream, from urls: String, into folder: String, storeOptions: StoreOptions
+    ) async throws -> (ServeReplication, Follower) {
+        let connection = try await Cluster.connect(urls)
+        let follower: Follower
+        do {
+            follower = try await Follower.start(
+                connection: connection, stream: stream, folder: folder, servers: Cluster.shown(urls), storeOptions: storeOptions,
+                progress: { Terminal.note($0) })
+        } catch {
+            await connection.close()
+            throw RuntimeError(message: "cannot follow stream \(stream.name) on \(Cluster.shown(urls)): \(error)")
+        }
+        let stopped = Failure()
+        let task = Task { await Self.watch(stopped, "following") { try await follower.run() } }
+        Terminal.note("following stream \(stream.name) on \(Cluster.shown(urls)) (at event \(follower.store.lastSequence))")
+        let replication = ServeReplication(connection: connection, stopped: stopped, status: {
+            let status = follower.status
+            return ReplicationView(
+                role: .replica, stream: status.stream, servers: status.servers, events: status.events,
+                lagEvents: status.lagEvents, pendingPhotos: 0, missingPhotos: status.missingPhotos,
+                lastError: stopped.message ?? status.lastError)
+        }, task: task)
+        return (replication, follower)
+    }
+
+    /// How replication stands now, for the page.
+    var view: @Sendable () -> ReplicationView { status }
+
+    /// Stops the replication and closes the connection (the caller closes the store after).
+    func stop() async {
+        task.cancel()
+        await task.value
+        await connection.close()
+    }
+
+    /// Runs `work` until it ends; an error that ends it is printed and kept for the page.
+    private static func watch(_ stopped: Failure, _ what: String, _ work: @Sendable () async throws -> Void) async {
+        do { try await work() } catch is CancellationError {} catch {
+            let message = "\(what) stopped: \(error)"
+            stopped.set(message)
+            Terminal.note(message)
+        }
+    }
+
+    /// The error that stopped the replication, shared by its task and the page.
+    private final class Failure: Sendable {
+        private let state = Mutex<String?>(nil)
+        var message: String? { state.withLock { $0 } }
+        func set(_ message: String) { state.withLock { $0 = message } }
+    }
+}

@@ -1,0 +1,161 @@
+import AsyncHTTPClient
+import Foundation
+import NATSTestSupport
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// `vt serve --replicate` and `vt serve --follow` as people run them: two processes, a real
+/// nats-server, HTTP. (The suite's name ends in ReplicationTests so scripts/test runs it in the
+/// pass with the other cluster tests.)
+@Suite(.serialized) struct ServeReplicationTests {
+    @Test("a served store is replicated as it changes, and a served replica follows it and refuses changes")
+    func servedReplicaFollowsTheServedOriginal() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        try await withNATSServers { servers in
+            let http = HTTPClient.shared
+            let original = try Served(cli, ["--store", cli.home + "/original", "--replicate", servers.url(1)])
+            defer { original.stop() }
+            let pin = try await http.send(.POST, original.url + "api/pins", #"{"latitude": 48.8584, "longitude": 2.2945}"#)
+            #expect(pin.status == 201, "\(pin.text)")
+            // The album downloads meanwhile: wait for it, and for the cluster to have it all.
+            var shipped: [String: Any] = [:]
+            #expect(try await eventually(timeout: .seconds(120)) {
+                shipped = try await http.send(.GET, original.url + "api/replication").json()
+                let state = try await http.send(.GET, original.url + "api/state").json()
+                let pins = state["pins"] as? [[String: Any]] ?? []
+                return pins.first?["status"] as? String == "complete" && shipped["lag_events"] as? Int == 0
+                    && shipped["events"] as? Int == state["seq"] as? Int
+            }, "\(shipped)")
+            #expect(shipped["role"] as? String == "primary")
+            #expect(shipped["pending_photos"] as? Int == 0)
+            let stream = try #require(shipped["stream"] as? String)
+
+            let replica = try Served(cli, ["--store", cli.home + "/replica", "--follow", servers.url(1), "--stream", stream])
+            defer { replica.stop() }
+            let config = try await http.send(.GET, replica.url + "api/config").json()
+            #expect(config["read_only"] as? Bool == true)
+            #expect(config["replication"] as? Bool == true)
+            let originalState = try await http.send(.GET, original.url + "api/state").text
+            #expect(try await http.send(.GET, replica.url + "api/state").text == originalState)
+            let pinID = try #require(pin.json()["id"] as? String)
+            let album = try await http.send(.GET, replica.url + "api/pins/\(pinID)").json()["album"] as? [String: Any]
+            let photo = try #require((album?["photos"] as? [[String: Any]])?.first?["digest"] as? String)
+            #expect(try await http.send(.GET, replica.url + "photos/\(photo)").status == 200, "the photo came from the bucket")
+
+            // Every change is refused with the read-only code, and nothing changes.
+            for (method, path, body) in [
+                (HTTPMethod.POST, "api/pins", #"{"latitude": 1, "longitude": 2}"#),
+                (.POST, "api/pins/\(pinID)/new-collection", nil), (.POST, "api/pins/\(pinID)/retry", nil),
+                (.POST, "api/pins/\(pinID)/forget", nil), (.PUT, "api/region", #"{"latitude": 1, "longitude": 2, "latitude_span": 3, "longitude_span": 4}"#),
+            ] {
+                let refused = try await http.send(method, replica.url + path, body)
+                #expect(refused.status == 403, "\(method) \(path): \(refused.text)")
+                #expect(refused.text.contains("read-only"), "\(refused.text)")
+            }
+            #expect(try await http.send(.POST, replica.url + "api/pins/\(pinID)/album").status == 200, "opening an album reads only")
+            #expect(try await http.send(.GET, replica.url + "api/state").text == originalState)
+
+            // A change to the original reaches the replica, live.
+            #expect(try await http.send(.POST, original.url + "api/pins", #"{"latitude": -33.86, "longitude": 151.21}"#).status == 201)
+            var following: [String: Any] = [:]
+            #expect(try await eventually(timeout: .seconds(60)) {
+                let now = try await http.send(.GET, original.url + "api/state").json()
+                let there = try await http.send(.GET, replica.url + "api/state").json()
+                following = try await http.send(.GET, replica.url + "api/replication").json()
+                return (there["pins"] as? [Any])?.count == 2 && there["seq"] as? Int == now["seq"] as? Int
+            }, "\(following)")
+            #expect(following["role"] as? String == "replica")
+            #expect(following["stream"] as? String == stream)
+
+            #expect(replica.stop() == 0, "\(replica.errors)")
+            #expect(original.stop() == 0, "\(original.errors)")
+        }
+    }
+
+    @Test func aClusterThatCannotBeReachedChangesNothing() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        // Port 1 on loopback refuses at once.
+        for arguments in [["--replicate", "nats://127.0.0.1:1"], ["--follow", "nats://127.0.0.1:1", "--stream", "VT_00"]] {
+            let store = cli.home + "/store"
+            let run = try cli.run(["serve", "--store", store, "--port", "0"] + arguments)
+            #expect(run.status == 1, "\(run.errors)")
+            #expect(run.errors.contains("cannot connect to the NATS cluster"), "\(run.errors)")
+            #expect(!FileManager.default.fileExists(atPath: store), "nothing was created")
+        }
+    }
+}
+
+/// A `vt serve` process, with the URL it printed; stopped with SIGTERM, as Ctrl-C would.
+private final class Served {
+    let process = Process()
+    let url: String
+    private let errorFile: String
+
+    init(_ cli: CLI, _ arguments: [String]) throws {
+        errorFile = cli.home + "/serve-\(UUID().uuidString.prefix(8)).err"
+        FileManager.default.createFile(atPath: errorFile, contents: nil)
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["serve", "--port", "0", "--tiles", "none", "--photos", "demo"] + arguments
+        process.environment = cli.environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: errorFile)
+        try process.run()
+        // The URL is the one line on standard output; an empty read means the process ended.
+        var data = Data()
+        while !data.contains(UInt8(ascii: "\n")) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            data.append(more)
+        }
+        let line = String(decoding: data, as: UTF8.self)
+        guard let range = line.range(of: "http://") else {
+            process.waitUntilExit()
+            let errors = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
+            throw ServeFailed(message: "vt serve did not start: \(errors)")
+        }
+        url = String(line[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    var errors: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
+
+    /// Stops the process (once) and returns its exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+}
+
+private struct ServeFailed: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+private struct Answer {
+    var status: Int
+    var text: String
+    func json() throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
+    }
+}
+
+extension HTTPClient {
+    fileprivate func send(_ method: HTTPMethod, _ url: String, _ json: String? = nil) async throws -> Answer {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: json))
+        }
+        let response = try await execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 1 << 22)
+        return Answer(status: Int(response.status.code), text: String(buffer: body))
+    }
+}
