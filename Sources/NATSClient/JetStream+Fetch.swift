@@ -77,6 +77,8 @@ extension JetStream {
             var filter_subject: String?
             var inactive_threshold: Int64?
             var max_ack_pending: Int?
+            var num_replicas: Int?
+            var mem_storage: Bool?
         }
         struct Create: Encodable {
             var stream_name: String
@@ -88,7 +90,8 @@ extension JetStream {
         if let filterSubject { try validateToken(filterSubject, what: "filter subject") }
         var config = Config(
             durable_name: durable, deliver_policy: "all", ack_policy: ackPolicy.rawValue, filter_subject: filterSubject,
-            inactive_threshold: durable == nil ? inactiveThreshold.nanoseconds : nil)
+            inactive_threshold: durable == nil ? inactiveThreshold.nanoseconds : nil,
+            num_replicas: durable == nil ? 1 : nil, mem_storage: durable == nil ? true : nil)
         if case .sequence(let sequence) = start {
             guard sequence > 0 else { throw NATSError.invalidArgument("stream sequences start at 1") }
             config.deliver_policy = "by_start_sequence"

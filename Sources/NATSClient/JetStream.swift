@@ -93,9 +93,18 @@ public struct JetStream: Sendable {
         try await getMessage(stream: stream, request: MessageGet(last_by_subj: subject))
     }
 
+    /// The first message stored on `subject` at or after `sequence`; error 10037 when there is
+    /// none. One request to the stream's leader, no consumer: it works as soon as the stream has
+    /// a leader again after a server is lost, when creating a consumer may still wait for the
+    /// cluster to notice.
+    public func nextMessage(stream: String, subject: String, from sequence: UInt64) async throws -> StoredMessage {
+        try await getMessage(stream: stream, request: MessageGet(seq: sequence, next_by_subj: subject))
+    }
+
     private struct MessageGet: Encodable {
         var seq: UInt64?
         var last_by_subj: String?
+        var next_by_subj: String?
     }
 
     private func getMessage(stream: String, request: MessageGet) async throws -> StoredMessage {

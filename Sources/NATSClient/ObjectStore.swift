@@ -88,21 +88,20 @@ public struct ObjectStore: Sendable {
         var data: [UInt8] = []
         data.reserveCapacity(Int(info.size))
         var chunks = 0
-        if info.chunks > 0 {
-            let consumer = try await jetStream.pullConsumer(stream: streamName, filterSubject: "$O.\(bucket).C.\(info.nuid)")
-            do {
-                while chunks < info.chunks {
-                    let messages = try await consumer.next(batch: min(info.chunks - chunks, 64), expires: .seconds(5))
-                    guard !messages.isEmpty else { break }
-                    for message in messages { data += message.payload }
-                    chunks += messages.count
-                }
-            } catch {
-                try? await consumer.delete()
-                throw error
+        // Chunk by chunk with a message get each, not a consumer: fewer round trips for the
+        // usual one-chunk photo, and no consumer to place while the cluster is electing leaders.
+        let chunkSubject = "$O.\(bucket).C.\(info.nuid)"
+        var next: UInt64 = 1
+        while chunks < info.chunks, data.count <= Int(info.size) {
+            let message: StoredMessage
+            do { message = try await jetStream.nextMessage(stream: streamName, subject: chunkSubject, from: next) } catch let error
+                as JetStreamAPIError where error.errorCode == JetStreamAPIError.noMessageFound
+            {
+                break
             }
-            // The server would remove the idle consumer by itself; deleting it now is tidier.
-            try? await consumer.delete()
+            data += message.payload
+            chunks += 1
+            next = message.sequence + 1
         }
         guard chunks == info.chunks, data.count == info.size else {
             throw ObjectStoreError.sizeMismatch(name: name, expected: info.size, chunks: info.chunks, found: UInt64(data.count), foundChunks: chunks)

@@ -69,4 +69,23 @@ extension Replicator {
             throw ReplicationError.cluster("cannot \(what): \(error)")
         }
     }
+
+    /// Like ``clusterCall(_:_:)``, but what the cluster cures by itself within `patience` (a
+    /// leader election after a server died: timeouts, no responders, a reconnect) is retried.
+    static func patientClusterCall<T>(
+        _ what: String, patience: Duration = .seconds(90), _ body: () async throws -> T
+    ) async throws -> T {
+        let deadline = ContinuousClock.now + patience
+        while true {
+            do { return try await body() } catch let error as ReplicationError { throw error } catch let error as JetStreamAPIError
+                where error.errorCode == 10059
+            {
+                throw ReplicationError.cluster("cannot \(what): \(error)")  // the stream is gone: no wait brings it back
+            } catch where isTransient(error) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(250))
+            } catch {
+                throw ReplicationError.cluster("cannot \(what): \(error)")
+            }
+        }
+    }
 }

@@ -85,15 +85,22 @@ public enum StreamRestore {
         var builder: LogBuilder? = nil
         var configuration = LogConfiguration()
         configuration.durability = .none  // block files are synced as they are written
-        let consumer = try await Replicator.clusterCall("read the stream \(stream.name)") {
-            try await jetStream.pullConsumer(stream: stream.name, from: .sequence(info.state.firstSequence))
-        }
-        defer { Task { try? await consumer.delete() } }
+        // Created again from where reading stopped whenever it fails: after a server died, the
+        // cluster may take a while to place a consumer, and the one in use may be gone.
+        var consumer: PullConsumer? = nil
+        defer { if let consumer { Task { try? await consumer.delete() } } }
         var next = info.state.firstSequence
         var done = false
         while next <= end, !done {
-            let messages = try await Replicator.clusterCall("read the stream \(stream.name)") {
-                try await consumer.next(batch: 64, expires: .seconds(2))
+            let messages = try await Replicator.patientClusterCall("read the stream \(stream.name)") {
+                do {
+                    if consumer == nil { consumer = try await jetStream.pullConsumer(stream: stream.name, from: .sequence(next)) }
+                    return try await consumer!.next(batch: 64, expires: .seconds(2))
+                } catch {
+                    if let lost = consumer { Task { try? await lost.delete() } }
+                    consumer = nil
+                    throw error
+                }
             }
             for message in messages where !done {
                 guard message.streamSequence == next else {
@@ -181,10 +188,10 @@ struct PhotoBucket {
     }
 
     /// The photo's bytes, checked against its digest; nil when the bucket does not have it.
-    /// Failures of the cluster (a leader election after a server died) are retried for 30 s.
+    /// Failures of the cluster (a leader election after a server died) are retried for 90 s.
     func get(_ digest: PhotoDigest) async throws -> [UInt8]? {
         let bytes: [UInt8]
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(90)
         while true {
             do {
                 bytes = try await store.get(digest.description)
