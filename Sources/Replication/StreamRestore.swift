@@ -21,6 +21,8 @@ public struct RestoreReport: Sendable, Equatable {
     public var photos = 0
     /// Photos the restored state shows that the bucket did not have.
     public var missingPhotos = 0
+    /// Places forgotten in the history, whose events are erased here as in the original.
+    public var placesErased = 0
     public var seconds = 0.0
 }
 
@@ -155,6 +157,9 @@ public enum StreamRestore {
         options.collectionInterval = nil
         let store = try await TouristStore.open(at: work, options: options)
         do {
+            // The stream keeps what it was sent: a place forgotten after it was shipped is whole
+            // there, and is erased here as the original erased it.
+            report.placesErased = try await store.eraseForgottenPlaces().count
             let wanted = store.state.referencedDigests.filter { (try? store.isPhotoStored($0)) != true }
             let bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream)
             for digest in wanted.sorted(by: { $0.description < $1.description }) {

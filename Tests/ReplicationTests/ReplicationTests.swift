@@ -120,4 +120,53 @@ struct ReplicationTests {
             await nats.close()
         }
     }
+
+    @Test("a place forgotten on the original is erased on a follower, live, and in a restore, with the chain unchanged")
+    func forgettingReachesReplicas() async throws {
+        try await withNATSServers { servers in
+            let original = temporaryFolder("original"), replica = temporaryFolder("replica"), copy = temporaryFolder("copy")
+            defer { for folder in [original, replica, copy] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 3, photos: 2)
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            let shipping = Task { try await replicator.run() }
+            #expect(await eventually { replicator.status.acknowledgedEvents == store.lastSequence })
+            let follower = try await Follower.start(
+                connection: nats, stream: replicator.stream, folder: replica, servers: servers.urls, storeOptions: storeOptions())
+            let following = Task { try await follower.run() }
+            let photosBefore = storedPhotos(replica)
+
+            let pin = try #require(store.state.pins.keys.sorted().first)
+            let forgotten = try await store.forget(pin)
+            #expect(forgotten.erasedEvents > 0)
+            // The follower's count moves once the batch is in and its erasure done.
+            #expect(await eventually(timeout: .seconds(60)) { follower.status.events == store.lastSequence })
+            // Event for event equal, the erased ones erased alike; the chain the same.
+            let erased = try allEvents(replica).filter(\.isErased)
+            #expect(erased.count == Int(forgotten.erasedEvents))
+            #expect(try allEvents(replica) == allEvents(original))
+            #expect(try follower.store.head(at: store.lastSequence) == store.head(at: store.lastSequence))
+            #expect(follower.store.state == store.state)
+            #expect(follower.store.state.pins[pin] == nil)
+            #expect(storedPhotos(replica) == storedPhotos(original))
+            #expect(storedPhotos(replica).count == photosBefore.count - 2, "the place's two photos are gone")
+
+            // The stream still holds the place whole; a restore erases it as the original did.
+            #expect(await eventually { replicator.status.acknowledgedEvents == store.lastSequence })
+            let report = try await StreamRestore.restore(connection: nats, stream: replicator.stream, to: copy)
+            #expect(report.placesErased == 1)
+            #expect(try allEvents(copy) == allEvents(original))
+            #expect(try head(copy) == head(original))
+            #expect(storedPhotos(copy) == storedPhotos(original))
+
+            following.cancel()
+            shipping.cancel()
+            _ = try? await following.value
+            _ = try? await shipping.value
+            try await follower.close()
+            try await store.close()
+            await nats.close()
+        }
+    }
 }

@@ -58,7 +58,7 @@ extension TouristStore {
         return try outcome.withLock { $0! }.get()
     }
 
-    private func forgetExclusively(
+    func forgetExclusively(
         _ pin: PinID, access: ActionProcessor.ExclusiveAccess, progress: (@Sendable (String) -> Void)?
     ) async throws -> ForgetReport {
         // A forget of another place that failed earlier is finished first: one plan at a time.
@@ -78,6 +78,9 @@ extension TouristStore {
 
         if let sequence = found.forgottenAt {
             report.sequence = sequence
+        } else if let refusal = processor.refusal {
+            // A replica erases only what its original forgot, and never appends.
+            throw DomainError(.readOnly, refusal)
         } else {
             let recorded = try await access.append([.placeForgotten(pin: pin, erasedEvents: UInt64(merged.targets.count))])
             report.sequence = recorded[0].sequence
@@ -113,6 +116,46 @@ extension TouristStore {
         try fileSystem.removeFile(forgetMarkerPath)
         try fileSystem.syncDirectory(folder)
         return report
+    }
+
+    /// Erases again what every `PlaceForgotten` in the log says was forgotten (a store restored
+    /// from a replication stream, which keeps what it was sent, holds those events whole):
+    /// each such place as ``forget(_:progress:)`` erases it, with no new event. Places whose
+    /// events are erased already cost a read of the log each, and change nothing.
+    ///
+    /// - Returns: one report per place forgotten in the history, in the order forgotten.
+    /// - Throws: ``DomainError`` `.storage`.
+    @discardableResult
+    public func eraseForgottenPlaces() async throws -> [ForgetReport] {
+        guard log.format == .v2, lastSequence > 0 else { return [] }
+        let forgotten = try forgottenPlaces(in: 1...lastSequence)
+        return try await eraseAgain(forgotten)
+    }
+
+    /// The pins that `PlaceForgotten` events in `range` name, in order.
+    func forgottenPlaces(in range: ClosedRange<UInt64>) throws -> [PinID] {
+        let cursor = try LogReader(directory: log.directory, fileSystem: fileSystem).events(from: range.lowerBound, through: range.upperBound)
+        var pins: [PinID] = []
+        while let event = try cursor.next() {
+            guard !event.isErased, case .placeForgotten(let pin, _) = try EventCodec.decode(event).event else { continue }
+            if !pins.contains(pin) { pins.append(pin) }
+        }
+        return pins
+    }
+
+    func eraseAgain(_ pins: [PinID]) async throws -> [ForgetReport] {
+        guard !pins.isEmpty else { return [] }
+        let outcome = Mutex<Result<[ForgetReport], any Error>?>(nil)
+        try await processor.exclusively { [self] access in
+            do {
+                var reports: [ForgetReport] = []
+                for pin in pins { reports.append(try await forgetExclusively(pin, access: access, progress: nil)) }
+                outcome.withLock { $0 = .success(reports) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+        }
+        return try outcome.withLock { $0! }.get()
     }
 
     /// What the history says about a pin.

@@ -16,16 +16,21 @@ extension TouristStore {
     /// Appends events that the original store holds, verbatim — same sequence numbers, payloads
     /// and times, so the same chain — and applies them. The caller has checked them against the
     /// heads the original shipped; this store's log then computes the same heads, which the
-    /// returned one lets the caller confirm.
+    /// returned one lets the caller confirm. A `PlaceForgotten` among them erases the place's
+    /// earlier events here too, as its original did (erasing keeps the chain).
     ///
     /// - Throws: ``DomainError`` `.invalidArgument` when the first event does not follow this
     ///   store's last, or an event is erased; `.undecodableEvent`; `.storage`.
     @discardableResult
     public func appendReplicated(_ events: [LogEvent]) async throws -> LogHead {
         let result = Mutex<LogHead?>(nil)
-        try await processor.exclusively { access in
+        try await processor.exclusively { [self] access in
             let (_, head) = try await access.appendReplicated(events)
             result.withLock { $0 = head }
+            guard let first = events.first, let last = events.last else { return }
+            for pin in try forgottenPlaces(in: first.sequence...last.sequence) {
+                _ = try await forgetExclusively(pin, access: access, progress: nil)
+            }
         }
         return result.withLock { $0 }!
     }

@@ -119,7 +119,8 @@ struct RestoreCommand: AsyncParsableCommand {
         Terminal.note("restored \(report.events) events from \(report.messages) messages and \(report.photos) photos into \(to)"
             + " in \(String(format: "%.2f", report.seconds)) s"
             + (report.seconds > 0 ? " (\(Int(Double(report.events) / report.seconds)) events/s)" : "") + "; head \(report.head?.hash.description ?? "-")"
-            + (report.missingPhotos > 0 ? "; \(report.missingPhotos) photos were not in the bucket" : ""))
+            + (report.missingPhotos > 0 ? "; \(report.missingPhotos) photos were not in the bucket" : "")
+            + (report.placesErased > 0 ? "; \(report.placesErased) forgotten places erased as in the original" : ""))
     }
 }
 
