@@ -43,7 +43,21 @@ public struct ObjectStore: Sendable {
     @discardableResult
     public func put(_ name: String, data: [UInt8]) async throws -> ObjectInfo {
         guard !name.isEmpty else { throw NATSError.invalidArgument("an object name may not be empty") }
+        return try await put(name, data: data, replacing: try await info(name))
+    }
+
+    /// Stores `data` under `name` unless an object of that name is there; returns whether it
+    /// stored it. For content-addressed names, where an object there already holds these bytes.
+    public func putIfAbsent(_ name: String, data: [UInt8]) async throws -> Bool {
+        guard !name.isEmpty else { throw NATSError.invalidArgument("an object name may not be empty") }
         let previous = try await info(name)
+        guard previous == nil else { return false }
+        try await put(name, data: data, replacing: nil)
+        return true
+    }
+
+    @discardableResult
+    private func put(_ name: String, data: [UInt8], replacing previous: ObjectInfo?) async throws -> ObjectInfo {
         let nuid = NUID.next()
         let chunkSubject = "$O.\(bucket).C.\(nuid)"
         var hasher = SHA256()

@@ -19,6 +19,9 @@ public struct ReplicationOptions: Sendable {
     public var pollInterval: Duration = .milliseconds(20)
     /// How long to wait before trying the cluster again after a failure.
     public var retryDelay: Duration = .milliseconds(200)
+    /// Photos uploaded at once: each is a few round trips to the stream's leader, which a
+    /// replicated stream answers only once a majority has the message.
+    public var concurrentUploads = 8
     /// How long ``Replicator/shipAvailable()`` keeps retrying before it gives up.
     public var giveUpAfter: Duration = .seconds(60)
 
@@ -104,6 +107,8 @@ public final class Replicator: @unchecked Sendable {
     /// An event read that did not fit the last batch: the next one starts with it.
     var carried: LogEvent?
     var lastSaved = ContinuousClock.now
+    /// The record as last written: an idle replicator writes it again only once it changed.
+    var savedRecord: ReplicationRecord?
 
     struct Shared {
         var record: ReplicationRecord
@@ -183,6 +188,7 @@ public final class Replicator: @unchecked Sendable {
         cursor = try Self.storage { try reader.events(from: acknowledged.sequence + 1) }
         chain = EventChain(head: acknowledged.hash, after: acknowledged.sequence)
         try record.save(store: store, fileSystem: fileSystem)
+        savedRecord = record
     }
 
     /// Where replication stands now.
@@ -238,7 +244,9 @@ public final class Replicator: @unchecked Sendable {
         while !Task.isCancelled {
             do {
                 if try await shipNext() { continue }
-                try saveRecord()
+                // Caught up: write the record if it changed, at most once a second. Each write
+                // is synced, and one per poll would compete with the app's own commits.
+                if ContinuousClock.now - lastSaved >= .seconds(1) { try saveRecordIfChanged() }
                 try await Task.sleep(for: options.pollInterval)
             } catch is CancellationError {
                 break
@@ -247,7 +255,7 @@ public final class Replicator: @unchecked Sendable {
                 try? await Task.sleep(for: options.retryDelay)
             }
         }
-        try? saveRecord()
+        try? saveRecordIfChanged()
     }
 
     private func claim() throws {
@@ -310,37 +318,6 @@ public final class Replicator: @unchecked Sendable {
 
     /// Puts each photo the batch names into the bucket, once: before the events, so that a
     /// restore of any acknowledged point finds its photos.
-    private func uploadPhotos(of batch: ReplicationBatch) async throws {
-        let names = shared.withLock { shared in
-            let names = Self.photos(in: batch.events).filter { !shared.uploaded.contains($0) && !shared.missing.contains($0) }
-            shared.photosPending = names.count
-            return names
-        }
-        for name in names {
-            guard let digest = BlobDigest(hex: name) else { continue }
-            let bytes: [UInt8]?
-            do { bytes = try blobs.get(digest) } catch {
-                throw ReplicationError.storage("the photo \(name) cannot be read from \(storeFolder): \(error)")
-            }
-            guard let bytes else {
-                // Collected since (the album dropped it): restores show it as missing, as imports do.
-                shared.withLock {
-                    $0.missing.insert(name)
-                    $0.record.photosMissing += 1
-                    $0.photosPending -= 1
-                }
-                continue
-            }
-            if try await bucket.info(name) == nil { try await bucket.put(name, data: bytes) }
-            try photoList.append(name)
-            shared.withLock {
-                $0.uploaded.insert(name)
-                $0.record.photosUploaded += 1
-                $0.photosPending -= 1
-            }
-        }
-    }
-
     private func publish(_ batch: ReplicationBatch) async throws {
         let expected = shared.withLock { $0.record.streamSequence }
         let headers = try BatchHeader.make(batch, identity: identity)
@@ -381,7 +358,13 @@ public final class Replicator: @unchecked Sendable {
 
     private func saveRecord() throws {
         lastSaved = .now
-        try shared.withLock { $0.record }.save(store: storeFolder, fileSystem: fileSystem)
+        let record = shared.withLock { $0.record }
+        try record.save(store: storeFolder, fileSystem: fileSystem)
+        savedRecord = record
+    }
+
+    private func saveRecordIfChanged() throws {
+        if shared.withLock({ $0.record }) != savedRecord { try saveRecord() }
     }
 
     static func isTransient(_ error: any Error) -> Bool {

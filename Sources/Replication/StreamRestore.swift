@@ -162,13 +162,22 @@ public enum StreamRestore {
             report.placesErased = try await store.eraseForgottenPlaces().count
             let wanted = store.state.referencedDigests.filter { (try? store.isPhotoStored($0)) != true }
             let bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream)
-            for digest in wanted.sorted(by: { $0.description < $1.description }) {
-                if let bytes = try await bucket?.get(digest) {
-                    let lease = try store.storePhoto(bytes)
-                    lease.release()
-                    report.photos += 1
-                } else {
-                    report.missingPhotos += 1
+            // Eight at a time: each is a round trip or two to the bucket's leader.
+            try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+                var waiting = wanted.sorted(by: { $0.description < $1.description })[...]
+                func startNext() {
+                    guard let digest = waiting.popFirst() else { return }
+                    group.addTask { try await bucket?.get(digest) }
+                }
+                for _ in 0..<8 { startNext() }
+                while let fetched = try await group.next() {
+                    if let bytes = fetched {
+                        try store.storePhoto(bytes).release()
+                        report.photos += 1
+                    } else {
+                        report.missingPhotos += 1
+                    }
+                    startNext()
                 }
             }
         } catch {

@@ -1,0 +1,52 @@
+import BlobStore
+import NATSClient
+
+extension Replicator {
+    /// Uploads the photos `batch` names that the bucket has not had from this store, several at
+    /// once (``ReplicationOptions/concurrentUploads``), all before the batch is published: a
+    /// restore finds every photo an event names. A photo collected from the blob folder since
+    /// (its album dropped it) is counted missing, as an import counts it.
+    func uploadPhotos(of batch: ReplicationBatch) async throws {
+        let names = shared.withLock { shared in
+            let names = Self.photos(in: batch.events).filter { !shared.uploaded.contains($0) && !shared.missing.contains($0) }
+            shared.photosPending = names.count
+            return names
+        }
+        guard !names.isEmpty else { return }
+        try await withThrowingTaskGroup(of: (String, uploaded: Bool).self) { group in
+            var waiting = names[...]
+            func startNext() {
+                guard let name = waiting.popFirst() else { return }
+                group.addTask { (name, try await self.upload(name)) }
+            }
+            for _ in 0..<max(1, options.concurrentUploads) { startNext() }
+            while let (name, uploaded) = try await group.next() {
+                if uploaded { try photoList.append(name) }
+                shared.withLock {
+                    if uploaded {
+                        $0.uploaded.insert(name)
+                        $0.record.photosUploaded += 1
+                    } else {
+                        $0.missing.insert(name)
+                        $0.record.photosMissing += 1
+                    }
+                    $0.photosPending -= 1
+                }
+                startNext()
+            }
+        }
+    }
+
+    /// Puts one photo into the bucket unless it is there; false when the blob folder no longer
+    /// has it.
+    private func upload(_ name: String) async throws -> Bool {
+        guard let digest = BlobDigest(hex: name) else { return false }
+        let bytes: [UInt8]?
+        do { bytes = try blobs.get(digest) } catch {
+            throw ReplicationError.storage("the photo \(name) cannot be read from \(storeFolder): \(error)")
+        }
+        guard let bytes else { return false }
+        _ = try await bucket.putIfAbsent(name, data: bytes)
+        return true
+    }
+}
