@@ -37,9 +37,9 @@ final class Report {
         FileHandle.standardError.write(Data("\(name)…\n".utf8))
     }
 
-    /// The rows as a Markdown table, then the notes.
-    func markdown() -> String {
-        var lines = ["| case | ours | SQLite peer | ours vs peer | target | |", "| --- | ---: | ---: | ---: | --- | --- |"]
+    /// The rows as a Markdown table, then the notes; `peer` and `ratio` head those columns.
+    func markdown(peer: String = "SQLite peer", ratio: String = "ours vs peer") -> String {
+        var lines = ["| case | ours | \(peer) | \(ratio) | target | |", "| --- | ---: | ---: | ---: | --- | --- |"]
         for row in rows {
             let cells = [row.what, row.ours, row.peer, row.ratio, row.target, row.verdict?.rawValue ?? ""]
             lines.append("| " + cells.joined(separator: " | ") + " |")
