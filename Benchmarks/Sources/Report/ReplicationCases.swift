@@ -27,7 +27,7 @@ struct ReplicationCases {
           commit   --commits (5000) durable commits back to back, without and with a Replicator, twice each
           backlog  a store of --events (1m) events, none shipped, its photos' bytes left out: shipAvailable, then a restore;
                    then a store of --photo-events (20k) with its photos: shipAvailable, then a restore
-        --smoke: 20,000 and 2,000 events, 3 s at the rate, 300 commits.
+        --smoke: 5,000 and 500 events, 1 s at the rate, 100 commits (CI).
         """
 
     var urls = ""
@@ -65,10 +65,10 @@ struct ReplicationCases {
             case "--seed": seed = UInt64(try number(argument, 0...1e15))
             case "--json": json = true
             case "--smoke":
-                events = 20_000
-                photoEvents = 2_000
-                seconds = 3
-                commits = 300
+                events = 5_000
+                photoEvents = 500
+                seconds = 1
+                commits = 100
             case "--only":
                 let names = try value(argument).split(separator: ",").map(String.init)
                 guard !names.isEmpty, names.allSatisfy(ReplicationCases.groups.contains) else {
@@ -143,11 +143,11 @@ struct ReplicationCases {
         let undrained = sampler.undrained == 0 ? "" : "; \(Figure.grouped(Double(sampler.undrained))) events still unacknowledged"
         report.add(Row(
             what: "replication lag in seconds, each event from its commit to the acknowledgement that covered it: median / p99 / max",
-            ours: lagSeconds.milliseconds() + undrained, target: "< 1 s at 1,000 events/s sustained",
+            ours: lagSeconds.durations() + undrained, target: "< 1 s at 1,000 events/s sustained",
             verdict: rate >= 1_000 ? (sampler.undrained == 0 ? Target.atMost(lagSeconds.max, 1) : .missed) : nil))
         report.add(Row(
             what: "… from the app's last commit until the cluster acknowledged it",
-            ours: sampler.undrained == 0 ? Figure.milliseconds(sampler.drainSeconds) : "not within \(Figure.fixed(sampler.drainSeconds, 0)) s"))
+            ours: sampler.undrained == 0 ? Spread.duration(sampler.drainSeconds) : "not within \(Figure.fixed(sampler.drainSeconds, 0)) s"))
         commitRows("the app's commit latency at \(Figure.grouped(rate))/s", with: replicated, without: alone, target: false)
     }
 

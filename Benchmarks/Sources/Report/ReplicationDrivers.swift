@@ -137,13 +137,13 @@ struct LagSampler {
         done: @Sendable () -> UInt64?, timeout: Duration = .seconds(120)
     ) async throws -> LagSampler {
         var sampler = LagSampler()
-        var acknowledged = replicator.status.acknowledgedEvents
+        var acknowledged = replicator.acknowledgedEvents
         var deadline: ContinuousClock.Instant? = nil
         while true {
             try await Task.sleep(for: interval)
             let committed = store.lastSequence
             let now = ContinuousClock.now
-            let ack = replicator.status.acknowledgedEvents
+            let ack = replicator.acknowledgedEvents
             sampler.lagEvents.append(Double(committed - min(committed, ack)))
             if ack > acknowledged {
                 sampler.lagSeconds += ledger.lags((acknowledged + 1)...ack, at: now)
@@ -176,9 +176,10 @@ struct Spread {
         max = sorted[sorted.count - 1]
     }
 
-    func milliseconds() -> String {
-        [median, p99, max].map { Figure.milliseconds($0) }.joined(separator: " / ")
-    }
+    /// Seconds as durations: milliseconds below one second.
+    func durations() -> String { [median, p99, max].map(Self.duration).joined(separator: " / ") }
+
+    static func duration(_ seconds: Double) -> String { seconds < 1 ? Figure.milliseconds(seconds) : Figure.fixed(seconds, 1) + " s" }
 
     func whole() -> String {
         [median, p99, max].map { Figure.grouped($0) }.joined(separator: " / ")
