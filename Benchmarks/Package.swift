@@ -35,6 +35,9 @@ let package = Package(
             dependencies: [
                 "BenchKit", .product(name: "LogWorkload", package: "VirtualTourist"),
                 .product(name: "TouristWorkload", package: "VirtualTourist"),
+                // The replication mode: a Replicator and a restore against a real cluster.
+                .product(name: "Replication", package: "VirtualTourist"),
+                .product(name: "NATSClient", package: "VirtualTourist"),
             ],
             path: "Sources/Report"
         ),

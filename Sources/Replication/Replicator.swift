@@ -206,6 +206,10 @@ public final class Replicator: @unchecked Sendable {
         }
     }
 
+    /// The last event the cluster acknowledged. Cheap, unlike ``status``, which reads the log's
+    /// tail for its last sequence: for polling many times a second.
+    public var acknowledgedEvents: UInt64 { shared.withLock { $0.record.acknowledgedEvent } }
+
     /// Ships every event the log holds now, retrying failures of the cluster for up to
     /// ``ReplicationOptions/giveUpAfter``; returns the status after.
     @discardableResult

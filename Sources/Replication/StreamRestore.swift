@@ -24,6 +24,9 @@ public struct RestoreReport: Sendable, Equatable {
     /// Places forgotten in the history, whose events are erased here as in the original.
     public var placesErased = 0
     public var seconds = 0.0
+    /// Of ``seconds``, the time to read and check the stream and write the log (before the
+    /// store's open and the photos).
+    public var logSeconds = 0.0
 }
 
 /// Builds a new store from a replication stream and its photo bucket (docs/REPLICATION.md,
@@ -52,6 +55,7 @@ public enum StreamRestore {
             try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
             report = try await buildLog(
                 jetStream: jetStream, stream: stream, info: info, work: work, point: point, progress: progress)
+            report.logSeconds = (ContinuousClock.now - started) / .seconds(1)
             try await fetchPhotos(jetStream: jetStream, stream: stream, work: work, report: &report)
             if FileManager.default.fileExists(atPath: folder) { try FileManager.default.removeItem(atPath: folder) }
             try FileManager.default.moveItem(atPath: work, toPath: folder)
@@ -97,7 +101,8 @@ public enum StreamRestore {
             let messages = try await Replicator.patientClusterCall("read the stream \(stream.name)") {
                 do {
                     if consumer == nil { consumer = try await jetStream.pullConsumer(stream: stream.name, from: .sequence(next)) }
-                    return try await consumer!.next(batch: 64, expires: .seconds(2))
+                    // No more than the stream still holds: a pull for more waits out its expiry.
+                    return try await consumer!.next(batch: Int(min(64, end - next + 1)), expires: .seconds(2))
                 } catch {
                     if let lost = consumer { Task { try? await lost.delete() } }
                     consumer = nil

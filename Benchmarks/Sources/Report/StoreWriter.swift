@@ -11,6 +11,9 @@ final class StoreWriter {
     let folder: String
     let storeOptions: StoreOptions
     private(set) var workload: Workload
+    /// Applied to every event before it is written (the replication mode gives downloads the
+    /// digests of real bytes).
+    var transform: (DomainEvent) -> DomainEvent = { $0 }
     private let interval: Int
     private var nextSnapshot: Int
     private var log: EventLog?
@@ -31,7 +34,7 @@ final class StoreWriter {
     func write(upTo count: Int) async throws {
         while workload.events < count {
             for commit in workload.nextSession() {
-                _ = try await openLog().append(contentsOf: commit.map { EventCodec.encode($0, cause: nil) })
+                _ = try await openLog().append(contentsOf: commit.map { EventCodec.encode(transform($0), cause: nil) })
             }
             if workload.events >= nextSnapshot || workload.events >= count {
                 try log?.close()

@@ -6,6 +6,7 @@
 //   swift run -c release vt-bench --size 1m      the full run
 //   swift run -c release vt-bench --smoke        small sizes, for CI
 //   … --json                                     one JSON object instead of the table
+//   swift run -c release vt-bench replication --nats URLS    replication into a cluster
 import BenchKit
 import Foundation
 
@@ -37,6 +38,9 @@ case "--open-store" where (3...4).contains(arguments.count):
     await runMode { try await ReplayTool.openStore(arguments[2], times: count(at: 3, else: 5)) }
 case "--replay-stages" where (3...4).contains(arguments.count):
     await runMode { try ReplayTool.replayStages(arguments[2], times: count(at: 3, else: 3)) }
+case "replication":
+    // Issue 21's targets against a JetStream cluster (ReplicationCases; Benchmarks/scripts/replication).
+    await runMode { try await ReplicationCases(Array(arguments.dropFirst(2))).run() }
 default:
     break
 }
