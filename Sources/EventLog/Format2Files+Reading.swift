@@ -217,6 +217,8 @@ final class TailScanner {
     private(set) var nextSequence: UInt64
     private(set) var time: Int64
     private let decompressor: ZstdDecompressor
+    /// From here to its end the segment was found all zeros (at an earlier end of data).
+    private var zerosFrom: Int64?
 
     init(path: String, header: TailSegmentHeader, window: ReadWindow, decompressor: ZstdDecompressor) {
         self.path = path
@@ -246,8 +248,16 @@ final class TailScanner {
         let peek = try window.available(at: position, upTo: Format2.maxRecordHeadLength + 1)
         guard let first = peek.first else { return .end(position) }
         if first == 0 {
-            if let stray = try nonZeroOffset(from: position) {
-                return .damaged(offset: position, reason: "non-zero bytes at offset \(stray), after the end of data", definite: false)
+            // A reader following a live log (a replicator, a follower, `vt log --follow`) meets
+            // an end again on every poll. The rest of the segment, megabytes of preallocated
+            // zeros, is checked once: the writer only appends, so what was zero past an earlier
+            // end stays zero past a later one. (Checked on every poll, it cost a replicator more
+            // CPU than the app's own commits.) Recovery and verification scan afresh.
+            if zerosFrom.map({ position < $0 }) ?? true {
+                if let stray = try nonZeroOffset(from: position) {
+                    return .damaged(offset: position, reason: "non-zero bytes at offset \(stray), after the end of data", definite: false)
+                }
+                zerosFrom = position
             }
             return .end(position)
         }

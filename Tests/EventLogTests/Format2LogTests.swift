@@ -2,6 +2,7 @@ import Crypto
 @testable import EventLog
 import FileIO
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// A format-2 log end to end (FORMAT.md, part "Format 2"): appends as hot-tail records, reads
@@ -29,6 +30,30 @@ import Testing
             clock.advance(microseconds: Int64(commit % 5) * 1_000)
         }
         return appended
+    }
+
+    /// A cursor following the log meets its end once per commit. The preallocated zeros past
+    /// the end (1 MiB ahead) are checked for stray bytes once, not at every end: checked each
+    /// time, a replicator read a megabyte a poll and cost more CPU than the app's commits.
+    @Test func aCursorFollowingTheLogDoesNotRereadThePreallocatedZerosAtEveryEnd() throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        let log = try EventLog.open(at: folder.path, configuration: Self.format2(clock: clock))
+        try Self.fill(log, clock: clock, commits: 1)
+        let fileSystem = InstrumentedFileSystem()
+        let cursor = try LogReader(directory: folder.path, fileSystem: fileSystem).events(from: 1)
+        var seen = 0
+        while try cursor.next() != nil { seen += 1 }
+        let atFirstEnd = fileSystem.bytesRead
+        for commit in 1...50 {
+            try Self.fill(log, clock: clock, commits: 1, from: commit)
+            while try cursor.next() != nil { seen += 1 }
+        }
+        let events = try readAll(folder.path)
+        #expect(seen == events.count)
+        let perEnd = (fileSystem.bytesRead - atFirstEnd) / 50
+        #expect(perEnd < 256 << 10, "\(perEnd) bytes read per end of the log")
+        try log.close()
     }
 
     @Test(arguments: [4096, 4 << 20])

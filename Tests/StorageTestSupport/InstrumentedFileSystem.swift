@@ -23,6 +23,11 @@ public final class InstrumentedFileSystem: FileSystem, @unchecked Sendable {
         lock.withLock { counts["\(operation) \(fileExtension)"] ?? 0 }
     }
 
+    /// Bytes every read so far returned.
+    public var bytesRead: Int { lock.withLock { _bytesRead } }
+    private var _bytesRead = 0
+    func noteRead(_ count: Int) { lock.withLock { _bytesRead += count } }
+
     public func check(_ operation: String, _ path: String) throws {
         let ext = path.split(separator: ".").last.map(String.init) ?? ""
         let (rule, n): ((@Sendable (String, String, Int) -> Int32?)?, Int) = lock.withLock {
@@ -65,7 +70,9 @@ public final class InstrumentedFile: RandomAccessFile {
     }
     public var path: String { inner.path }
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        try inner.read(into: buffer, at: offset)
+        let count = try inner.read(into: buffer, at: offset)
+        owner.noteRead(count)
+        return count
     }
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         try owner.check("write", path)
