@@ -114,7 +114,6 @@ public final class AlbumPipeline: Sendable {
     /// all the service has for the place.
     @discardableResult
     public func newCollection(for pin: PinID) async throws -> [RecordedEvent] {
-        try store.refuseChangesOnReplica()
         let perPage = options.perPage
         let random = random
         let order = source.pageOrder
@@ -144,6 +143,7 @@ public final class AlbumPipeline: Sendable {
     ///
     /// - Throws: ``DomainError`` `.wrongAlbumState` when nothing failed.
     public func retry(_ pin: PinID) async throws {
+        // Refused here: retrying failed photos starts their downloads before any action.
         try store.refuseChangesOnReplica()
         guard let album = store.state.pins[pin]?.album else { throw DomainError(.unknownPin, "there is no pin \(pin)") }
         switch album.phase {

@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import NATSClient
 import NATSTestSupport
+import Replication
 import VirtualTourist
 
 /// A fresh folder for a store, removed by the caller.
@@ -61,4 +62,19 @@ func storeOptions() -> StoreOptions {
     var options = StoreOptions()
     options.collectionInterval = nil
     return options
+}
+
+/// Ends a follower's and a replicator's tasks, then closes the replica, the original and the
+/// connection.
+func stop(
+    _ following: Task<Void, any Error>, _ shipping: Task<Void, any Error>, follower: Follower, store: TouristStore,
+    nats: NATSConnection
+) async throws {
+    following.cancel()
+    shipping.cancel()
+    _ = try? await following.value
+    _ = try? await shipping.value
+    try await follower.close()
+    try await store.close()
+    await nats.close()
 }

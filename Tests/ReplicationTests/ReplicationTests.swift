@@ -111,13 +111,7 @@ struct ReplicationTests {
             }
             #expect(refused?.code == .readOnly)
 
-            following.cancel()
-            shipping.cancel()
-            _ = try? await following.value
-            _ = try? await shipping.value
-            try await follower.close()
-            try await store.close()
-            await nats.close()
+            try await stop(following, shipping, follower: follower, store: store, nats: nats)
         }
     }
 
@@ -160,13 +154,7 @@ struct ReplicationTests {
             #expect(try head(copy) == head(original))
             #expect(storedPhotos(copy) == storedPhotos(original))
 
-            following.cancel()
-            shipping.cancel()
-            _ = try? await following.value
-            _ = try? await shipping.value
-            try await follower.close()
-            try await store.close()
-            await nats.close()
+            try await stop(following, shipping, follower: follower, store: store, nats: nats)
         }
     }
 }

@@ -124,7 +124,7 @@ final class ActionProcessor: @unchecked Sendable {
         }
 
         /// Appends and applies events another copy of the log holds (a replica's only way in).
-        func appendReplicated(_ events: [LogEvent]) async throws -> (state: TouristState, head: LogHead) {
+        func appendReplicated(_ events: [LogEvent]) async throws -> (events: [RecordedEvent], head: LogHead) {
             try await processor.appendReplicated(events)
         }
 
@@ -338,8 +338,8 @@ final class ActionProcessor: @unchecked Sendable {
 
     /// Appends events that another copy of the log holds, verbatim (their payloads and times),
     /// and applies them without the rules: the original checked them. For a replica.
-    func appendReplicated(_ events: [LogEvent]) async throws -> (state: TouristState, head: LogHead) {
-        guard let first = events.first else { return (state, shared.withLock { $0.publishedHead }) }
+    func appendReplicated(_ events: [LogEvent]) async throws -> (events: [RecordedEvent], head: LogHead) {
+        guard let first = events.first else { return ([], shared.withLock { $0.publishedHead }) }
         guard first.sequence == state.sequence + 1 else {
             throw DomainError(.invalidArgument, "replicated event \(first.sequence) does not follow this store's last event, \(state.sequence)")
         }
@@ -365,7 +365,7 @@ final class ActionProcessor: @unchecked Sendable {
         let head = log.head
         publish(StoreChange(events: recorded, state: state), head: head)
         startSnapshotIfDue()
-        return (state, head)
+        return (recorded, head)
     }
 
     /// Writes a snapshot of the published state now (waiting for one in flight, never beside

@@ -25,10 +25,9 @@ extension TouristStore {
     public func appendReplicated(_ events: [LogEvent]) async throws -> LogHead {
         let result = Mutex<LogHead?>(nil)
         try await processor.exclusively { [self] access in
-            let (_, head) = try await access.appendReplicated(events)
+            let (recorded, head) = try await access.appendReplicated(events)
             result.withLock { $0 = head }
-            guard let first = events.first, let last = events.last else { return }
-            for pin in try forgottenPlaces(in: first.sequence...last.sequence) {
+            for case .placeForgotten(let pin, _) in recorded.map(\.event) {
                 _ = try await forgetExclusively(pin, access: access, progress: nil)
             }
         }
