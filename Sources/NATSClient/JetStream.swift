@@ -145,7 +145,7 @@ public struct JetStream: Sendable {
     /// white space.
     func validateName(_ name: String, what: String) throws(NATSError) {
         try validateToken(name, what: what, allowWildcards: false)
-        if name.contains(".") { throw .invalidArgument("the \(what) '\(name)' contains '.'") }
+        if name.utf8.contains(UInt8(ascii: ".")) { throw .invalidArgument("the \(what) '\(name)' contains '.'") }
     }
 }
 

@@ -65,7 +65,10 @@ func validateToken(_ value: String, what: String, allowWildcards: Bool = true) t
             throw .invalidArgument("the \(what) '\(value)' contains a wildcard")
         }
     }
-    if value.hasPrefix(".") || value.hasSuffix(".") || value.contains("..") {
+    // On the bytes: String.contains(String) goes through NSString, and this runs on every publish.
+    let dot = UInt8(ascii: ".")
+    let bytes = Array(value.utf8)
+    if bytes.first == dot || bytes.last == dot || zip(bytes, bytes.dropFirst()).contains(where: { $0 == dot && $1 == dot }) {
         throw .invalidArgument("the \(what) '\(value)' has an empty token")
     }
 }
