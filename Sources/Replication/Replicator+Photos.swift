@@ -13,11 +13,12 @@ extension Replicator {
             return names
         }
         guard !names.isEmpty else { return }
+        let ask = photosInDoubt
         try await withThrowingTaskGroup(of: (String, uploaded: Bool).self) { group in
             var waiting = names[...]
             func startNext() {
                 guard let name = waiting.popFirst() else { return }
-                group.addTask { (name, try await self.upload(name)) }
+                group.addTask { (name, try await self.upload(name, askFirst: ask)) }
             }
             for _ in 0..<max(1, options.concurrentUploads) { startNext() }
             while let (name, uploaded) = try await group.next() {
@@ -37,16 +38,16 @@ extension Replicator {
         }
     }
 
-    /// Puts one photo into the bucket unless it is there; false when the blob folder no longer
-    /// has it.
-    private func upload(_ name: String) async throws -> Bool {
+    /// Puts one photo into the bucket (unless it is there, when `askFirst`); false when the blob
+    /// folder no longer has it.
+    private func upload(_ name: String, askFirst: Bool) async throws -> Bool {
         guard let digest = BlobDigest(hex: name) else { return false }
         let bytes: [UInt8]?
         do { bytes = try blobs.get(digest) } catch {
             throw ReplicationError.storage("the photo \(name) cannot be read from \(storeFolder): \(error)")
         }
         guard let bytes else { return false }
-        _ = try await bucket.putIfAbsent(name, data: bytes)
+        if askFirst { _ = try await bucket.putIfAbsent(name, data: bytes) } else { try await bucket.putNew(name, data: bytes) }
         return true
     }
 }

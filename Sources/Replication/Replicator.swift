@@ -17,11 +17,15 @@ public struct ReplicationOptions: Sendable {
     public var maxBatchBytes = 512 << 10
     /// How often a caught-up replicator looks at the log again.
     public var pollInterval: Duration = .milliseconds(20)
+    /// How long a running replicator waits after a message that was not full before it reads the
+    /// log again, so that a busy app's events travel many to a message. Every message costs the
+    /// cluster a round of consensus; one per commit would take the CPU the app's own commits need.
+    public var linger: Duration = .milliseconds(50)
     /// How long to wait before trying the cluster again after a failure.
     public var retryDelay: Duration = .milliseconds(200)
     /// Photos uploaded at once: each is a few round trips to the stream's leader, which a
     /// replicated stream answers only once a majority has the message.
-    public var concurrentUploads = 8
+    public var concurrentUploads = 32
     /// How long ``Replicator/shipAvailable()`` keeps retrying before it gives up.
     public var giveUpAfter: Duration = .seconds(60)
 
@@ -106,6 +110,14 @@ public final class Replicator: @unchecked Sendable {
     var pending: ReplicationBatch?
     /// An event read that did not fit the last batch: the next one starts with it.
     var carried: LogEvent?
+    /// Whether the last batch read from the log was as large as a message may be.
+    var lastBatchFull = false
+    /// Whether a photo missing from the uploaded list may be in the bucket all the same, so that
+    /// an upload asks first: true for the first batch after a start (a crash may have come
+    /// between an upload and its line in the list), and for good when the stream held events but
+    /// the list was empty (it was lost).
+    var photosInDoubt = true
+    let photoListLost: Bool
     var lastSaved = ContinuousClock.now
     /// The record as last written: an idle replicator writes it again only once it changed.
     var savedRecord: ReplicationRecord?
@@ -182,9 +194,9 @@ public final class Replicator: @unchecked Sendable {
         self.servers = servers
         self.reader = reader
         photoList = try PhotoList(store: store, stream: stream.name)
-        shared = Mutex(Shared(
-            record: record, uploaded: ReplicationRecord.loadPhotos(store: store, stream: stream.name),
-            localEvents: acknowledged.sequence))
+        let uploaded = ReplicationRecord.loadPhotos(store: store, stream: stream.name)
+        photoListLost = uploaded.isEmpty && acknowledged.sequence > 0
+        shared = Mutex(Shared(record: record, uploaded: uploaded, localEvents: acknowledged.sequence))
         cursor = try Self.storage { try reader.events(from: acknowledged.sequence + 1) }
         chain = EventChain(head: acknowledged.hash, after: acknowledged.sequence)
         try record.save(store: store, fileSystem: fileSystem)
@@ -239,7 +251,8 @@ public final class Replicator: @unchecked Sendable {
     }
 
     /// Ships continuously until the task is cancelled: new events within ``ReplicationOptions/pollInterval``
-    /// of their commit; failures of the cluster are retried for as long as it takes (the status
+    /// of their commit, at most one message that is not full per ``ReplicationOptions/linger``;
+    /// failures of the cluster are retried for as long as it takes (the status
     /// shows the lag and the last error meanwhile). Throws only what retrying cannot cure: a
     /// conflict, a damaged log.
     public func run() async throws {
@@ -247,7 +260,10 @@ public final class Replicator: @unchecked Sendable {
         defer { shared.withLock { $0.shipping = false } }
         while !Task.isCancelled {
             do {
-                if try await shipNext() { continue }
+                if try await shipNext() {
+                    if !lastBatchFull { try await Task.sleep(for: options.linger) }
+                    continue
+                }
                 // Caught up: write the record if it changed, at most once a second. Each write
                 // is synced, and one per poll would compete with the app's own commits.
                 if ContinuousClock.now - lastSaved >= .seconds(1) { try saveRecordIfChanged() }
@@ -281,6 +297,7 @@ public final class Replicator: @unchecked Sendable {
         guard let batch = pending else { return false }
         try await uploadPhotos(of: batch)
         try await publish(batch)
+        photosInDoubt = photoListLost
         pending = nil
         return true
     }
@@ -306,6 +323,7 @@ public final class Replicator: @unchecked Sendable {
             bytes += size
         }
         guard !events.isEmpty else { return nil }
+        lastBatchFull = carried != nil || events.count == options.maxBatchEvents
         shared.withLock { $0.localEvents = max($0.localEvents, events[events.count - 1].sequence) }
         return ReplicationBatch(events: events, head: chain.head)
     }
@@ -349,7 +367,7 @@ public final class Replicator: @unchecked Sendable {
     }
 
     private func acknowledged(_ batch: ReplicationBatch, streamSequence: UInt64) {
-        let now = ISO8601DateFormatter().string(from: Date())
+        let now = RFC3339.string(from: Date())
         shared.withLock {
             $0.record.acknowledgedEvent = batch.lastSequence
             $0.record.streamSequence = streamSequence

@@ -85,8 +85,17 @@ struct CommitRun {
     /// Each commit's wait, in seconds.
     var latencies: [Double] = []
     var seconds = 0.0
+    /// CPU the whole process used meanwhile (user and system, every thread: a replicator in the
+    /// process included).
+    var processorSeconds = 0.0
     var events: Int { latencies.count }
     var rate: Double { seconds > 0 ? Double(events) / seconds : 0 }
+
+    mutating func add(_ other: CommitRun) {
+        latencies += other.latencies
+        seconds += other.seconds
+        processorSeconds += other.processorSeconds
+    }
 
     /// Commits `events` to `store`, paced at `rate` events a second (catching up without sleep
     /// when behind) or back to back when `rate` is nil.
@@ -96,6 +105,7 @@ struct CommitRun {
         var run = CommitRun()
         run.latencies.reserveCapacity(events.count)
         let start = ContinuousClock.now
+        let processorBefore = Measure.processorSeconds()
         for (index, event) in events.enumerated() {
             if let rate {
                 let due = start + .seconds(Double(index) / rate)
@@ -115,6 +125,7 @@ struct CommitRun {
             ledger?.committed(recorded.sequence, at: after)
         }
         run.seconds = (ContinuousClock.now - start) / .seconds(1)
+        run.processorSeconds = Measure.processorSeconds() - processorBefore
         return run
     }
 }

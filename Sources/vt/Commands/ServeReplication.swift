@@ -40,7 +40,8 @@ final class ServeReplication: Sendable {
             throw RuntimeError(message: "cannot replicate to \(Cluster.shown(urls)): \(error)")
         }
         let stopped = Failure()
-        let task = Task { await Self.watch(stopped, "replication") { try await replicator.run() } }
+        // Below the app's own work: on a busy machine the lag grows (and shows), commits stay fast.
+        let task = Task(priority: .background) { await Self.watch(stopped, "replication") { try await replicator.run() } }
         Terminal.note("replicating to stream \(replicator.stream.name) on \(Cluster.shown(urls))")
         return ServeReplication(connection: connection, stopped: stopped, status: {
             let status = replicator.status
