@@ -20,10 +20,11 @@ import VirtualTourist
 struct ReplicationCases {
     static let groups = ["lag", "commit", "backlog"]
     static let usage = """
-        usage: vt-bench replication --nats URLS [--events N] [--photo-events N] [--rate N] [--seconds N] [--commits N]
-                                   [--only lag,commit,backlog] [--smoke] [--seed N] [--json]
+        usage: vt-bench replication --nats URLS [--events N] [--photo-events N] [--rate N] [--seconds N] [--downloads N]
+                                   [--commits N] [--only lag,commit,backlog] [--smoke] [--seed N] [--json]
         Measures replication into a JetStream cluster (use three servers: Benchmarks/scripts/replication starts them):
-          lag      the app commits --rate events/s (1000) for --seconds (30) while a Replicator runs; lag in events and seconds
+          lag      the app commits --rate events/s (1000) for --seconds (30), --downloads (6) at once as the album
+                   pipeline downloads, while a Replicator runs; lag in events and seconds
           commit   --commits (5000) durable commits back to back each way, with and without a Replicator, in 4 rounds of half as many
           backlog  a store of --events (1m) events, none shipped, its photos' bytes left out: shipAvailable, then a restore;
                    then a store of --photo-events (20k) with its photos: shipAvailable, then a restore
@@ -34,6 +35,8 @@ struct ReplicationCases {
     var events = 1_000_000
     var rate = 1_000.0
     var seconds = 30.0
+    /// Downloads committed at once in the lag case: the album pipeline's default.
+    var downloads = 6
     var commits = 5_000
     var photoEvents = 20_000
     var seed: UInt64 = 2026
@@ -60,6 +63,7 @@ struct ReplicationCases {
             case "--events": events = Int(try number(argument, 1_000...20_000_000))
             case "--rate": rate = try number(argument, 1...100_000)
             case "--seconds": seconds = try number(argument, 1...3_600)
+            case "--downloads": downloads = Int(try number(argument, 1...64))
             case "--commits": commits = Int(try number(argument, 10...1_000_000))
             case "--photo-events": photoEvents = Int(try number(argument, 1_000...20_000_000))
             case "--seed": seed = UInt64(try number(argument, 0...1e15))
@@ -111,11 +115,11 @@ struct ReplicationCases {
 
     private func lag(_ nats: NATSConnection) async throws {
         let count = Int(rate * seconds)
-        report.section("the app at \(Figure.grouped(rate)) events/s for \(Figure.fixed(seconds, 0)) s, without then with a replicator")
+        report.section("the app at \(Figure.grouped(rate)) events/s, \(downloads) downloads at once, for \(Figure.fixed(seconds, 0)) s, without then with a replicator")
         let events = Fixtures.events(count + 1, seed: seed)
         let alone = try await withStore("paced") { store, _ in
             _ = try await store.record(events[0])
-            return try await CommitRun.commit(Array(events.dropFirst()), to: store, rate: rate)
+            return try await CommitRun.commit(Array(events.dropFirst()), to: store, rate: rate, downloadsAtOnce: downloads)
         }
         var sampler = LagSampler()
         let replicated = try await withStore("lag") { store, folder in
@@ -125,7 +129,7 @@ struct ReplicationCases {
             let ledger = CommitLedger(capacity: count + 1)
             let finished = Finished()
             let sampling = Task { try await LagSampler.sample(replicator, store: store, ledger: ledger, done: { finished.last() }) }
-            let run = try await CommitRun.commit(Array(events.dropFirst()), to: store, rate: rate, ledger: ledger)
+            let run = try await CommitRun.commit(Array(events.dropFirst()), to: store, rate: rate, ledger: ledger, downloadsAtOnce: downloads)
             finished.set(store.lastSequence)
             sampler = try await sampling.value
             shipping.cancel()
@@ -134,7 +138,7 @@ struct ReplicationCases {
         }
         let lagSeconds = Spread(sampler.lagSeconds)
         report.add(Row(
-            what: "the app: durable commits through TouristStore, one event each (a download stores its image first), paced at \(Figure.grouped(rate))/s",
+            what: "the app: durable commits through TouristStore, one event each (a download stores its image first; up to \(downloads) downloads at once), paced at \(Figure.grouped(rate))/s",
             ours: "\(Figure.grouped(Double(replicated.events))) in \(Figure.fixed(replicated.seconds, 1)) s (\(perSecond(replicated.rate)))",
             peer: "\(Figure.grouped(Double(alone.events))) in \(Figure.fixed(alone.seconds, 1)) s (\(perSecond(alone.rate)))"))
         report.add(Row(

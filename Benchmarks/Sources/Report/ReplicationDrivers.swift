@@ -98,35 +98,62 @@ struct CommitRun {
     }
 
     /// Commits `events` to `store`, paced at `rate` events a second (catching up without sleep
-    /// when behind) or back to back when `rate` is nil.
+    /// when behind) or back to back when `rate` is nil. Up to `downloadsAtOnce` downloads are
+    /// committed at once, as the album pipeline downloads an album's photos (their commits share
+    /// an fsync); any other event waits for the downloads before it and goes alone, so every
+    /// event still finds what it builds on.
     static func commit(
-        _ events: [DomainEvent], to store: TouristStore, rate: Double? = nil, ledger: CommitLedger? = nil
+        _ events: [DomainEvent], to store: TouristStore, rate: Double? = nil, ledger: CommitLedger? = nil, downloadsAtOnce: Int = 1
     ) async throws -> CommitRun {
         var run = CommitRun()
         run.latencies.reserveCapacity(events.count)
         let start = ContinuousClock.now
         let processorBefore = Measure.processorSeconds()
-        for (index, event) in events.enumerated() {
-            if let rate {
-                let due = start + .seconds(Double(index) / rate)
-                if due > .now { try await Task.sleep(until: due, clock: .continuous) }
+        func pace(_ index: Int) async throws {
+            guard let rate else { return }
+            let due = start + .seconds(Double(index) / rate)
+            if due > .now { try await Task.sleep(until: due, clock: .continuous) }
+        }
+        if downloadsAtOnce <= 1 {
+            for (index, event) in events.enumerated() {
+                try await pace(index)
+                run.latencies.append(try await commitOne(event, to: store, ledger: ledger))
             }
-            let before = ContinuousClock.now
-            let recorded: RecordedEvent
-            if case .photoDownloaded(let photo) = event {
-                // As the app does: the image durably stored first, then the event naming it.
-                let lease = try store.storePhoto(BenchPhotos.image(for: photo.digest))
-                recorded = try await store.recordDownload(lease, pin: photo.pin, collection: photo.collection, slot: photo.slot, cause: nil)
-            } else {
-                recorded = try await store.record(event)
+        } else {
+            try await withThrowingTaskGroup(of: Double.self) { group in
+                var inFlight = 0
+                for (index, event) in events.enumerated() {
+                    let download = if case .photoDownloaded = event { true } else { false }
+                    while inFlight > 0 && (!download || inFlight >= downloadsAtOnce), let latency = try await group.next() {
+                        run.latencies.append(latency)
+                        inFlight -= 1
+                    }
+                    try await pace(index)
+                    group.addTask { try await commitOne(event, to: store, ledger: ledger) }
+                    inFlight += 1
+                }
+                while let latency = try await group.next() { run.latencies.append(latency) }
             }
-            let after = ContinuousClock.now
-            run.latencies.append((after - before) / .seconds(1))
-            ledger?.committed(recorded.sequence, at: after)
         }
         run.seconds = (ContinuousClock.now - start) / .seconds(1)
         run.processorSeconds = Measure.processorSeconds() - processorBefore
         return run
+    }
+
+    /// One event's durable commit; its wait in seconds.
+    private static func commitOne(_ event: DomainEvent, to store: TouristStore, ledger: CommitLedger?) async throws -> Double {
+        let before = ContinuousClock.now
+        let recorded: RecordedEvent
+        if case .photoDownloaded(let photo) = event {
+            // As the app does: the image durably stored first, then the event naming it.
+            let lease = try store.storePhoto(BenchPhotos.image(for: photo.digest))
+            recorded = try await store.recordDownload(lease, pin: photo.pin, collection: photo.collection, slot: photo.slot, cause: nil)
+        } else {
+            recorded = try await store.record(event)
+        }
+        let after = ContinuousClock.now
+        ledger?.committed(recorded.sequence, at: after)
+        return (after - before) / .seconds(1)
     }
 }
 
