@@ -57,6 +57,11 @@ public enum NATSError: Error, Equatable, Sendable, CustomStringConvertible {
 /// or line break in one would split the line and desynchronise the whole connection.
 func validateToken(_ value: String, what: String, allowWildcards: Bool = true) throws(NATSError) {
     guard !value.isEmpty else { throw .invalidArgument("the \(what) is empty") }
+    // One pass over the bytes, on every publish (String.contains(String) would go through
+    // NSString). An empty token is reported after white space and wildcards, as before.
+    let dot = UInt8(ascii: ".")
+    var previous = dot  // a leading '.' is an empty first token
+    var emptyToken = false
     for byte in value.utf8 {
         if byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A || byte == 0 {
             throw .invalidArgument("the \(what) '\(value)' contains white space or a control character")
@@ -64,11 +69,10 @@ func validateToken(_ value: String, what: String, allowWildcards: Bool = true) t
         if !allowWildcards && (byte == UInt8(ascii: "*") || byte == UInt8(ascii: ">")) {
             throw .invalidArgument("the \(what) '\(value)' contains a wildcard")
         }
+        if byte == dot && previous == dot { emptyToken = true }
+        previous = byte
     }
-    // On the bytes: String.contains(String) goes through NSString, and this runs on every publish.
-    let dot = UInt8(ascii: ".")
-    let bytes = Array(value.utf8)
-    if bytes.first == dot || bytes.last == dot || zip(bytes, bytes.dropFirst()).contains(where: { $0 == dot && $1 == dot }) {
+    if emptyToken || previous == dot {
         throw .invalidArgument("the \(what) '\(value)' has an empty token")
     }
 }

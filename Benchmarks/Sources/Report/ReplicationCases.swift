@@ -124,8 +124,7 @@ struct ReplicationCases {
         var sampler = LagSampler()
         let replicated = try await withStore("lag") { store, folder in
             _ = try await store.record(events[0])
-            let replicator = try await Replicator.start(store: folder, connection: nats, servers: urls)
-            let shipping = Task(priority: .background) { try await replicator.run() }
+            let (replicator, shipping) = try await startShipping(folder, nats)
             let ledger = CommitLedger(capacity: count + 1)
             let finished = Finished()
             let sampling = Task { try await LagSampler.sample(replicator, store: store, ledger: ledger, done: { finished.last() }) }
@@ -196,17 +195,22 @@ struct ReplicationCases {
         }
     }
 
-    /// The replicator runs at background priority, as `vt serve --replicate` runs it.
     private func replicatedCommits(_ events: [DomainEvent], _ nats: NATSConnection) async throws -> CommitRun {
         try await withStore("commit-replicated") { store, folder in
             _ = try await store.record(events[0])
-            let replicator = try await Replicator.start(store: folder, connection: nats, servers: urls)
-            let shipping = Task(priority: .background) { try await replicator.run() }
+            let (_, shipping) = try await startShipping(folder, nats)
             let run = try await CommitRun.commit(Array(events.dropFirst()), to: store)
             shipping.cancel()
             try await shipping.value
             return run
         }
+    }
+
+    /// A replicator running beside the app at background priority, as `vt serve --replicate`
+    /// runs it; cancel the task to stop it.
+    private func startShipping(_ folder: String, _ nats: NATSConnection) async throws -> (Replicator, Task<Void, any Error>) {
+        let replicator = try await Replicator.start(store: folder, connection: nats, servers: urls)
+        return (replicator, Task(priority: .background) { try await replicator.run() })
     }
 
     /// Latency (median, p99) and throughput, with a replicator beside those without.
