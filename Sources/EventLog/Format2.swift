@@ -58,6 +58,9 @@ public enum Format2 {
     public enum Codec: UInt8, Sendable {
         case raw = 0
         case zstd = 1
+        /// The payloads taken apart into field columns, then one zstd frame (FORMAT.md,
+        /// "Codec 2: field columns"); columns layout only.
+        case fieldColumns = 2
     }
 
     /// FORMAT.md, "Block": the order of the raw events.

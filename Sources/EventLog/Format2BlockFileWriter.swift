@@ -81,7 +81,8 @@ struct BlockFileWriter {
     private mutating func flush() throws {
         guard builder.count > 0 else { return }
         buffer.removeAll(keepingCapacity: true)
-        let header = builder.encode(layout: configuration.blockLayout, compressor: compressor, into: &buffer)
+        let header = builder.encode(
+            layout: configuration.blockLayout, compressor: compressor, fieldColumns: configuration.blockFieldColumns, into: &buffer)
         let path = temporaryPath, bytes = buffer, offset = position
         try io("write \(path)") { try file.write(bytes, at: offset) }
         position += Int64(buffer.count)

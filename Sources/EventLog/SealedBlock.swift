@@ -84,6 +84,7 @@ public struct BlockHeader: Equatable, Sendable {
         if firstSequence > UInt64.max - UInt64(eventCount) { return "sequence numbers past 2^64" }
         if rawLength > Format2.maxRawLength { return "a raw length of \(rawLength) bytes, over the 64 MiB limit" }
         if codec == .raw, storedLength != rawLength { return "a raw payload whose stored and raw lengths differ" }
+        if codec == .fieldColumns, layout != .columns { return "field columns in the rows layout" }
         if lastTime < timeBefore { return "a last time before the time it counts from" }
         return nil
     }
@@ -121,6 +122,19 @@ public struct SealedBlock {
             }
             guard raw.count == Int(header.rawLength) else {
                 return .failure(DamageReason("a block whose zstd frame holds \(raw.count) bytes, not \(header.rawLength)"))
+            }
+        case .fieldColumns:
+            let form: [UInt8]
+            switch decompressor.decompressSingleFrame(stored, maxRawLength: Format2.maxRawLength) {
+            case .success(let output): form = output
+            case .failure(let reason): return .failure(DamageReason("a block whose \(reason)"))
+            }
+            let rebuilt = form.withUnsafeBytes {
+                FieldColumnsDecoder.rebuild($0, count: Int(header.eventCount), rawLength: Int(header.rawLength))
+            }
+            switch rebuilt {
+            case .success(let output): raw = output
+            case .failure(let reason): return .failure(DamageReason("a block whose \(reason)"))
             }
         }
         let parsed = EventRun.parse(
@@ -215,9 +229,12 @@ public struct BlockBuilder {
     }
 
     /// Appends the block (header, then payload) to `output` and returns its header. zstd is
-    /// used only when it makes the payload smaller.
+    /// used only when it makes the payload smaller; with `fieldColumns` (columns layout only)
+    /// it compresses the payloads taken apart into field columns (codec 2).
     @discardableResult
-    public func encode(layout: Format2.Layout, compressor: ZstdCompressor?, into output: inout [UInt8]) -> BlockHeader {
+    public func encode(
+        layout: Format2.Layout, compressor: ZstdCompressor?, fieldColumns: Bool = false, into output: inout [UInt8]
+    ) -> BlockHeader {
         precondition(!times.isEmpty)
         var raw: [UInt8] = []
         raw.reserveCapacity(rawPayloadBytes + 6 * times.count)
@@ -233,12 +250,25 @@ public struct BlockBuilder {
         precondition(raw.count <= Format2.maxRawLength, "a block holds at most 64 MiB of raw events")
         var compressed: [UInt8] = []
         var codec = Format2.Codec.raw
-        if let compressor, raw.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
+        if let compressor, fieldColumns, layout == .columns {
+            var encoder = FieldColumnsEncoder()
+            for payload in payloads { encoder.add(payload) }
+            let headEnd = raw.count - rawPayloadBytes - payloads.reduce(0) { $0 + UInt64($1.count).varintSize }
+            let form = encoder.finish(head: raw[..<headEnd])
+            if form.count <= Format2.maxRawLength, form.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
+                compressed.count < raw.count
+            {
+                codec = .fieldColumns
+            } else {
+                compressed = []
+            }
+        }
+        if codec == .raw, let compressor, raw.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
             compressed.count < raw.count
         {
             codec = .zstd
         }
-        let stored = codec == .zstd ? compressed : raw
+        let stored = codec == .raw ? raw : compressed
         let header = BlockHeader(
             codec: codec, layout: layout, hasErasures: !erased.isEmpty, firstSequence: firstSequence,
             eventCount: UInt32(times.count), storedLength: UInt32(stored.count), rawLength: UInt32(raw.count),

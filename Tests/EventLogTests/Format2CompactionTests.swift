@@ -11,12 +11,13 @@ import Testing
         try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != "LOCK" }.sorted()
     }
 
-    @Test(arguments: [Format2.Layout.rows, .columns])
-    func compactionKeepsEveryEventAndTheChainAndShrinksTheLog(_ layout: Format2.Layout) throws {
+    @Test(arguments: [(Format2.Layout.rows, false), (.columns, false), (.columns, true)])
+    func compactionKeepsEveryEventAndTheChainAndShrinksTheLog(_ layout: Format2.Layout, _ fieldColumns: Bool) throws {
         let folder = TemporaryDirectory()
         let clock = ManualClock()
         var configuration = Format2LogTests.format2(clock: clock)
         configuration.blockLayout = layout
+        configuration.blockFieldColumns = fieldColumns
         configuration.blockSize = 4096
         let log = try EventLog.open(at: folder.path, configuration: configuration)
         var appended = try Format2LogTests.fill(log, clock: clock, commits: 300)

@@ -35,12 +35,17 @@ struct LayoutCases {
         let levels: [Int32] = options.smoke ? [3] : [3, 9, 19]
         let sizes = options.smoke ? [1 << 20] : [256 << 10, 1 << 20, 4 << 20]
         var best: (bytes: Double, name: String)? = nil
-        for layout in Format2.Layout.allCases {
+        let encodings: [(layout: Format2.Layout, fieldColumns: Bool, name: String)] = [
+            (.rows, false, "rows layout"), (.columns, false, "columns layout"),
+            (.columns, true, "field columns (codec 2)"),
+        ]
+        for encoding in encodings {
             for level in levels {
                 for size in sizes {
-                    let measured = try blocks(commits, layout: layout, level: level, blockSize: size)
+                    let measured = try blocks(
+                        commits, layout: encoding.layout, fieldColumns: encoding.fieldColumns, level: level, blockSize: size)
                     let perEvent = Double(measured.bytes) / events
-                    let name = "\(layout) layout, zstd \(level), blocks of \(size >> 10) KiB"
+                    let name = "\(encoding.name), zstd \(level), blocks of \(size >> 10) KiB"
                     report.add(Row(
                         what: "format 2 blocks, \(name): bytes per event; write, read, rehash",
                         ours: "\(Figure.fixed(perEvent)); write \(perSecond(events / measured.write)), read \(perSecond(events / measured.read)), chain \(perSecond(events / measured.chain))",
@@ -85,7 +90,7 @@ struct LayoutCases {
     }
 
     private func blocks(
-        _ commits: [Commit], layout: Format2.Layout, level: Int32, blockSize: Int
+        _ commits: [Commit], layout: Format2.Layout, fieldColumns: Bool, level: Int32, blockSize: Int
     ) throws -> (bytes: Int, write: Double, read: Double, chain: Double) {
         let compressor = try ZstdCompressor(level: level)
         var output: [UInt8] = []
@@ -96,7 +101,7 @@ struct LayoutCases {
             for commit in commits {
                 for payload in commit.payloads {
                     if builder.rawPayloadBytes + payload.count > blockSize, builder.count > 0 {
-                        headers.append(builder.encode(layout: layout, compressor: compressor, into: &output))
+                        headers.append(builder.encode(layout: layout, compressor: compressor, fieldColumns: fieldColumns, into: &output))
                         builder = BlockBuilder(
                             firstSequence: builder.firstSequence + UInt64(builder.count), timeBefore: builder.lastTime,
                             chainBefore: builder.chainAfter)
@@ -104,7 +109,7 @@ struct LayoutCases {
                     builder.add(payload[...], at: commit.time)
                 }
             }
-            headers.append(builder.encode(layout: layout, compressor: compressor, into: &output))
+            headers.append(builder.encode(layout: layout, compressor: compressor, fieldColumns: fieldColumns, into: &output))
         }
         // One 120-byte file header per 64 MiB block file.
         let bytes = output.count + (output.count / (64 << 20) + 1) * 120

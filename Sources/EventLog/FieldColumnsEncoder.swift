@@ -1,0 +1,363 @@
+/// Takes a block's payloads apart into codec 2's field form (FORMAT.md, "Codec 2: field
+/// columns").
+///
+/// ```swift
+/// var encoder = FieldColumnsEncoder()
+/// for payload in payloads { encoder.add(payload) }
+/// let form = encoder.finish(head: raw[..<lengthsStart])
+/// ```
+///
+/// Each payload is parsed twice: once strictly, into tokens, with nothing written, so that a
+/// payload that turns out not to be canonical protobuf is kept whole without having created
+/// places the reader would never see; then its tokens are written to the shape and columns.
+struct FieldColumnsEncoder {
+    private var places = FieldPlaces()
+    private var shape: [UInt8] = []
+    private var columns: [FieldColumnBuilder] = [FieldColumnBuilder()]
+    /// Per column (word index columns only): the words named so far.
+    private var dictionaries: [WordDictionary] = []
+    private var tokens: [Token] = []
+    /// The places of the messages being written, innermost last.
+    private var parents: [Int] = []
+    /// The decimals met in the messages being written (ranges of the payload), and where each
+    /// message's own start.
+    private var decimals: [Range<Int>] = []
+    private var decimalBases: [Int] = []
+    private var template: [UInt8] = []
+
+    private struct Token {
+        enum Kind: UInt8 { case number, message, end, bytes, decimal, words, template }
+        var kind: Kind
+        var tag: UInt32
+        var value: UInt64 = 0
+        var start = 0
+        var end = 0
+    }
+
+    init() { shape.reserveCapacity(1 << 16) }
+
+    mutating func add(_ payload: ArraySlice<UInt8>) {
+        tokens.removeAll(keepingCapacity: true)
+        let parsed = payload.withUnsafeBytes { bytes in
+            Self.parse(bytes, from: 0, to: bytes.count, depth: 1, into: &tokens)
+        }
+        guard parsed else {
+            shape.append(0)
+            append(bytes: payload, to: places.column(.init(tag: 0, kind: 0, role: .opaque, marker: 0), under: FieldPlaces.root))
+            return
+        }
+        shape.append(1)
+        payload.withUnsafeBytes { emit($0) }
+        shape.append(0)
+    }
+
+    /// The field form: `head` (the raw payload before its lengths column), then the columns.
+    func finish<C: Collection>(head: C) -> [UInt8] where C.Element == UInt8 {
+        var encodedColumns: [[UInt8]] = [shape]
+        for (index, column) in columns.enumerated().dropFirst() {
+            var bytes: [UInt8] = []
+            column.encode(isBytes: places.columnHoldsBytes[index], into: &bytes)
+            encodedColumns.append(bytes)
+        }
+        var form: [UInt8] = []
+        form.reserveCapacity(head.count + encodedColumns.reduce(16) { $0 + $1.count + 4 })
+        form.appendVarint(UInt64(head.count))
+        form.append(contentsOf: head)
+        form.appendVarint(UInt64(encodedColumns.count))
+        for column in encodedColumns { form.appendVarint(UInt64(column.count)) }
+        for column in encodedColumns { form.append(contentsOf: column) }
+        return form
+    }
+
+    // MARK: Writing
+
+    private mutating func column(_ role: FieldPlaces.Role, _ tag: UInt32, _ kind: UInt8, under parent: Int, marker: Int = 0) -> Int {
+        let column = places.column(.init(tag: tag, kind: kind, role: role, marker: marker), under: parent)
+        if column == columns.count { columns.append(FieldColumnBuilder()) }
+        return column
+    }
+
+    private mutating func append<C: Collection>(bytes: C, to column: Int) where C.Element == UInt8 {
+        if column == columns.count { columns.append(FieldColumnBuilder()) }
+        columns[column].appendBytes(bytes)
+    }
+
+    private mutating func emit(_ payload: UnsafeRawBufferPointer) {
+        parents.removeAll(keepingCapacity: true)
+        parents.append(FieldPlaces.root)
+        decimals.removeAll(keepingCapacity: true)
+        decimalBases.removeAll(keepingCapacity: true)
+        decimalBases.append(0)
+        for token in tokens {
+            let parent = parents[parents.count - 1]
+            switch token.kind {
+            case .end:
+                shape.append(0)
+                parents.removeLast()
+                decimals.removeSubrange(decimalBases.removeLast()...)
+                continue
+            case .number:
+                shape.appendVarint(UInt64(token.tag))
+                columns[column(.numeric, token.tag, 0, under: parent)].numbers.append(token.value)
+                continue
+            default:
+                break
+            }
+            shape.appendVarint(UInt64(token.tag))
+            let bytes = UnsafeRawBufferPointer(rebasing: payload[token.start..<token.end])
+            switch token.kind {
+            case .message:
+                shape.append(WireFormat.Kind.message.rawValue)
+                parents.append(places.place(.init(tag: token.tag, kind: 1, role: .message, marker: 0), under: parent))
+                decimalBases.append(decimals.count)
+            case .bytes:
+                shape.append(WireFormat.Kind.bytes.rawValue)
+                append(bytes: bytes, to: column(.bytes, token.tag, 2, under: parent))
+            case .decimal:
+                shape.append(WireFormat.Kind.decimal.rawValue)
+                columns[column(.decimal, token.tag, 3, under: parent)].numbers.append(token.value)
+                decimals.append(token.start..<token.end)
+            case .words:
+                shape.append(WireFormat.Kind.words.rawValue)
+                emitWords(bytes, tag: token.tag, under: parent)
+            case .template:
+                shape.append(WireFormat.Kind.template.rawValue)
+                emitTemplate(payload, token.start..<token.end, tag: token.tag, under: parent)
+            case .number, .end:
+                break
+            }
+        }
+    }
+
+    private mutating func emitWords(_ text: UnsafeRawBufferPointer, tag: UInt32, under parent: Int) {
+        var count: UInt64 = 1
+        for byte in text where byte == 0x20 { count += 1 }
+        columns[column(.wordCount, tag, 4, under: parent)].numbers.append(count)
+        let indexColumn = column(.wordIndex, tag, 4, under: parent)
+        while dictionaries.count <= indexColumn { dictionaries.append(WordDictionary()) }
+        var start = 0
+        while start <= text.count {
+            var end = start
+            while end < text.count, text[end] != 0x20 { end += 1 }
+            let word = UnsafeRawBufferPointer(rebasing: text[start..<end])
+            let (index, isNew) = dictionaries[indexColumn].index(of: word)
+            columns[indexColumn].numbers.append(index)
+            if isNew { append(bytes: word, to: column(.newWord, tag, 4, under: parent)) }
+            start = end + 1
+        }
+    }
+
+    private mutating func emitTemplate(_ payload: UnsafeRawBufferPointer, _ range: Range<Int>, tag: UInt32, under parent: Int) {
+        let templateColumn = column(.template, tag, 5, under: parent)
+        template.removeAll(keepingCapacity: true)
+        var marker = 0
+        var position = range.lowerBound
+        var previousIsHex = false
+        let base = decimalBases[decimalBases.count - 1]
+        while position < range.upperBound {
+            let byte = payload[position]
+            let isHex = WireFormat.isDigit(byte) || WireFormat.isHexLetter(byte)
+            guard isHex, !previousIsHex, let run = Self.numberRun(payload, at: position, in: range) else {
+                template.append(byte)
+                previousIsHex = isHex
+                position += 1
+                continue
+            }
+            let digits = UnsafeRawBufferPointer(rebasing: payload[position..<run.end])
+            if run.isDecimal {
+                var earlier: Int? = nil
+                for index in base..<decimals.count where index - base <= 255 {
+                    if decimals[index].count == digits.count, payload[decimals[index]].elementsEqual(digits) {
+                        earlier = index - base
+                        break
+                    }
+                }
+                if let earlier {
+                    template.append(WireFormat.repeatMarker)
+                    template.append(UInt8(earlier))
+                } else {
+                    template.append(WireFormat.decimalMarker)
+                    columns[column(.markerDecimal, tag, 5, under: parent, marker: marker)].numbers.append(run.value)
+                }
+            } else {
+                template.append(WireFormat.hexMarker)
+                template.append(UInt8(digits.count))
+                columns[column(.markerHex, tag, 5, under: parent, marker: marker)].numbers.append(run.value)
+            }
+            marker += 1
+            position = run.end
+            previousIsHex = true
+        }
+        append(bytes: template, to: templateColumn)
+    }
+}
+
+/// The words a words field has named in a block, found by a hash of their bytes and checked
+/// byte for byte, so that a collision costs a repeated entry, never a wrong word.
+struct WordDictionary {
+    private var indices: [UInt64: UInt64] = [:]
+    private var starts: [Int] = [0]
+    private var text: [UInt8] = []
+
+    /// The word's index, and whether it was new (then it has the next index).
+    mutating func index(of word: UnsafeRawBufferPointer) -> (UInt64, Bool) {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in word { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        if let index = indices[hash] {
+            let known = text[starts[Int(index)]..<starts[Int(index) + 1]]
+            if known.elementsEqual(word) { return (index, false) }
+        }
+        let index = UInt64(starts.count - 1)
+        if indices[hash] == nil { indices[hash] = index }
+        text.append(contentsOf: word)
+        starts.append(text.count)
+        return (index, true)
+    }
+}
+
+// MARK: Parsing
+
+extension FieldColumnsEncoder {
+    /// Parses a message strictly (minimal varints, known wire types, whole fields) into
+    /// `tokens`; false, with `tokens` as it was, when the bytes are not such a message.
+    private static func parse(
+        _ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int, depth: Int, into tokens: inout [Token]
+    ) -> Bool {
+        let mark = tokens.count
+        var position = start
+        func fail() -> Bool {
+            tokens.removeSubrange(mark...)
+            return false
+        }
+        while position < end {
+            guard let tagValue = minimalVarint(bytes, &position, end: end), tagValue >> 3 >= 1, tagValue <= UInt64(UInt32.max)
+            else { return fail() }
+            let tag = UInt32(tagValue)
+            switch tag & 7 {
+            case WireFormat.varint:
+                guard let value = minimalVarint(bytes, &position, end: end) else { return fail() }
+                tokens.append(Token(kind: .number, tag: tag, value: value))
+            case WireFormat.fixed64:
+                guard end - position >= 8 else { return fail() }
+                tokens.append(Token(kind: .number, tag: tag, value: UInt64(littleEndianBytes: bytes, at: position)))
+                position += 8
+            case WireFormat.fixed32:
+                guard end - position >= 4 else { return fail() }
+                tokens.append(Token(kind: .number, tag: tag, value: UInt64(UInt32(littleEndianBytes: bytes, at: position))))
+                position += 4
+            case WireFormat.lengthDelimited:
+                guard let length = minimalVarint(bytes, &position, end: end), length <= UInt64(end - position) else { return fail() }
+                let fieldEnd = position + Int(length)
+                addLengthDelimited(bytes, tag: tag, position..<fieldEnd, depth: depth, into: &tokens)
+                position = fieldEnd
+            default:
+                return fail()
+            }
+        }
+        return true
+    }
+
+    private static func addLengthDelimited(
+        _ bytes: UnsafeRawBufferPointer, tag: UInt32, _ range: Range<Int>, depth: Int, into tokens: inout [Token]
+    ) {
+        let field = UnsafeRawBufferPointer(rebasing: bytes[range])
+        if depth < WireFormat.maxDepth, !range.isEmpty, field.contains(where: { $0 < 0x20 }) {
+            tokens.append(Token(kind: .message, tag: tag))
+            if parse(bytes, from: range.lowerBound, to: range.upperBound, depth: depth + 1, into: &tokens) {
+                tokens.append(Token(kind: .end, tag: 0))
+                return
+            }
+            tokens.removeLast()
+        }
+        var kind = Token.Kind.bytes
+        var value: UInt64 = 0
+        if let number = numberRun(bytes, at: range.lowerBound, in: range), number.isDecimal, number.end == range.upperBound {
+            kind = .decimal
+            value = number.value
+        } else {
+            kind = classifyText(field)
+        }
+        tokens.append(Token(kind: kind, tag: tag, value: value, start: range.lowerBound, end: range.upperBound))
+    }
+
+    /// Words, a template or bytes, in one pass: words when spaces split it into non-empty
+    /// words; else a template when it holds a number and no byte below 4.
+    private static func classifyText(_ field: UnsafeRawBufferPointer) -> Token.Kind {
+        var spaces = 0
+        var wordsValid = field.first != 0x20 && field.last != 0x20
+        var previous: UInt8 = 0
+        var low = false
+        var number = false
+        var runLength = 0, runLetters = 0, runLeadingZero = false
+        // One past the end closes the last run.
+        for position in 0...field.count {
+            let byte: UInt8 = position < field.count ? field[position] : 0x20
+            let isHex = WireFormat.isDigit(byte) || WireFormat.isHexLetter(byte)
+            if isHex {
+                if runLength == 0 { runLeadingZero = byte == 0x30 }
+                runLength += 1
+                if WireFormat.isHexLetter(byte) { runLetters += 1 }
+            } else if runLength > 0 {
+                if runLetters == 0 {
+                    if runLength <= 19, runLength == 1 || !runLeadingZero { number = true }
+                } else if runLength >= 4, runLength <= 16, runLetters < runLength {
+                    number = true
+                }
+                runLength = 0
+                runLetters = 0
+            }
+            guard position < field.count else { break }
+            if byte == 0x20 {
+                spaces += 1
+                if previous == 0x20 { wordsValid = false }
+            }
+            if byte < 0x04 { low = true }
+            previous = byte
+        }
+        if spaces > 0, wordsValid { return .words }
+        if number, !low { return .template }
+        return .bytes
+    }
+
+    /// The number a template lifts out at `position`, if one starts there: a maximal run of
+    /// `[0-9a-f]` inside `field` (the byte before is not one) that is a canonical decimal of at
+    /// most 19 digits, or 4 to 16 characters with a digit and a letter.
+    static func numberRun(
+        _ bytes: UnsafeRawBufferPointer, at position: Int, in field: Range<Int>
+    ) -> (end: Int, value: UInt64, isDecimal: Bool)? {
+        func isHex(_ byte: UInt8) -> Bool { WireFormat.isDigit(byte) || WireFormat.isHexLetter(byte) }
+        let end = field.upperBound
+        guard position < end, isHex(bytes[position]), position == field.lowerBound || !isHex(bytes[position - 1]) else { return nil }
+        var runEnd = position
+        var letters = 0
+        while runEnd < end, isHex(bytes[runEnd]) {
+            if WireFormat.isHexLetter(bytes[runEnd]) { letters += 1 }
+            runEnd += 1
+        }
+        let length = runEnd - position
+        if letters == 0 {
+            guard length <= 19, length == 1 || bytes[position] != 0x30 else { return nil }
+            var value: UInt64 = 0
+            for index in position..<runEnd { value = value * 10 + UInt64(bytes[index] - 0x30) }
+            return (runEnd, value, true)
+        }
+        guard (4...16).contains(length), letters < length else { return nil }
+        var value: UInt64 = 0
+        for index in position..<runEnd {
+            let byte = bytes[index]
+            value = value << 4 | UInt64(WireFormat.isDigit(byte) ? byte - 0x30 : byte - 0x61 + 10)
+        }
+        return (runEnd, value, false)
+    }
+
+    /// A varint that uses no more bytes than its value needs; nil otherwise or when cut short.
+    @inline(__always)
+    private static func minimalVarint(_ bytes: UnsafeRawBufferPointer, _ position: inout Int, end: Int) -> UInt64? {
+        var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: bytes[..<end]), position: position)
+        guard let value = cursor.readVarint() else { return nil }
+        let used = cursor.position - position
+        guard used == 1 || bytes[cursor.position - 1] != 0 else { return nil }
+        position = cursor.position
+        return value
+    }
+}
