@@ -1,4 +1,5 @@
 import BenchKit
+import EventLog
 import Foundation
 
 /// The command line of `vt-bench`.
@@ -6,9 +7,11 @@ struct Options {
     static let groups = ["append", "replay", "store", "blobs", "layout"]
     static let usage = """
         usage: vt-bench [--size 10k|100k|1m|10m|N] [--smoke] [--only append,replay,store,blobs,layout] [--repeat N] [--seed N] [--json] [--svg FILE]
+               [--block-codec zstd|fields]
         Runs every case on one seeded workload, the engine beside its SQLite peer, and prints a Markdown table
         (with --json, one JSON object: the workload, the seconds taken, and every row and note). --svg FILE also draws
-        every case that has a peer as a chart, ours beside SQLite.
+        every case that has a peer as a chart, ours beside SQLite. --block-codec picks how the store's own
+        compaction writes blocks (docs/FORMAT.md: codec 1, zstd over the columns; codec 2, field columns).
         """
 
     var events = 1_000_000
@@ -19,6 +22,8 @@ struct Options {
     var json = false
     /// Where to draw the chart, if asked.
     var svg: String?
+    /// Compaction writes codec 2 (field columns) instead of the configuration's default.
+    var fieldColumns = LogConfiguration().blockFieldColumns
 
     /// Durable cases: events appended one per commit (fsync-bound, so fewer).
     var durableEvents: Int { smoke ? 200 : 3_000 }
@@ -66,6 +71,12 @@ struct Options {
                 seed = parsed
             case "--json":
                 json = true
+            case "--block-codec":
+                switch try value(argument) {
+                case "zstd": fieldColumns = false
+                case "fields": fieldColumns = true
+                case let other: throw UsageError("--block-codec takes zstd or fields, not \(other)")
+                }
             case "--svg":
                 let path = try value(argument)
                 guard !path.isEmpty, !path.hasPrefix("-") else { throw UsageError("--svg takes the path of the file to write, not \(path)") }

@@ -64,6 +64,7 @@ final class Workspace {
         let payloads = sessions.map { $0.map { $0.map { EventCodec.encode($0, cause: nil) } } }
         var configuration = LogConfiguration()
         configuration.durability = .none
+        configuration.blockFieldColumns = options.fieldColumns
         written.sessionBatches = try timed("our log, a batch per session") {
             let log = try EventLog.open(at: sessionLog, configuration: configuration)
             for session in payloads { _ = try log.append(contentsOf: session.flatMap { $0 }) }
