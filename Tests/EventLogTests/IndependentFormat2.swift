@@ -1,7 +1,8 @@
 /// docs/FORMAT.md's part "Format 2", read from its tables alone: segment headers, hot-tail
-/// records, block files, blocks in both layouts, erased events and the event chain. Every rule
-/// the document states is checked; a broken one throws ``FormatRuleBroken``. Used by the
-/// independent reader and by the worked example's dump, which both need the fields' places.
+/// records, block files, blocks in both layouts and all three codecs (codec 2's field form in
+/// IndependentFieldColumns.swift), erased events and the event chain. Every rule the document
+/// states is checked; a broken one throws ``FormatRuleBroken``. Used by the independent reader
+/// and by the worked example's dump, which both need the fields' places.
 enum IndependentFormat2: FormatBytes {
     static let segmentHeaderSize = 136
     static let blockFileHeaderSize = 120
@@ -204,19 +205,30 @@ enum IndependentFormat2: FormatBytes {
         try check(Array(h[0..<4]) == Array("VTBK".utf8), "magic VTBK at \(offset)")
         try check(crc32c(h[0..<112]) == u32(h, 112), "the block's header_crc at \(offset)")
         try check(h[4] == 2, "block version 2")
-        try check(h[5] <= 1 && h[6] <= 1 && h[7] & ~1 == 0, "a known codec and layout, and no unknown flags")
+        try check(h[5] <= 2 && h[6] <= 1 && h[7] & ~1 == 0, "a known codec and layout, and no unknown flags")
+        try check(h[5] != 2 || h[6] == 1, "codec 2 with layout 1 (columns) only")
         var block = Block(
             offset: offset, codec: h[5], layout: h[6], flags: h[7], firstSequence: u64(h, 8), eventCount: Int(u32(h, 16)),
             storedLength: Int(u32(h, 20)), rawLength: Int(u32(h, 24)), timeBefore: i64(h, 28), lastTime: i64(h, 36),
             chainBefore: Array(h[44..<76]), chainAfter: Array(h[76..<108]), raw: [], eventsStart: 0, events: [])
         try check(block.firstSequence >= 1 && block.eventCount >= 1, "a block of at least one event from sequence 1 on")
         try check(block.rawLength <= maxRaw, "a raw length of at most 64 MiB")
-        try check(block.codec == 1 || block.storedLength == block.rawLength, "equal stored and raw lengths when stored raw")
+        try check(block.codec != 0 || block.storedLength == block.rawLength, "equal stored and raw lengths when stored raw")
         try check(block.lastTime >= block.timeBefore, "a last time not before time_before")
         try check(block.end <= b.count, "a whole block payload at \(offset)")
         let stored = Array(b[block.payloadStart..<block.end])
         try check(crc32c(stored) == u32(h, 108), "the block's payload_crc at \(offset)")
-        block.raw = block.codec == 1 ? try unzstd(stored, rawLength: block.rawLength, singleFrame: true) : stored
+        // Codec 2's frame holds the field form F, whose size is its own, not raw_length; F is
+        // rebuilt into the raw payload, and from there on a block reads the same whatever its codec.
+        var headLength: Int?
+        switch block.codec {
+        case 0: block.raw = stored
+        case 1: block.raw = try unzstd(stored, rawLength: block.rawLength, singleFrame: true)
+        default:
+            let form = try unzstd(stored, rawLength: nil, singleFrame: true)
+            (block.raw, headLength) = try IndependentFieldColumns.rebuildWithHead(
+                form, eventCount: block.eventCount, rawLength: block.rawLength)
+        }
 
         var position = 0
         var erased: Set<Int> = []
@@ -239,6 +251,8 @@ enum IndependentFormat2: FormatBytes {
             : try columns(block.raw, count: block.eventCount, from: position, firstSequence: block.firstSequence,
                           timeBefore: block.timeBefore, erased: erased)
         try check(block.events.last!.time == block.lastTime, "a last event at last_time")
+        // Codec 2's head is "the raw payload up to its lengths column", no more and no less.
+        try check(headLength.map { $0 == block.events[0].lengthAt.lowerBound } ?? true, "a head that ends where the lengths start")
         return block
     }
 
