@@ -15,8 +15,8 @@ enum IndependentFieldColumns: FormatBytes {
     /// What a column's values are for, one of the section's roles.
     enum Role: Hashable {
         case opaque, numeric, bytes, decimal, wordCount, wordIndex, newWord, template
-        /// Reading: `index` counts every marker of the template from 0, `0x02` included (it is
-        /// "the `i`-th marker of a template"), though `0x02` itself takes no column.
+        /// `index` counts every marker of the template from 0, `0x02` included ("counting all
+        /// three kinds"), though `0x02` itself takes no column.
         case marker(index: Int, byte: UInt8)
 
         /// Bytes columns carry lengths and then bytes; the others carry numbers.
@@ -41,9 +41,13 @@ enum IndependentFieldColumns: FormatBytes {
         try rebuildWithHead(f, eventCount: eventCount, rawLength: rawLength).raw
     }
 
-    /// The raw payload, and how many of its first bytes are `head` ("the raw payload up to its
-    /// lengths column"), which the block's reader checks against the time deltas it parses.
-    static func rebuildWithHead(_ f: [UInt8], eventCount: Int, rawLength: Int) throws -> (raw: [UInt8], headLength: Int) {
+    /// The raw payload; how many of its first bytes are `head` ("the raw payload up to its
+    /// lengths column"), which the block's reader checks against the time deltas it parses; and
+    /// which parts of the section the form used ("kind 4", "marker 3", "mode 1", …), so that a
+    /// test of real stores can tell that the writer's choices reached every rule.
+    static func rebuildWithHead(
+        _ f: [UInt8], eventCount: Int, rawLength: Int
+    ) throws -> (raw: [UInt8], headLength: Int, seen: Set<String>) {
         try check(eventCount >= 1, "a block of at least one event")
         var position = 0
         let headLength = try varint(f, &position)
@@ -79,7 +83,7 @@ enum IndependentFieldColumns: FormatBytes {
         for payload in payloads { raw += minimalVarint(UInt64(payload.count)) }
         for payload in payloads { raw += payload }
         try check(raw.count == rawLength, "a rebuilt raw payload of exactly raw_length (\(raw.count) vs \(rawLength))")
-        return (raw, head.count)
+        return (raw, head.count, decoder.seen)
     }
 
     static func minimalVarint(_ value: UInt64) -> [UInt8] {
@@ -111,6 +115,7 @@ enum IndependentFieldColumns: FormatBytes {
         /// "the number of words the field has had so far in the block": Reading: the field's
         /// distinct words, in the order they were new, which an index points into.
         var words: [[UInt64]: [[UInt8]]] = [:]
+        var seen: Set<String> = []
 
         init(f: [UInt8], columns: [Range<Int>], rawLength: Int) {
             self.f = f
@@ -131,10 +136,12 @@ enum IndependentFieldColumns: FormatBytes {
 
         /// One event's payload: form 0 kept whole, form 1 a message.
         mutating func payload() throws -> [UInt8] {
-            switch try shapeByte() {
+            let form = try shapeByte()
+            seen.insert("form \(form)")
+            switch form {
             case 0: return try bytesValue(Place(tags: [], kind: 0, role: .opaque))
             case 1: return try message(path: [], depth: 1)
-            case let form: throw FormatRuleBroken("a known form (0 or 1), not \(form),")
+            default: throw FormatRuleBroken("a known form (0 or 1), not \(form),")
             }
         }
 
@@ -150,6 +157,7 @@ enum IndependentFieldColumns: FormatBytes {
                 if tag == 0 { return out }
                 try Self.check(tag >> 3 >= 1, "a field number of at least 1")
                 let wire = UInt8(tag & 7)
+                seen.insert("wire \(wire)")
                 // Reading: the tag is written back as a minimal varint, like every other varint
                 // the section writes (the compactor only takes apart payloads whose varints are).
                 out += minimalVarint(tag)
@@ -161,6 +169,7 @@ enum IndependentFieldColumns: FormatBytes {
                 case 2:
                     let body: [UInt8]
                     let kind = try shapeByte()
+                    seen.insert("kind \(kind)")
                     switch kind {
                     case 1: body = try message(path: tags, depth: depth + 1)
                     case 2: body = try bytesValue(Place(tags: tags, kind: 2, role: .bytes))
@@ -196,6 +205,8 @@ enum IndependentFieldColumns: FormatBytes {
                     let word = try bytesValue(Place(tags: tags, kind: 4, role: .newWord))
                     try Self.check(!word.isEmpty && !word.contains(0x20), "a new word that is not empty and has no space")
                     known.append(word)
+                } else {
+                    seen.insert("repeated word")
                 }
                 try Self.check(which < UInt64(known.count), "a word index no greater than the field's words so far")
                 out += known[Int(which)]
@@ -220,6 +231,7 @@ enum IndependentFieldColumns: FormatBytes {
             while position < template.count {
                 let byte = template[position]
                 position += 1
+                if byte < 0x04 { seen.insert("marker \(byte)") }
                 switch byte {
                 case 0x01:
                     out += try decimal(try number(Place(tags: tags, kind: 5, role: .marker(index: marker, byte: 1))))
@@ -236,6 +248,8 @@ enum IndependentFieldColumns: FormatBytes {
                     let hex = Array(String(value, radix: 16).utf8)
                     out += [UInt8](repeating: UInt8(ascii: "0"), count: digits - hex.count) + hex
                 default:
+                    // "holding any other byte below 0x04, is corrupt": 0x00 is the only one left.
+                    try Self.check(byte >= 0x04, "a template byte below 0x04 only in a marker")
                     out.append(byte)
                     continue
                 }
@@ -273,7 +287,7 @@ enum IndependentFieldColumns: FormatBytes {
         }
 
         /// A numeric column, or a bytes column (its lengths as a numeric column, then the bytes).
-        func read(_ range: Range<Int>, bytes: Bool) throws -> Column {
+        mutating func read(_ range: Range<Int>, bytes: Bool) throws -> Column {
             var position = range.lowerBound
             let count = try Self.varint(f, &position, end: range.upperBound)
             // Every value rebuilds at least one byte, so a column of more values than the raw
@@ -289,6 +303,7 @@ enum IndependentFieldColumns: FormatBytes {
             var numbers: [UInt64] = []
             numbers.reserveCapacity(n)
             var previous: UInt64 = 0
+            if n > 0 { seen.insert("mode \(mode)") }
             for i in 0..<n {
                 var stored: UInt64 = 0
                 for k in 0..<width { stored |= UInt64(f[position + k * n + i]) << (8 * UInt64(k)) }

@@ -178,6 +178,8 @@ import Testing
         Self.refused(template([0x41, 0x02]), "end inside a marker")  // ends inside a 0x02 marker
         Self.refused(template([0x41, 0x03]), "end inside a marker")  // ends inside a 0x03 marker
         Self.refused(template([0x02, 0x00]), "0x02 marker naming")  // no kind-3 field before it
+        // A byte below 0x04 that is no marker; the same byte as a marker's operand is its part.
+        Self.refused(template([0x41, 0x00, 0x42]), "below 0x04 only in a marker")
         Self.refused(template([0x03, 0x00], [[0x01, 0x00, 0x01, 0x05]]), "1 to 16 digits")  // 0 hex digits
         Self.refused(template([0x03, 0x11], [[0x01, 0x00, 0x01, 0x05]]), "1 to 16 digits")  // 17 hex digits
         Self.refused(template([0x03, 0x01], [[0x01, 0x00, 0x01, 0x10]]), "fits in 1 digits")  // 0x10 in one digit

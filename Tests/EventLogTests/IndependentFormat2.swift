@@ -67,6 +67,8 @@ enum IndependentFormat2: FormatBytes {
         var raw: [UInt8]
         /// Where the events start in `raw`: after the erasure list, if any.
         var eventsStart: Int
+        /// Codec 2: which parts of its section the field form used (IndependentFieldColumns).
+        var fieldsSeen: Set<String> = []
         var events: [Event]
         var payloadStart: Int { offset + blockHeaderSize }
         var end: Int { payloadStart + storedLength }
@@ -226,7 +228,7 @@ enum IndependentFormat2: FormatBytes {
         case 1: block.raw = try unzstd(stored, rawLength: block.rawLength, singleFrame: true)
         default:
             let form = try unzstd(stored, rawLength: nil, singleFrame: true)
-            (block.raw, headLength) = try IndependentFieldColumns.rebuildWithHead(
+            (block.raw, headLength, block.fieldsSeen) = try IndependentFieldColumns.rebuildWithHead(
                 form, eventCount: block.eventCount, rawLength: block.rawLength)
         }
 

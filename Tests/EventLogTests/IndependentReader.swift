@@ -20,6 +20,8 @@ struct IndependentLog {
     var recordCodecs: Set<UInt8> = []
     /// (codec, layout) of each block seen.
     var blockKinds: Set<[UInt8]> = []
+    /// Codec 2: the parts of its section the store's field forms used ("kind 4", "marker 2", …).
+    var fieldsSeen: Set<String> = []
     var batchCodecs: Set<UInt8> = []
     /// Segments left out because a block file covers them (a compaction's leftovers).
     var hiddenSegments = 0
@@ -87,6 +89,7 @@ enum IndependentReader: FormatBytes {
                 next += UInt64(block.eventCount)
                 offset = block.end
                 log.blockKinds.insert([block.codec, block.layout])
+                log.fieldsSeen.formUnion(block.fieldsSeen)
             }
             try check(offset == bytes.count, "\(file.path)'s blocks ending at its end")
             try check(next - file.first == header.eventCount, "\(file.path)'s event_count")
