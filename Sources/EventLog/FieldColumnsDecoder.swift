@@ -35,8 +35,8 @@ struct FieldColumnsDecoder {
             }
             let head = cursor.position..<cursor.position + Int(headLength)
             cursor.position = head.upperBound
-            guard let columnCount = cursor.readVarint(), columnCount >= 1, columnCount <= UInt64(cursor.remaining) else {
-                throw DamageReason("a field form without a valid column count")
+            guard let columnCount = cursor.readVarint(), columnCount >= 1, columnCount <= UInt64(WireFormat.maxColumns) else {
+                throw DamageReason("a field form whose column count is 0 or over \(WireFormat.maxColumns)")
             }
             var lengths: [Int] = []
             var total = 0
@@ -58,6 +58,8 @@ struct FieldColumnsDecoder {
                 start += length
             }
             guard rawLength >= head.count else { throw DamageReason("a head longer than the raw length") }
+            // Each event takes at least a byte of time delta and a byte of length in the raw payload.
+            guard count <= rawLength / 2 else { throw DamageReason("\(count) events in \(rawLength) raw bytes") }
             var decoder = FieldColumnsDecoder(form: form, capacity: rawLength - head.count, ranges: ranges)
             defer { decoder.deallocate() }
             var ends: [Int] = []

@@ -51,8 +51,10 @@ struct FieldColumnsEncoder {
         shape.append(0)
     }
 
-    /// The field form: `head` (the raw payload before its lengths column), then the columns.
-    func finish<C: Collection>(head: C) -> [UInt8] where C.Element == UInt8 {
+    /// The field form: `head` (the raw payload before its lengths column), then the columns;
+    /// nil when the payloads would need more columns than a form may have.
+    func finish<C: Collection>(head: C) -> [UInt8]? where C.Element == UInt8 {
+        guard columns.count <= WireFormat.maxColumns else { return nil }
         var encodedColumns: [[UInt8]] = [shape]
         for (index, column) in columns.enumerated().dropFirst() {
             var bytes: [UInt8] = []

@@ -97,6 +97,9 @@ enum WireFormat {
     static let repeatMarker: UInt8 = 0x02
     static let hexMarker: UInt8 = 0x03
 
+    /// A field form has at most this many columns, the shape included (FORMAT.md).
+    static let maxColumns = 1 << 20
+
     /// Messages nest at most this deep, the payload's top counting as 1.
     static let maxDepth = 16
 

@@ -254,8 +254,8 @@ public struct BlockBuilder {
             var encoder = FieldColumnsEncoder()
             for payload in payloads { encoder.add(payload) }
             let headEnd = raw.count - rawPayloadBytes - payloads.reduce(0) { $0 + UInt64($1.count).varintSize }
-            let form = encoder.finish(head: raw[..<headEnd])
-            if form.count <= Format2.maxRawLength, form.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
+            if let form = encoder.finish(head: raw[..<headEnd]), form.count <= Format2.maxRawLength,
+                form.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
                 compressed.count < raw.count
             {
                 codec = .fieldColumns

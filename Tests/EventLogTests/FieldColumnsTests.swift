@@ -122,7 +122,7 @@ import Testing
         var encoder = FieldColumnsEncoder()
         for payload in payloads { encoder.add(payload[...]) }
         let head: [UInt8] = [0x01, 0x02, 0x03]
-        let form = encoder.finish(head: head)
+        let form = try #require(encoder.finish(head: head))
         var raw = head
         for payload in payloads { raw.appendVarint(UInt64(payload.count)) }
         for payload in payloads { raw += payload }
