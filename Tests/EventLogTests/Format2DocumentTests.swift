@@ -35,6 +35,9 @@ import Testing
         var settings = Format2LogTests.format2(clock: clock)
         settings.newLogID = Array(0..<16).map { UInt8($0) &* 0x11 }
         settings.blockSize = 256
+        // The example shows codec 1 byte for byte; codec 2's field forms are covered by
+        // IndependentReaderCodec2Tests and IndependentFieldColumnsTests.
+        settings.blockFieldColumns = false
         let path = directory.sub("example")
         var log = try EventLog.open(at: path, configuration: settings)
         try log.append(contentsOf: [Array("hello".utf8), Array("world".utf8)])

@@ -46,6 +46,8 @@ import Testing
         var settings = Format2LogTests.format2(segmentSize: 4096)
         settings.blockSize = 2048
         settings.blockLayout = .rows
+        // Codecs 0 and 1 here; IndependentReaderCodec2Tests reads codec 2.
+        settings.blockFieldColumns = false
         // Rows, from random payloads: raw blocks.
         var log = try EventLog.open(at: folder.path, configuration: settings)
         let first = Self.events(150, after: 1_700_000_000_000_000, seed: 7, compressible: false)
