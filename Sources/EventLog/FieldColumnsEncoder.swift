@@ -152,17 +152,25 @@ struct FieldColumnsEncoder {
     private mutating func emitTemplate(_ payload: UnsafeRawBufferPointer, _ range: Range<Int>, tag: UInt32, under parent: Int) {
         let templateColumn = column(.template, tag, 5, under: parent)
         template.removeAll(keepingCapacity: true)
+        let classes = ByteClass.table
         var marker = 0
         var position = range.lowerBound
-        var previousIsHex = false
         let base = decimalBases[decimalBases.count - 1]
         while position < range.upperBound {
-            let byte = payload[position]
-            let isHex = WireFormat.isDigit(byte) || WireFormat.isHexLetter(byte)
-            guard isHex, !previousIsHex, let run = Self.numberRun(payload, at: position, in: range) else {
-                template.append(byte)
-                previousIsHex = isHex
-                position += 1
+            // Copy up to the next run of [0-9a-f] (its start is the only place a number can start).
+            var literalEnd = position
+            while literalEnd < range.upperBound, classes[Int(payload[literalEnd])] & ByteClass.hex == 0 { literalEnd += 1 }
+            if literalEnd > position {
+                template.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[position..<literalEnd]))
+                position = literalEnd
+                continue
+            }
+            guard let run = Self.numberRun(payload, at: position, in: range) else {
+                // A run that is no number stays text, whole.
+                var runEnd = position
+                while runEnd < range.upperBound, classes[Int(payload[runEnd])] & ByteClass.hex != 0 { runEnd += 1 }
+                template.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[position..<runEnd]))
+                position = runEnd
                 continue
             }
             let digits = UnsafeRawBufferPointer(rebasing: payload[position..<run.end])
@@ -188,9 +196,19 @@ struct FieldColumnsEncoder {
             }
             marker += 1
             position = run.end
-            previousIsHex = true
         }
         append(bytes: template, to: templateColumn)
+    }
+}
+
+/// Byte classes for the text checks: a table lookup instead of comparisons on every byte.
+enum ByteClass {
+    static let letter: UInt8 = 0x01
+    static let hex: UInt8 = 0x02
+    static let table: [UInt8] = (0...255).map { byte -> UInt8 in
+        if (0x30...0x39).contains(byte) { return hex }
+        if (0x61...0x66).contains(byte) { return hex | letter }
+        return 0
     }
 }
 
@@ -263,13 +281,18 @@ extension FieldColumnsEncoder {
         _ bytes: UnsafeRawBufferPointer, tag: UInt32, _ range: Range<Int>, depth: Int, into tokens: inout [Token]
     ) {
         let field = UnsafeRawBufferPointer(rebasing: bytes[range])
-        if depth < WireFormat.maxDepth, !range.isEmpty, field.contains(where: { $0 < 0x20 }) {
-            tokens.append(Token(kind: .message, tag: tag))
-            if parse(bytes, from: range.lowerBound, to: range.upperBound, depth: depth + 1, into: &tokens) {
-                tokens.append(Token(kind: .end, tag: 0))
-                return
+        if field.contains(where: { $0 < 0x20 }) {
+            // Binary, not text: a message if it parses as one, else kept whole (a digest).
+            if depth < WireFormat.maxDepth {
+                tokens.append(Token(kind: .message, tag: tag))
+                if parse(bytes, from: range.lowerBound, to: range.upperBound, depth: depth + 1, into: &tokens) {
+                    tokens.append(Token(kind: .end, tag: 0))
+                    return
+                }
+                tokens.removeLast()
             }
-            tokens.removeLast()
+            tokens.append(Token(kind: .bytes, tag: tag, start: range.lowerBound, end: range.upperBound))
+            return
         }
         var kind = Token.Kind.bytes
         var value: UInt64 = 0
@@ -285,40 +308,53 @@ extension FieldColumnsEncoder {
     /// Words, a template or bytes, in one pass: words when spaces split it into non-empty
     /// words; else a template when it holds a number and no byte below 4.
     private static func classifyText(_ field: UnsafeRawBufferPointer) -> Token.Kind {
+        guard let base = field.baseAddress, !field.isEmpty else { return .bytes }
+        let classes = ByteClass.table
         var spaces = 0
-        var wordsValid = field.first != 0x20 && field.last != 0x20
-        var previous: UInt8 = 0
+        var doubleSpace = false
         var low = false
         var number = false
-        var runLength = 0, runLetters = 0, runLeadingZero = false
-        // One past the end closes the last run.
-        for position in 0...field.count {
-            let byte: UInt8 = position < field.count ? field[position] : 0x20
-            let isHex = WireFormat.isDigit(byte) || WireFormat.isHexLetter(byte)
-            if isHex {
-                if runLength == 0 { runLeadingZero = byte == 0x30 }
-                runLength += 1
-                if WireFormat.isHexLetter(byte) { runLetters += 1 }
-            } else if runLength > 0 {
-                if runLetters == 0 {
-                    if runLength <= 19, runLength == 1 || !runLeadingZero { number = true }
-                } else if runLength >= 4, runLength <= 16, runLetters < runLength {
-                    number = true
+        var previous: UInt8 = 0
+        var runStart = -1
+        var runLetters = 0
+        var position = 0
+        let count = field.count
+        while position < count {
+            let byte = base.load(fromByteOffset: position, as: UInt8.self)
+            let kind = classes[Int(byte)]
+            if kind & ByteClass.hex != 0 {
+                if runStart < 0 {
+                    runStart = position
+                    runLetters = 0
                 }
-                runLength = 0
-                runLetters = 0
+                runLetters &+= Int(kind & ByteClass.letter)
+            } else {
+                if runStart >= 0 {
+                    number = number || isNumber(base, runStart, position, letters: runLetters)
+                    runStart = -1
+                }
+                if byte == 0x20 {
+                    spaces += 1
+                    doubleSpace = doubleSpace || previous == 0x20
+                } else if byte < 0x04 {
+                    low = true
+                }
             }
-            guard position < field.count else { break }
-            if byte == 0x20 {
-                spaces += 1
-                if previous == 0x20 { wordsValid = false }
-            }
-            if byte < 0x04 { low = true }
             previous = byte
+            position += 1
         }
-        if spaces > 0, wordsValid { return .words }
+        if runStart >= 0 { number = number || isNumber(base, runStart, count, letters: runLetters) }
+        if spaces > 0, !doubleSpace, field.first != 0x20, field.last != 0x20 { return .words }
         if number, !low { return .template }
         return .bytes
+    }
+
+    /// Whether a maximal run of `[0-9a-f]` is a number a template lifts out.
+    @inline(__always)
+    private static func isNumber(_ base: UnsafeRawPointer, _ start: Int, _ end: Int, letters: Int) -> Bool {
+        let length = end - start
+        if letters == 0 { return length <= 19 && (length == 1 || base.load(fromByteOffset: start, as: UInt8.self) != 0x30) }
+        return length >= 4 && length <= 16 && letters < length
     }
 
     /// The number a template lifts out at `position`, if one starts there: a maximal run of
@@ -327,29 +363,35 @@ extension FieldColumnsEncoder {
     static func numberRun(
         _ bytes: UnsafeRawBufferPointer, at position: Int, in field: Range<Int>
     ) -> (end: Int, value: UInt64, isDecimal: Bool)? {
-        func isHex(_ byte: UInt8) -> Bool { WireFormat.isDigit(byte) || WireFormat.isHexLetter(byte) }
+        let classes = ByteClass.table
         let end = field.upperBound
-        guard position < end, isHex(bytes[position]), position == field.lowerBound || !isHex(bytes[position - 1]) else { return nil }
+        guard position < end, classes[Int(bytes[position])] & ByteClass.hex != 0,
+            position == field.lowerBound || classes[Int(bytes[position - 1])] & ByteClass.hex == 0
+        else { return nil }
         var runEnd = position
         var letters = 0
-        while runEnd < end, isHex(bytes[runEnd]) {
-            if WireFormat.isHexLetter(bytes[runEnd]) { letters += 1 }
+        var decimal: UInt64 = 0
+        var hex: UInt64 = 0
+        while runEnd < end {
+            let byte = bytes[runEnd]
+            let kind = classes[Int(byte)]
+            guard kind & ByteClass.hex != 0 else { break }
+            if kind & ByteClass.letter != 0 {
+                letters += 1
+                hex = hex &<< 4 | UInt64(byte - 0x61 + 10)
+            } else {
+                decimal = decimal &* 10 &+ UInt64(byte - 0x30)
+                hex = hex &<< 4 | UInt64(byte - 0x30)
+            }
             runEnd += 1
         }
         let length = runEnd - position
         if letters == 0 {
             guard length <= 19, length == 1 || bytes[position] != 0x30 else { return nil }
-            var value: UInt64 = 0
-            for index in position..<runEnd { value = value * 10 + UInt64(bytes[index] - 0x30) }
-            return (runEnd, value, true)
+            return (runEnd, decimal, true)
         }
-        guard (4...16).contains(length), letters < length else { return nil }
-        var value: UInt64 = 0
-        for index in position..<runEnd {
-            let byte = bytes[index]
-            value = value << 4 | UInt64(WireFormat.isDigit(byte) ? byte - 0x30 : byte - 0x61 + 10)
-        }
-        return (runEnd, value, false)
+        guard length >= 4, length <= 16, letters < length else { return nil }
+        return (runEnd, hex, false)
     }
 
     /// A varint that uses no more bytes than its value needs; nil otherwise or when cut short.
