@@ -294,19 +294,17 @@ extension FieldColumnsEncoder {
             tokens.append(Token(kind: .bytes, tag: tag, start: range.lowerBound, end: range.upperBound))
             return
         }
-        var kind = Token.Kind.bytes
+        let kind = classifyText(field)
         var value: UInt64 = 0
-        if let number = numberRun(bytes, at: range.lowerBound, in: range), number.isDecimal, number.end == range.upperBound {
-            kind = .decimal
-            value = number.value
-        } else {
-            kind = classifyText(field)
+        if kind == .decimal {
+            for byte in field { value = value * 10 + UInt64(byte - 0x30) }
         }
         tokens.append(Token(kind: kind, tag: tag, value: value, start: range.lowerBound, end: range.upperBound))
     }
 
-    /// Words, a template or bytes, in one pass: words when spaces split it into non-empty
-    /// words; else a template when it holds a number and no byte below 4.
+    /// Decimal, words, a template or bytes, in one pass: decimal when it is one canonical
+    /// number; words when spaces split it into non-empty words; else a template when it holds a
+    /// number and no byte below 4.
     private static func classifyText(_ field: UnsafeRawBufferPointer) -> Token.Kind {
         guard let base = field.baseAddress, !field.isEmpty else { return .bytes }
         let classes = ByteClass.table
@@ -343,7 +341,11 @@ extension FieldColumnsEncoder {
             previous = byte
             position += 1
         }
-        if runStart >= 0 { number = number || isNumber(base, runStart, count, letters: runLetters) }
+        if runStart >= 0 {
+            let whole = isNumber(base, runStart, count, letters: runLetters)
+            if whole, runStart == 0, runLetters == 0 { return .decimal }
+            number = number || whole
+        }
         if spaces > 0, !doubleSpace, field.first != 0x20, field.last != 0x20 { return .words }
         if number, !low { return .template }
         return .bytes
