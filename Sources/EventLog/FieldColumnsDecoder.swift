@@ -295,15 +295,23 @@ struct FieldColumnsDecoder {
 
     @inline(__always)
     private mutating func putVarint(_ value: UInt64) throws(DamageReason) {
-        try reserve(value.varintSize)
+        let size = value.varintSize
+        try reserve(size)
+        writeVarint(value, at: count)
+        count += size
+    }
+
+    /// Writes `value` as a varint at `offset`, room for it already reserved.
+    @inline(__always)
+    private func writeVarint(_ value: UInt64, at offset: Int) {
         var rest = value
+        var at = offset
         while rest >= 0x80 {
-            out[count] = UInt8(truncatingIfNeeded: rest) | 0x80
-            count += 1
+            out[at] = UInt8(truncatingIfNeeded: rest) | 0x80
+            at += 1
             rest >>= 7
         }
-        out[count] = UInt8(rest)
-        count += 1
+        out[at] = UInt8(rest)
     }
 
     @inline(__always)
@@ -344,14 +352,7 @@ struct FieldColumnsDecoder {
         let size = length.varintSize
         try reserve(size)
         UnsafeMutableRawPointer(out + start + size).copyMemory(from: out + start, byteCount: count - start)
-        var rest = length
-        var at = start
-        while rest >= 0x80 {
-            out[at] = UInt8(truncatingIfNeeded: rest) | 0x80
-            at += 1
-            rest >>= 7
-        }
-        out[at] = UInt8(rest)
+        writeVarint(length, at: start)
         count += size
     }
 }

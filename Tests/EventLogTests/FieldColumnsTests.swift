@@ -1,4 +1,5 @@
 @testable import EventLog
+import LogWorkload
 import Testing
 
 /// Codec 2 (FORMAT.md, "Codec 2: field columns"): payloads taken apart along their protobuf
@@ -17,22 +18,12 @@ import Testing
         mutating func message(_ field: Int, _ value: Proto) { data(field, value.bytes) }
     }
 
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-        mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
-    }
+    /// The tests' numbers: seeded, the same on every run.
+    typealias Random = SplitMix
 
     /// Payloads shaped like the app's (a listing, then its downloads), with every kind of field.
     static func appLikePayloads(_ count: Int, seed: UInt64 = 7) -> [[UInt8]] {
-        var random = Random(state: seed)
+        var random = Random(seed: seed)
         let words = ["harbour", "old", "town", "sunset", "bridge", "market", "view", "night"]
         var payloads: [[UInt8]] = []
         while payloads.count < count {
@@ -80,7 +71,7 @@ import Testing
     /// limits, nesting at and past the limit, and bytes that are no protobuf at all.
     static func edgePayloads() -> [[UInt8]] {
         var payloads: [[UInt8]] = [[], [0x08, 0x80, 0x00], [0x0B, 0x0C], [0x08], Array("plain text, no protobuf".utf8)]
-        var random = Random(state: 99)
+        var random = Random(seed: 99)
         for _ in 0..<20 { payloads.append(random.bytes(1 + random.below(80))) }
         for text in [
             "0", "007", "18446744073709551615", "9999999999999999999", "12345678901234567890", "a  b", " a", "a ",
@@ -214,7 +205,7 @@ import Testing
     @Test func damagedFormsAreRefusedWithoutCrashing() throws {
         let payloads = Array(Self.appLikePayloads(300)) + Self.edgePayloads()
         let (form, rawLength) = try Self.roundTrip(payloads)
-        var random = Random(state: 2026)
+        var random = Random(seed: 2026)
         var refused = 0
         for trial in 0..<1_500 {
             var damaged = form
@@ -232,4 +223,9 @@ import Testing
         // changed structure is refused.
         #expect(refused > 500)
     }
+}
+
+extension SplitMix {
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
 }

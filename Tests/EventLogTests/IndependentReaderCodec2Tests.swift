@@ -1,4 +1,5 @@
 import EventLog
+import LogWorkload
 import Testing
 
 /// Codec 2 written by the module's compactor and erasure, read by the independent reader
@@ -7,18 +8,6 @@ import Testing
 /// and some that are not protobuf at all, so that both sides' choices and rules meet.
 @Suite struct IndependentReaderCodec2Tests {
     typealias Event = IndependentReaderTests.Event
-
-    /// SplitMix64, so that the payloads are the same on every run.
-    struct Numbers {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static func varint(_ value: UInt64) -> [UInt8] { IndependentFieldColumns.minimalVarint(value) }
     static func tag(_ number: UInt64, _ wire: UInt64) -> [UInt8] { varint(number << 3 | wire) }
@@ -30,7 +19,7 @@ import Testing
     /// (or another) with a hex secret, words from a small vocabulary, a fixed32; every tenth is random bytes
     /// and every tenth a message with a varint that is not minimal (both kept whole).
     static func protobufEvents(_ count: Int, after time: Int64, seed: UInt64) -> [Event] {
-        var numbers = Numbers(state: seed)
+        var numbers = SplitMix(seed: seed)
         let vocabulary = ["harbour", "sunset", "over", "the", "bay", "old", "town", "x"]
         var events: [Event] = []
         var now = time
