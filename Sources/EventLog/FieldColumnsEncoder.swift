@@ -20,7 +20,7 @@ struct FieldColumnsEncoder {
     /// The places of the messages being written, innermost last.
     private var parents: [Int] = []
     /// The decimals met in the messages being written (ranges of the payload), and where each
-    /// message's own start.
+    /// message's own decimals begin in that list.
     private var decimals: [Range<Int>] = []
     private var decimalBases: [Int] = []
     private var template: [UInt8] = []
