@@ -38,7 +38,7 @@ public struct LogConfiguration: Sendable {
     public var blockLayout: Format2.Layout = .columns
     /// Format 2: take payloads apart into field columns before zstd (codec 2; columns layout
     /// only). Off, blocks are zstd over the layout's bytes (codec 1). On by default: the app's
-    /// compacted log takes 46.7 bytes an event instead of 67.4, for more compaction CPU
+    /// compacted log takes 45.7 bytes an event instead of 67.4, for more compaction CPU
     /// (docs/BENCHMARKS.md, "Codec 2: field columns").
     public var blockFieldColumns = true
     /// Format 2: the zstd level compaction uses for blocks.
