@@ -86,8 +86,9 @@ struct FieldColumnReader {
     private var isDelta = false
     private var next = 0
     private var previous: UInt64 = 0
-    /// Bytes columns: the next byte to hand out, in the field form.
+    /// Bytes columns: the next byte to hand out, and the column's end, in the field form.
     private var byteNext = 0
+    private var byteEnd = 0
 
     /// A column not read yet.
     init() {}
@@ -115,17 +116,10 @@ struct FieldColumnReader {
         self.isDelta = mode == 1
         let end = planes + width * self.count
         if isBytes {
-            var total: UInt64 = 0
-            var lengths = self
-            for _ in 0..<self.count {
-                let length = lengths.nextNumber()
-                guard length <= UInt64(range.count) else { throw DamageReason("a bytes column whose lengths pass its end") }
-                total += length
-            }
-            guard total == UInt64(range.upperBound - end) else {
-                throw DamageReason("a bytes column whose lengths add up to \(total), not the \(range.upperBound - end) bytes it holds")
-            }
+            // The lengths are checked against the bytes as they are read, and the column must
+            // be used up to its end (``isUsedUp``): one pass, not one here and one in use.
             byteNext = end
+            byteEnd = range.upperBound
         } else {
             guard end == range.upperBound else {
                 throw DamageReason("a numeric column with \(range.upperBound - end) bytes after its planes")
@@ -133,7 +127,8 @@ struct FieldColumnReader {
         }
     }
 
-    var isUsedUp: Bool { next == count }
+    /// Every value read, and for a bytes column every byte up to its end.
+    var isUsedUp: Bool { next == count && byteNext == byteEnd }
 
     @inline(__always)
     private mutating func nextNumber() -> UInt64 {
@@ -158,8 +153,9 @@ struct FieldColumnReader {
     /// The next value of a bytes column, as a range of the field form.
     @inline(__always)
     mutating func bytes() throws(DamageReason) -> Range<Int> {
-        let length = Int(try number())
-        defer { byteNext += length }
-        return byteNext..<byteNext + length
+        let length = try number()
+        guard length <= UInt64(byteEnd - byteNext) else { throw DamageReason("a bytes column whose lengths pass its end") }
+        defer { byteNext += Int(length) }
+        return byteNext..<byteNext + Int(length)
     }
 }

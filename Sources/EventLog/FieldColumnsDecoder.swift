@@ -275,7 +275,7 @@ struct FieldColumnsDecoder {
             throw DamageReason("\(ranges.count - places.columnCount) columns the shape never uses")
         }
         for column in 1..<ranges.count where !readers[column].isUsedUp {
-            throw DamageReason("column \(column) with values left over")
+            throw DamageReason("column \(column) with values or bytes left over")
         }
     }
 

@@ -43,7 +43,7 @@ struct FieldColumnsEncoder {
         }
         guard parsed else {
             shape.append(0)
-            append(bytes: payload, to: places.column(.init(tag: 0, kind: 0, role: .opaque, marker: 0), under: FieldPlaces.root))
+            columns[column(.opaque, 0, 0, under: FieldPlaces.root)].appendBytes(payload)
             return
         }
         shape.append(1)
@@ -79,11 +79,6 @@ struct FieldColumnsEncoder {
         return column
     }
 
-    private mutating func append<C: Collection>(bytes: C, to column: Int) where C.Element == UInt8 {
-        if column == columns.count { columns.append(FieldColumnBuilder()) }
-        columns[column].appendBytes(bytes)
-    }
-
     private mutating func emit(_ payload: UnsafeRawBufferPointer) {
         parents.removeAll(keepingCapacity: true)
         parents.append(FieldPlaces.root)
@@ -114,7 +109,7 @@ struct FieldColumnsEncoder {
                 decimalBases.append(decimals.count)
             case .bytes:
                 shape.append(WireFormat.Kind.bytes.rawValue)
-                append(bytes: bytes, to: column(.bytes, token.tag, 2, under: parent))
+                columns[column(.bytes, token.tag, 2, under: parent)].appendBytes(bytes)
             case .decimal:
                 shape.append(WireFormat.Kind.decimal.rawValue)
                 columns[column(.decimal, token.tag, 3, under: parent)].numbers.append(token.value)
@@ -144,7 +139,7 @@ struct FieldColumnsEncoder {
             let word = UnsafeRawBufferPointer(rebasing: text[start..<end])
             let (index, isNew) = dictionaries[indexColumn].index(of: word)
             columns[indexColumn].numbers.append(index)
-            if isNew { append(bytes: word, to: column(.newWord, tag, 4, under: parent)) }
+            if isNew { columns[column(.newWord, tag, 4, under: parent)].appendBytes(word) }
             start = end + 1
         }
     }
@@ -197,7 +192,7 @@ struct FieldColumnsEncoder {
             marker += 1
             position = run.end
         }
-        append(bytes: template, to: templateColumn)
+        columns[templateColumn].appendBytes(template)
     }
 }
 
@@ -387,13 +382,8 @@ extension FieldColumnsEncoder {
             }
             runEnd += 1
         }
-        let length = runEnd - position
-        if letters == 0 {
-            guard length <= 19, length == 1 || bytes[position] != 0x30 else { return nil }
-            return (runEnd, decimal, true)
-        }
-        guard length >= 4, length <= 16, letters < length else { return nil }
-        return (runEnd, hex, false)
+        guard isNumber(bytes.baseAddress!, position, runEnd, letters: letters) else { return nil }
+        return letters == 0 ? (runEnd, decimal, true) : (runEnd, hex, false)
     }
 
     /// A varint that uses no more bytes than its value needs; nil otherwise or when cut short.

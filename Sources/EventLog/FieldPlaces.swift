@@ -102,9 +102,4 @@ enum WireFormat {
 
     /// Messages nest at most this deep, the payload's top counting as 1.
     static let maxDepth = 16
-
-    @inline(__always)
-    static func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
-    @inline(__always)
-    static func isHexLetter(_ byte: UInt8) -> Bool { byte &- 0x61 < 6 }
 }
