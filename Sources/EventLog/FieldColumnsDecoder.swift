@@ -145,25 +145,33 @@ struct FieldColumnsDecoder {
             case WireFormat.lengthDelimited:
                 let kindByte = try shapeByte()
                 guard let kind = WireFormat.Kind(rawValue: kindByte) else { throw DamageReason("a field of unknown kind \(kindByte)") }
-                let start = count
                 switch kind {
                 case .message:
                     guard depth < WireFormat.maxDepth else { throw DamageReason("messages nested more than 16 deep") }
                     let child = places.place(.init(tag: tag, kind: kind.rawValue, role: .message, marker: 0), under: place)
+                    let start = try openLength()
                     try message(child, depth: depth + 1)
+                    try closeLength(start)
                 case .bytes:
                     let column = try self.column(.bytes, tag: tag, kind: kind.rawValue, under: place)
-                    try putForm(try readers[column].bytes())
+                    let value = try readers[column].bytes()
+                    try putVarint(UInt64(value.count))
+                    try putForm(value)
                 case .decimal:
-                    try putDecimal(try number(.decimal, tag: tag, kind: kind.rawValue, under: place))
+                    let value = try number(.decimal, tag: tag, kind: kind.rawValue, under: place)
+                    let digits = try Self.digits(value)
+                    try putVarint(UInt64(digits))
+                    try putDecimal(value, digits: digits)
+                    decimals.append(count - digits..<count)
                 case .words:
+                    let start = try openLength()
                     try words(tag: tag, under: place)
+                    try closeLength(start)
                 case .template:
+                    let start = try openLength()
                     try template(tag: tag, under: place, decimalsBase: decimalsBase)
+                    try closeLength(start)
                 }
-                let length = count - start
-                try insertLength(of: start)
-                if kind == .decimal { decimals.append(count - length..<count) }
             default:
                 throw DamageReason("a field of wire type \(tag & 7)")
             }
@@ -207,7 +215,8 @@ struct FieldColumnsDecoder {
             position += 1
             switch byte {
             case WireFormat.decimalMarker:
-                try putDecimal(try number(.markerDecimal, tag: tag, kind: kind, under: place, marker: marker))
+                let value = try number(.markerDecimal, tag: tag, kind: kind, under: place, marker: marker)
+                try putDecimal(value, digits: try Self.digits(value))
             case WireFormat.repeatMarker, WireFormat.hexMarker:
                 guard position < text.upperBound else { throw DamageReason("a template that ends inside a marker") }
                 let argument = Int(form[position])
@@ -328,8 +337,9 @@ struct FieldColumnsDecoder {
         count += range.count
     }
 
-    /// A decimal has at most 19 digits (FORMAT.md, kind 3).
-    private mutating func putDecimal(_ value: UInt64) throws(DamageReason) {
+    /// The digits of a decimal, at most 19 (FORMAT.md, kind 3).
+    @inline(__always)
+    private static func digits(_ value: UInt64) throws(DamageReason) -> Int {
         guard value < 10_000_000_000_000_000_000 else { throw DamageReason("a decimal of 20 digits") }
         var digits = 1
         var power: UInt64 = 10
@@ -337,6 +347,10 @@ struct FieldColumnsDecoder {
             digits += 1
             power &*= 10
         }
+        return digits
+    }
+
+    private mutating func putDecimal(_ value: UInt64, digits: Int) throws(DamageReason) {
         try reserve(digits)
         var rest = value
         for index in stride(from: count + digits - 1, through: count, by: -1) {
@@ -346,14 +360,26 @@ struct FieldColumnsDecoder {
         count += digits
     }
 
-    /// Puts the varint length of the field that starts at `start` in front of it.
-    private mutating func insertLength(of start: Int) throws(DamageReason) {
-        let length = UInt64(count - start)
+    /// Starts a field whose length is known only once it is rebuilt: one byte is kept for the
+    /// length, which fits most fields (under 128 bytes), so that only longer ones move.
+    @inline(__always)
+    private mutating func openLength() throws(DamageReason) -> Int {
+        try reserve(1)
+        count += 1
+        return count - 1
+    }
+
+    /// Writes the length of the field opened at `start`, moving the field when its length
+    /// takes more than the one byte kept.
+    private mutating func closeLength(_ start: Int) throws(DamageReason) {
+        let length = UInt64(count - start - 1)
         let size = length.varintSize
-        try reserve(size)
-        UnsafeMutableRawPointer(out + start + size).copyMemory(from: out + start, byteCount: count - start)
+        if size > 1 {
+            try reserve(size - 1)
+            UnsafeMutableRawPointer(out + start + size).copyMemory(from: out + start + 1, byteCount: Int(length))
+            count += size - 1
+        }
         writeVarint(length, at: start)
-        count += size
     }
 }
 

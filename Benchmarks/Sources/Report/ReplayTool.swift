@@ -7,14 +7,17 @@ import VirtualTourist
 /// Modes for measuring reading on its own, without the rest of the run:
 ///
 ///   vt-bench --write-app-log DIR EVENTS    the workload as the app appends it, then compacted
+///   vt-bench --write-hot-tail DIR EVENTS   the same, left in the hot tail
+///   vt-bench --compact DIR                 compacts DIR's hot tail, printing the CPU it took
 ///   vt-bench --replay-stages DIR [TIMES]   replays DIR by stages, best of TIMES, events/s
 ///   vt-bench --write-store DIR EVENTS      a whole store (log and snapshots) of the workload,
 ///                                          for Benchmarks/scripts/slider
 ///   vt-bench --open-store DIR [TIMES]      opens it TIMES times, and the state at 20 points
 ///
-/// so `perf record … vt-bench --replay-stages DIR` profiles nothing but the replay.
+/// so `perf record … vt-bench --replay-stages DIR` profiles nothing but the replay, and
+/// `--compact` on a fresh copy of a `--write-hot-tail` folder nothing but a compaction.
 enum ReplayTool {
-    static func writeAppLog(at path: String, events count: Int) throws {
+    static func writeAppLog(at path: String, events count: Int, compacting: Bool = true) throws {
         var configuration = LogConfiguration()
         configuration.durability = .none
         configuration.compactsInBackground = false
@@ -23,9 +26,20 @@ enum ReplayTool {
         try workload.produce(atLeast: count) { commit in
             _ = try log.append(contentsOf: commit.map { EventCodec.encode($0, cause: nil) })
         }
-        try log.compact()
+        if compacting { try log.compact() }
         try log.close()
         print("wrote \(workload.events) events to \(path)")
+    }
+
+    static func compact(_ path: String) throws {
+        var configuration = LogConfiguration()
+        configuration.compactsInBackground = false
+        let log = try EventLog.open(at: path, configuration: configuration)
+        let before = Measure.processorSeconds()
+        let wall = try Measure.seconds { try log.compact() }
+        let cpu = Measure.processorSeconds() - before
+        try log.close()
+        print("compacted \(path) in \(Figure.fixed(wall, 2)) s, \(Figure.fixed(cpu, 2)) s of CPU")
     }
 
     /// A store as the app leaves it: the workload's commits with a snapshot every `interval`

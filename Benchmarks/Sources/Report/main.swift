@@ -32,6 +32,10 @@ case "--chart" where (5...6).contains(arguments.count) && arguments[3] == "--svg
     await runMode { try Chart.draw(table: arguments[2], to: arguments[4], title: arguments.count == 6 ? arguments[5] : nil) }
 case "--write-app-log" where arguments.count == 4:
     await runMode { try ReplayTool.writeAppLog(at: arguments[2], events: count(at: 3, else: 1_000_000)) }
+case "--write-hot-tail" where arguments.count == 4:
+    await runMode { try ReplayTool.writeAppLog(at: arguments[2], events: count(at: 3, else: 1_000_000), compacting: false) }
+case "--compact" where arguments.count == 3:
+    await runMode { try ReplayTool.compact(arguments[2]) }
 case "--write-store" where arguments.count == 4:
     await runMode { try await ReplayTool.writeStore(at: arguments[2], events: count(at: 3, else: 1_000_000)) }
 case "--open-store" where (3...4).contains(arguments.count):
