@@ -8,7 +8,7 @@ import Foundation
 /// let raw = try FieldColumnsDecoder.rebuild(form, count: 4096, rawLength: header.rawLength).get()
 /// ```
 ///
-/// The payloads are written through a pointer into one buffer of the raw length: every event
+/// The payloads are written through a pointer into the raw payload's buffer: every event
 /// rebuilds dozens of small fields, and an array's checks on each append cost more than the
 /// fields themselves.
 struct FieldColumnsDecoder {
@@ -22,7 +22,8 @@ struct FieldColumnsDecoder {
     private var words: [[Range<Int>]]
     /// The decimals of the messages being rebuilt (ranges of `out`), innermost last.
     private var decimals: [Range<Int>] = []
-    /// Every payload back to back, as it is rebuilt; never more than `capacity` bytes.
+    /// Every payload back to back, as it is rebuilt, in the raw payload's buffer after room
+    /// for its head; never more than `capacity` bytes.
     private let out: UnsafeMutablePointer<UInt8>
     private let capacity: Int
     private var count = 0
@@ -60,44 +61,73 @@ struct FieldColumnsDecoder {
             guard rawLength >= head.count else { throw DamageReason("a head longer than the raw length") }
             // Each event takes at least a byte of time delta and a byte of length in the raw payload.
             guard count <= rawLength / 2 else { throw DamageReason("\(count) events in \(rawLength) raw bytes") }
-            var decoder = FieldColumnsDecoder(form: form, capacity: rawLength - head.count, ranges: ranges)
-            defer { decoder.deallocate() }
-            var ends: [Int] = []
-            ends.reserveCapacity(count)
-            for _ in 0..<count {
-                try decoder.event()
-                ends.append(decoder.count)
+            // The payloads are rebuilt straight into the raw payload's own buffer, after room
+            // for the head, and moved up once at the end to make room for their lengths.
+            var failure: DamageReason?
+            let raw = [UInt8](unsafeUninitializedCapacity: max(rawLength, 1)) { buffer, initialized in
+                initialized = 0
+                do throws(DamageReason) {
+                    try rebuild(
+                        form, head: head, ranges: ranges, count: count,
+                        into: UnsafeMutableRawBufferPointer(start: buffer.baseAddress, count: rawLength))
+                    initialized = rawLength
+                } catch {
+                    failure = error
+                }
             }
-            try decoder.checkUsedUp()
-            var size = head.count + decoder.count
-            var previous = 0
-            for end in ends {
-                size += UInt64(end - previous).varintSize
-                previous = end
-            }
-            guard size == rawLength else {
-                throw DamageReason("a field form that rebuilds \(size) bytes, not the raw length \(rawLength)")
-            }
-            var raw: [UInt8] = []
-            raw.reserveCapacity(size)
-            raw.append(contentsOf: UnsafeRawBufferPointer(rebasing: form[head]))
-            previous = 0
-            for end in ends {
-                raw.appendVarint(UInt64(end - previous))
-                previous = end
-            }
-            raw.append(contentsOf: UnsafeBufferPointer(start: decoder.out, count: decoder.count))
+            if let failure { throw failure }
             return .success(raw)
         } catch {
             return .failure(DamageReason("a field form with \(error.description)"))
         }
     }
 
-    private init(form: UnsafeRawBufferPointer, capacity: Int, ranges: [Range<Int>]) {
+    /// Fills `raw` (exactly the raw length): the head, the lengths column, the payloads.
+    private static func rebuild(
+        _ form: UnsafeRawBufferPointer, head: Range<Int>, ranges: [Range<Int>], count: Int, into raw: UnsafeMutableRawBufferPointer
+    ) throws(DamageReason) {
+        let base = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var decoder = FieldColumnsDecoder(form: form, out: base + head.count, capacity: raw.count - head.count, ranges: ranges)
+        defer { decoder.deallocate() }
+        var ends: [Int] = []
+        ends.reserveCapacity(count)
+        for _ in 0..<count {
+            try decoder.event()
+            ends.append(decoder.count)
+        }
+        try decoder.checkUsedUp()
+        var lengthsSize = 0
+        var previous = 0
+        for end in ends {
+            lengthsSize += UInt64(end - previous).varintSize
+            previous = end
+        }
+        let size = head.count + lengthsSize + decoder.count
+        guard size == raw.count else {
+            throw DamageReason("a field form that rebuilds \(size) bytes, not the raw length \(raw.count)")
+        }
+        UnsafeMutableRawPointer(base + head.count + lengthsSize).copyMemory(from: base + head.count, byteCount: decoder.count)
+        UnsafeMutableRawPointer(base).copyMemory(from: form.baseAddress! + head.lowerBound, byteCount: head.count)
+        var at = head.count
+        previous = 0
+        for end in ends {
+            var rest = UInt64(end - previous)
+            while rest >= 0x80 {
+                base[at] = UInt8(truncatingIfNeeded: rest) | 0x80
+                at += 1
+                rest >>= 7
+            }
+            base[at] = UInt8(rest)
+            at += 1
+            previous = end
+        }
+    }
+
+    private init(form: UnsafeRawBufferPointer, out: UnsafeMutablePointer<UInt8>, capacity: Int, ranges: [Range<Int>]) {
         self.form = form
         self.ranges = ranges
         self.capacity = capacity
-        out = .allocate(capacity: max(capacity, 1))
+        self.out = out
         readers = .allocate(capacity: ranges.count)
         readers.initialize(repeating: FieldColumnReader())
         loaded = .allocate(capacity: ranges.count)
@@ -108,7 +138,6 @@ struct FieldColumnsDecoder {
     }
 
     private func deallocate() {
-        out.deallocate()
         readers.deinitialize()
         readers.deallocate()
         loaded.deallocate()

@@ -34,7 +34,25 @@ struct FieldColumnsEncoder {
         var end = 0
     }
 
+    /// Cleared column builders of earlier blocks, kept for their capacity.
+    private var spareColumns: [FieldColumnBuilder] = []
+
     init() { shape.reserveCapacity(1 << 16) }
+
+    /// Starts the next block, keeping the buffers this one grew: they are a block's size, and
+    /// fresh ones cost a page fault every 4 KiB.
+    mutating func reset() {
+        places = FieldPlaces()
+        shape.removeAll(keepingCapacity: true)
+        for var column in columns.dropFirst() {
+            column.numbers.removeAll(keepingCapacity: true)
+            column.bytes.removeAll(keepingCapacity: true)
+            spareColumns.append(column)
+        }
+        columns.removeAll(keepingCapacity: true)
+        columns.append(FieldColumnBuilder())
+        dictionaries.removeAll(keepingCapacity: true)
+    }
 
     mutating func add(_ payload: ArraySlice<UInt8>) {
         tokens.removeAll(keepingCapacity: true)
@@ -54,28 +72,43 @@ struct FieldColumnsEncoder {
     /// The field form: `head` (the raw payload before its lengths column), then the columns;
     /// nil when the payloads would need more columns than a form may have.
     func finish<C: Collection>(head: C) -> [UInt8]? where C.Element == UInt8 {
-        guard columns.count <= WireFormat.maxColumns else { return nil }
-        var encodedColumns: [[UInt8]] = [shape]
-        for (index, column) in columns.enumerated().dropFirst() {
-            var bytes: [UInt8] = []
-            column.encode(isBytes: places.columnHoldsBytes[index], into: &bytes)
-            encodedColumns.append(bytes)
-        }
         var form: [UInt8] = []
-        form.reserveCapacity(head.count + encodedColumns.reduce(16) { $0 + $1.count + 4 })
+        var columnBytes: [UInt8] = []
+        return finish(head: head, into: &form, columns: &columnBytes) ? form : nil
+    }
+
+    /// ``finish(head:)`` into `form`, with `columnBytes` as room to encode the columns in
+    /// (both emptied first, their capacity kept); false when there are too many columns.
+    func finish<C: Collection>(head: C, into form: inout [UInt8], columns columnBytes: inout [UInt8]) -> Bool
+    where C.Element == UInt8 {
+        guard columns.count <= WireFormat.maxColumns else { return false }
+        columnBytes.removeAll(keepingCapacity: true)
+        var ends = [shape.count]
+        ends.reserveCapacity(columns.count)
+        columnBytes.append(contentsOf: shape)
+        for (index, column) in columns.enumerated().dropFirst() {
+            column.encode(isBytes: places.columnHoldsBytes[index], into: &columnBytes)
+            ends.append(columnBytes.count)
+        }
+        form.removeAll(keepingCapacity: true)
+        form.reserveCapacity(head.count + columnBytes.count + 16 + 4 * ends.count)
         form.appendVarint(UInt64(head.count))
         form.append(contentsOf: head)
-        form.appendVarint(UInt64(encodedColumns.count))
-        for column in encodedColumns { form.appendVarint(UInt64(column.count)) }
-        for column in encodedColumns { form.append(contentsOf: column) }
-        return form
+        form.appendVarint(UInt64(ends.count))
+        var previous = 0
+        for end in ends {
+            form.appendVarint(UInt64(end - previous))
+            previous = end
+        }
+        form.append(contentsOf: columnBytes)
+        return true
     }
 
     // MARK: Writing
 
     private mutating func column(_ role: FieldPlaces.Role, _ tag: UInt32, _ kind: UInt8, under parent: Int, marker: Int = 0) -> Int {
         let column = places.column(.init(tag: tag, kind: kind, role: role, marker: marker), under: parent)
-        if column == columns.count { columns.append(FieldColumnBuilder()) }
+        if column == columns.count { columns.append(spareColumns.popLast() ?? FieldColumnBuilder()) }
         return column
     }
 

@@ -19,6 +19,7 @@ struct BlockFileWriter {
     private var builder: BlockBuilder
     private var position = Int64(Format2.blockFileHeaderSize)
     private var buffer: [UInt8] = []
+    private var scratch = BlockScratch()
     /// Each written block's chain after it, to check what the disk gives back.
     private var written: [ChainHash] = []
     private var closed = false
@@ -82,7 +83,8 @@ struct BlockFileWriter {
         guard builder.count > 0 else { return }
         buffer.removeAll(keepingCapacity: true)
         let header = builder.encode(
-            layout: configuration.blockLayout, compressor: compressor, fieldColumns: configuration.blockFieldColumns, into: &buffer)
+            layout: configuration.blockLayout, compressor: compressor, fieldColumns: configuration.blockFieldColumns,
+            scratch: &scratch, into: &buffer)
         let path = temporaryPath, bytes = buffer, offset = position
         try io("write \(path)") { try file.write(bytes, at: offset) }
         position += Int64(buffer.count)

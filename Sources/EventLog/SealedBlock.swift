@@ -124,13 +124,8 @@ public struct SealedBlock {
                 return .failure(DamageReason("a block whose zstd frame holds \(raw.count) bytes, not \(header.rawLength)"))
             }
         case .fieldColumns:
-            let form: [UInt8]
-            switch decompressor.decompressSingleFrame(stored, maxRawLength: Format2.maxRawLength) {
-            case .success(let output): form = output
-            case .failure(let reason): return .failure(DamageReason("a block whose \(reason)"))
-            }
-            let rebuilt = form.withUnsafeBytes {
-                FieldColumnsDecoder.rebuild($0, count: Int(header.eventCount), rawLength: Int(header.rawLength))
+            let rebuilt = decompressor.withSingleFrame(stored, maxRawLength: Format2.maxRawLength) { form in
+                FieldColumnsDecoder.rebuild(form, count: Int(header.eventCount), rawLength: Int(header.rawLength))
             }
             switch rebuilt {
             case .success(let output): raw = output
@@ -235,8 +230,24 @@ public struct BlockBuilder {
     public func encode(
         layout: Format2.Layout, compressor: ZstdCompressor?, fieldColumns: Bool = false, into output: inout [UInt8]
     ) -> BlockHeader {
+        var scratch = BlockScratch()
+        return encode(layout: layout, compressor: compressor, fieldColumns: fieldColumns, scratch: &scratch, into: &output)
+    }
+
+    /// ``encode(layout:compressor:fieldColumns:into:)`` with buffers a writer keeps from block
+    /// to block.
+    @discardableResult
+    public func encode(
+        layout: Format2.Layout, compressor: ZstdCompressor?, fieldColumns: Bool = false, scratch: inout BlockScratch,
+        into output: inout [UInt8]
+    ) -> BlockHeader {
         precondition(!times.isEmpty)
-        var raw: [UInt8] = []
+        // Taken out of `scratch` (an O(1) swap) so that each can be used beside the others.
+        var raw = scratch.take(\.raw), compressed = scratch.take(\.compressed)
+        defer {
+            scratch.raw = raw
+            scratch.compressed = compressed
+        }
         raw.reserveCapacity(rawPayloadBytes + 6 * times.count)
         if !erased.isEmpty {
             raw.appendVarint(UInt64(erased.count))
@@ -248,19 +259,23 @@ public struct BlockBuilder {
         }
         raw.appendEvents(times: times, payloads: payloads, layout: layout, timeBefore: timeBefore)
         precondition(raw.count <= Format2.maxRawLength, "a block holds at most 64 MiB of raw events")
-        var compressed: [UInt8] = []
         var codec = Format2.Codec.raw
         if let compressor, fieldColumns, layout == .columns {
-            var encoder = FieldColumnsEncoder()
-            for payload in payloads { encoder.add(payload) }
+            var form = scratch.take(\.form), columns = scratch.take(\.columns)
+            defer {
+                scratch.form = form
+                scratch.columns = columns
+            }
+            scratch.fields.reset()
+            for payload in payloads { scratch.fields.add(payload) }
             let headEnd = raw.count - rawPayloadBytes - payloads.reduce(0) { $0 + UInt64($1.count).varintSize }
-            if let form = encoder.finish(head: raw[..<headEnd]), form.count <= Format2.maxRawLength,
+            if scratch.fields.finish(head: raw[..<headEnd], into: &form, columns: &columns), form.count <= Format2.maxRawLength,
                 form.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
                 compressed.count < raw.count
             {
                 codec = .fieldColumns
             } else {
-                compressed = []
+                compressed.removeAll(keepingCapacity: true)
             }
         }
         if codec == .raw, let compressor, raw.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
@@ -268,14 +283,34 @@ public struct BlockBuilder {
         {
             codec = .zstd
         }
-        let stored = codec == .raw ? raw : compressed
+        let storedLength = codec == .raw ? raw.count : compressed.count
         let header = BlockHeader(
             codec: codec, layout: layout, hasErasures: !erased.isEmpty, firstSequence: firstSequence,
-            eventCount: UInt32(times.count), storedLength: UInt32(stored.count), rawLength: UInt32(raw.count),
+            eventCount: UInt32(times.count), storedLength: UInt32(storedLength), rawLength: UInt32(raw.count),
             timeBefore: timeBefore, lastTime: lastTime, chainBefore: chainBefore, chainAfter: chain.head,
-            payloadCRC: CRC32C.checksum(stored))
+            payloadCRC: codec == .raw ? CRC32C.checksum(raw) : CRC32C.checksum(compressed))
         output.append(contentsOf: header.encoded())
-        output.append(contentsOf: stored)
+        output.append(contentsOf: codec == .raw ? raw : compressed)
         return header
+    }
+}
+
+/// Buffers a block writer keeps from block to block: a block's raw payload, its field form
+/// and its compressed form each take about a MiB, and fresh ones cost a page fault every 4 KiB.
+public struct BlockScratch {
+    fileprivate var raw: [UInt8] = []
+    fileprivate var compressed: [UInt8] = []
+    fileprivate var form: [UInt8] = []
+    fileprivate var columns: [UInt8] = []
+    var fields = FieldColumnsEncoder()
+
+    public init() {}
+
+    /// The buffer at `path`, emptied with its capacity kept, leaving an empty one in its place.
+    fileprivate mutating func take(_ path: WritableKeyPath<BlockScratch, [UInt8]>) -> [UInt8] {
+        var buffer: [UInt8] = []
+        swap(&buffer, &self[keyPath: path])
+        buffer.removeAll(keepingCapacity: true)
+        return buffer
     }
 }

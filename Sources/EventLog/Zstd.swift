@@ -49,14 +49,39 @@ public final class ZstdCompressor {
 
 /// A reusable zstd decompression context.
 public final class ZstdDecompressor {
-    private let context: OpaquePointer
+    fileprivate let context: OpaquePointer
+    /// ``withSingleFrame(_:maxRawLength:_:)``'s buffer, kept from call to call up to
+    /// ``scratchLimit`` bytes.
+    private var scratchBuffer: UnsafeMutableRawPointer?
+    private var scratchCapacity = 0
+    private static let scratchLimit = 8 << 20
 
     public init() {
         guard let context = ZSTD_createDCtx() else { fatalError("zstd could not allocate a decompression context") }
         self.context = context
     }
 
-    deinit { ZSTD_freeDCtx(context) }
+    deinit {
+        ZSTD_freeDCtx(context)
+        scratchBuffer?.deallocate()
+    }
+
+    /// A buffer of at least `bytes`: the kept one when it is large enough.
+    fileprivate func scratch(_ bytes: Int) -> UnsafeMutableRawPointer {
+        if let scratchBuffer, scratchCapacity >= bytes { return scratchBuffer }
+        scratchBuffer?.deallocate()
+        scratchCapacity = max(bytes, 1)
+        scratchBuffer = .allocate(byteCount: scratchCapacity, alignment: 16)
+        return scratchBuffer!
+    }
+
+    /// Lets go of a buffer over ``scratchLimit`` (a rare huge block) once it has served.
+    fileprivate func trimScratch() {
+        guard scratchCapacity > Self.scratchLimit else { return }
+        scratchBuffer?.deallocate()
+        scratchBuffer = nil
+        scratchCapacity = 0
+    }
 
     /// Decompresses one frame whose content must be exactly `rawLength` bytes. Returns nil when
     /// the frame is invalid or its content has another length.
@@ -76,10 +101,9 @@ public final class ZstdDecompressor {
 }
 
 extension ZstdDecompressor {
-    /// Decompresses a payload that must be exactly one zstd frame stating its content size, with
-    /// no bytes after it, whose content is at most `maxRawLength` bytes (FORMAT.md, format 2's
-    /// validity rules). The failure says which rule broke.
-    func decompressSingleFrame(_ frame: UnsafeRawBufferPointer, maxRawLength: Int) -> Result<[UInt8], DamageReason> {
+    /// The content size a single frame states, checked by the rules
+    /// ``decompressSingleFrame(_:maxRawLength:)`` names.
+    private static func singleFrameContentSize(_ frame: UnsafeRawBufferPointer, maxRawLength: Int) -> Result<Int, DamageReason> {
         guard frame.count > 0 else { return .failure(DamageReason("zstd frame is empty")) }
         let frameLength = ZSTD_findFrameCompressedSize(frame.baseAddress, frame.count)
         guard ZSTD_isError(frameLength) == 0 else { return .failure(DamageReason("zstd frame is malformed")) }
@@ -94,9 +118,42 @@ extension ZstdDecompressor {
         guard contentSize <= UInt64(maxRawLength) else {
             return .failure(DamageReason("zstd frame states \(contentSize) bytes, over the 64 MiB limit"))
         }
-        guard let output = decompress(frame, rawLength: Int(contentSize)) else {
+        return .success(Int(contentSize))
+    }
+
+    /// Decompresses a payload that must be exactly one zstd frame stating its content size, with
+    /// no bytes after it, whose content is at most `maxRawLength` bytes (FORMAT.md, format 2's
+    /// validity rules). The failure says which rule broke.
+    func decompressSingleFrame(_ frame: UnsafeRawBufferPointer, maxRawLength: Int) -> Result<[UInt8], DamageReason> {
+        let contentSize: Int
+        switch Self.singleFrameContentSize(frame, maxRawLength: maxRawLength) {
+        case .success(let size): contentSize = size
+        case .failure(let reason): return .failure(reason)
+        }
+        guard let output = decompress(frame, rawLength: contentSize) else {
             return .failure(DamageReason("zstd frame does not decompress to the \(contentSize) bytes it states"))
         }
         return .success(output)
+    }
+
+    /// Decompresses one frame by the same rules into the decompressor's own buffer and hands
+    /// `body` its content, valid only during the call: a codec-2 block's field form is read
+    /// once and dropped, and a fresh buffer for every block costs a page fault every 4 KiB.
+    func withSingleFrame<T>(
+        _ frame: UnsafeRawBufferPointer, maxRawLength: Int, _ body: (UnsafeRawBufferPointer) -> Result<T, DamageReason>
+    ) -> Result<T, DamageReason> {
+        let contentSize: Int
+        switch Self.singleFrameContentSize(frame, maxRawLength: maxRawLength) {
+        case .success(let size): contentSize = size
+        case .failure(let reason): return .failure(reason)
+        }
+        let buffer = scratch(contentSize)
+        let produced = ZSTD_decompressDCtx(context, buffer, contentSize, frame.baseAddress, frame.count)
+        guard ZSTD_isError(produced) == 0, produced == contentSize else {
+            trimScratch()
+            return .failure(DamageReason("zstd frame does not decompress to the \(contentSize) bytes it states"))
+        }
+        defer { trimScratch() }
+        return body(UnsafeRawBufferPointer(start: buffer, count: contentSize))
     }
 }

@@ -159,6 +159,39 @@ import Testing
         }
     }
 
+    /// A writer keeps its buffers from block to block (``BlockScratch``) and a reader its
+    /// decompression buffer: nothing of one block may leak into the next. Blocks of other
+    /// shapes, sizes and codecs in turn, through one scratch and one decompressor, give the
+    /// bytes and events fresh ones give.
+    @Test func reusedBuffersGiveWhatFreshOnesGive() throws {
+        let compressor = try ZstdCompressor(level: 3)
+        let decompressor = ZstdDecompressor()
+        var scratch = BlockScratch()
+        let opaque: [[UInt8]] = (0..<300).map { index in (0..<(index % 40 + 1)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) } }
+        let blocks: [[[UInt8]]] = [
+            Self.appLikePayloads(2_000, seed: 1), Self.appLikePayloads(40, seed: 2), opaque,
+            Self.appLikePayloads(3_000, seed: 3), [[0x08, 0x01]], Self.appLikePayloads(500, seed: 4),
+        ]
+        var firstSequence: UInt64 = 1
+        for payloads in blocks {
+            var builder = BlockBuilder(firstSequence: firstSequence, timeBefore: 0, chainBefore: EventChain.anchor(logID: Format2CodecTests.logID))
+            for (index, payload) in payloads.enumerated() { builder.add(payload[...], at: Int64(index)) }
+            var reused: [UInt8] = [], fresh: [UInt8] = []
+            let header = builder.encode(layout: .columns, compressor: compressor, fieldColumns: true, scratch: &scratch, into: &reused)
+            builder.encode(layout: .columns, compressor: try ZstdCompressor(level: 3), fieldColumns: true, into: &fresh)
+            let same = reused == fresh  // not inside #expect, which would print both MiB-long arrays
+            #expect(same, "block of \(payloads.count) events from \(firstSequence): \(reused.count) bytes, fresh \(fresh.count)")
+            let block = try reused.withUnsafeBytes { bytes in
+                try SealedBlock.decode(
+                    header, stored: UnsafeRawBufferPointer(rebasing: bytes[Format2.blockHeaderSize...]), decompressor: decompressor
+                ).get()
+            }
+            #expect(block.events.map { Array($0.payload) } == payloads)
+            #expect(block.chainHolds())
+            firstSequence += UInt64(payloads.count)
+        }
+    }
+
     @Test func fieldColumnsAreSmallerThanZstdAloneOnAppLikePayloads() throws {
         let payloads = Self.appLikePayloads(5_000)
         func size(_ fieldColumns: Bool) throws -> Int {
