@@ -212,12 +212,23 @@ extension Array where Element == UInt8 {
                 previous = time
             }
         case .columns:
-            for time in times {
-                appendVarint(UInt64(bitPattern: time &- previous))
-                previous = time
-            }
-            for payload in payloads { appendVarint(UInt64(payload.count)) }
-            for payload in payloads { append(contentsOf: payload) }
+            appendTimeDeltas(times, timeBefore: timeBefore)
+            appendLengthsAndPayloads(payloads)
         }
+    }
+
+    /// The columns layout's first column: each time as a delta from the one before.
+    mutating func appendTimeDeltas(_ times: [Int64], timeBefore: Int64) {
+        var previous = timeBefore
+        for time in times {
+            appendVarint(UInt64(bitPattern: time &- previous))
+            previous = time
+        }
+    }
+
+    /// The columns layout's lengths column, then the payloads back to back.
+    mutating func appendLengthsAndPayloads(_ payloads: [ArraySlice<UInt8>]) {
+        for payload in payloads { appendVarint(UInt64(payload.count)) }
+        for payload in payloads { append(contentsOf: payload) }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Takes a block's payloads apart into codec 2's field form (FORMAT.md, "Codec 2: field
 /// columns").
 ///
@@ -189,7 +191,7 @@ struct FieldColumnsEncoder {
             var literalEnd = position
             while literalEnd < range.upperBound, classes[Int(payload[literalEnd])] & ByteClass.hex == 0 { literalEnd += 1 }
             if literalEnd > position {
-                template.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[position..<literalEnd]))
+                template.appendBytes(payload, position..<literalEnd)
                 position = literalEnd
                 continue
             }
@@ -197,7 +199,7 @@ struct FieldColumnsEncoder {
                 // A run that is no number stays text, whole.
                 var runEnd = position
                 while runEnd < range.upperBound, classes[Int(payload[runEnd])] & ByteClass.hex != 0 { runEnd += 1 }
-                template.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[position..<runEnd]))
+                template.appendBytes(payload, position..<runEnd)
                 position = runEnd
                 continue
             }
@@ -205,7 +207,9 @@ struct FieldColumnsEncoder {
             if run.isDecimal {
                 var earlier: Int? = nil
                 for index in base..<decimals.count where index - base <= 255 {
-                    if decimals[index].count == digits.count, payload[decimals[index]].elementsEqual(digits) {
+                    if decimals[index].count == digits.count,
+                        memcmp(payload.baseAddress! + decimals[index].lowerBound, digits.baseAddress!, digits.count) == 0
+                    {
                         earlier = index - base
                         break
                     }
@@ -240,10 +244,34 @@ enum ByteClass {
     }
 }
 
-/// The words a words field has named in a block, found by a hash of their bytes and checked
-/// byte for byte, so that a collision costs a repeated entry, never a wrong word.
+extension ByteClass {
+    /// Whether any byte is below 0x20, eight at a time: a nested message's bytes are checked
+    /// once for each message around them. (A byte below 0x20 sets its top bit in
+    /// `word - 0x2020…` only where its own top bit was clear.)
+    static func hasControlByte(_ field: UnsafeRawBufferPointer) -> Bool {
+        guard let base = field.baseAddress else { return false }
+        let count = field.count
+        var position = 0
+        while position + 8 <= count {
+            let word = base.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            if (word &- 0x2020_2020_2020_2020) & ~word & 0x8080_8080_8080_8080 != 0 { return true }
+            position += 8
+        }
+        while position < count {
+            if base.load(fromByteOffset: position, as: UInt8.self) < 0x20 { return true }
+            position += 1
+        }
+        return false
+    }
+}
+
+/// The words a words field has named in a block: an open-addressing table of their FNV-1a
+/// hashes (a Swift dictionary would hash each key again with SipHash), every hit checked byte
+/// for byte.
 struct WordDictionary {
-    private var indices: [UInt64: UInt64] = [:]
+    /// Per slot: a word's index + 1, or 0 for none. Never more than half full.
+    private var slots = [UInt32](repeating: 0, count: 64)
+    private var hashes: [UInt64] = []
     private var starts: [Int] = [0]
     private var text: [UInt8] = []
 
@@ -251,15 +279,46 @@ struct WordDictionary {
     mutating func index(of word: UnsafeRawBufferPointer) -> (UInt64, Bool) {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in word { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        if let index = indices[hash] {
-            let known = text[starts[Int(index)]..<starts[Int(index) + 1]]
-            if known.elementsEqual(word) { return (index, false) }
+        var slot = self.slot(hash)
+        while slots[slot] != 0 {
+            let index = Int(slots[slot] - 1)
+            if hashes[index] == hash, isWord(index, word) { return (UInt64(index), false) }
+            slot = (slot + 1) & (slots.count - 1)
         }
-        let index = UInt64(starts.count - 1)
-        if indices[hash] == nil { indices[hash] = index }
+        let index = hashes.count
+        hashes.append(hash)
         text.append(contentsOf: word)
         starts.append(text.count)
-        return (index, true)
+        slots[slot] = UInt32(index + 1)
+        if hashes.count * 2 > slots.count { grow() }
+        return (UInt64(index), true)
+    }
+
+    @inline(__always)
+    private func slot(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash ^ hash >> 32) & (slots.count - 1) }
+
+    private func isWord(_ index: Int, _ word: UnsafeRawBufferPointer) -> Bool {
+        let start = starts[index], count = starts[index + 1] - start
+        guard count == word.count else { return false }
+        return count == 0 || text.withUnsafeBytes { memcmp($0.baseAddress! + start, word.baseAddress!, count) == 0 }
+    }
+
+    private mutating func grow() {
+        slots = [UInt32](repeating: 0, count: slots.count * 2)
+        for (index, hash) in hashes.enumerated() {
+            var slot = self.slot(hash)
+            while slots[slot] != 0 { slot = (slot + 1) & (slots.count - 1) }
+            slots[slot] = UInt32(index + 1)
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends `range` of `bytes`: the typed buffer takes the standard library's plain copy,
+    /// where a raw buffer's slice goes through the general sequence path.
+    @inline(__always)
+    mutating func appendBytes(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) {
+        append(contentsOf: UnsafeBufferPointer(start: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + range.lowerBound, count: range.count))
     }
 }
 
@@ -309,7 +368,7 @@ extension FieldColumnsEncoder {
         _ bytes: UnsafeRawBufferPointer, tag: UInt32, _ range: Range<Int>, depth: Int, into tokens: inout [Token]
     ) {
         let field = UnsafeRawBufferPointer(rebasing: bytes[range])
-        if field.contains(where: { $0 < 0x20 }) {
+        if ByteClass.hasControlByte(field) {
             // Binary, not text: a message if it parses as one, else kept whole (a digest).
             if depth < WireFormat.maxDepth {
                 tokens.append(Token(kind: .message, tag: tag))

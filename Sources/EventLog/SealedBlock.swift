@@ -248,7 +248,8 @@ public struct BlockBuilder {
             scratch.raw = raw
             scratch.compressed = compressed
         }
-        raw.reserveCapacity(rawPayloadBytes + 6 * times.count)
+        let tryFieldColumns = compressor != nil && fieldColumns && layout == .columns
+        raw.reserveCapacity(tryFieldColumns ? 16 + 4 * times.count : rawPayloadBytes + 6 * times.count)
         if !erased.isEmpty {
             raw.appendVarint(UInt64(erased.count))
             var previous = 0
@@ -257,10 +258,15 @@ public struct BlockBuilder {
                 previous = position
             }
         }
-        raw.appendEvents(times: times, payloads: payloads, layout: layout, timeBefore: timeBefore)
-        precondition(raw.count <= Format2.maxRawLength, "a block holds at most 64 MiB of raw events")
         var codec = Format2.Codec.raw
-        if let compressor, fieldColumns, layout == .columns {
+        let rawLength: Int
+        if tryFieldColumns, let compressor {
+            // Codec 2 needs only the raw payload's head (erasures, times) and its length: the
+            // lengths and payloads are written out only if the field form does not pay.
+            raw.appendTimeDeltas(times, timeBefore: timeBefore)
+            let head = raw.count
+            rawLength = head + payloads.reduce(0) { $0 + UInt64($1.count).varintSize } + rawPayloadBytes
+            precondition(rawLength <= Format2.maxRawLength, "a block holds at most 64 MiB of raw events")
             var form = scratch.take(\.form), columns = scratch.take(\.columns)
             defer {
                 scratch.form = form
@@ -268,15 +274,19 @@ public struct BlockBuilder {
             }
             scratch.fields.reset()
             for payload in payloads { scratch.fields.add(payload) }
-            let headEnd = raw.count - rawPayloadBytes - payloads.reduce(0) { $0 + UInt64($1.count).varintSize }
-            if scratch.fields.finish(head: raw[..<headEnd], into: &form, columns: &columns), form.count <= Format2.maxRawLength,
+            if scratch.fields.finish(head: raw, into: &form, columns: &columns), form.count <= Format2.maxRawLength,
                 form.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
-                compressed.count < raw.count
+                compressed.count < rawLength
             {
                 codec = .fieldColumns
             } else {
                 compressed.removeAll(keepingCapacity: true)
+                raw.appendLengthsAndPayloads(payloads)
             }
+        } else {
+            raw.appendEvents(times: times, payloads: payloads, layout: layout, timeBefore: timeBefore)
+            rawLength = raw.count
+            precondition(rawLength <= Format2.maxRawLength, "a block holds at most 64 MiB of raw events")
         }
         if codec == .raw, let compressor, raw.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
             compressed.count < raw.count
@@ -286,7 +296,7 @@ public struct BlockBuilder {
         let storedLength = codec == .raw ? raw.count : compressed.count
         let header = BlockHeader(
             codec: codec, layout: layout, hasErasures: !erased.isEmpty, firstSequence: firstSequence,
-            eventCount: UInt32(times.count), storedLength: UInt32(storedLength), rawLength: UInt32(raw.count),
+            eventCount: UInt32(times.count), storedLength: UInt32(storedLength), rawLength: UInt32(rawLength),
             timeBefore: timeBefore, lastTime: lastTime, chainBefore: chainBefore, chainAfter: chain.head,
             payloadCRC: codec == .raw ? CRC32C.checksum(raw) : CRC32C.checksum(compressed))
         output.append(contentsOf: header.encoded())

@@ -192,6 +192,21 @@ import Testing
         }
     }
 
+    /// The word dictionary's table grows as words arrive; every word keeps its first index,
+    /// through every growth, and a new word always gets the next one.
+    @Test func theWordDictionaryKeepsEveryWordsIndexAsItGrows() {
+        var dictionary = WordDictionary()
+        let words = (0..<5_000).map { Array("w\($0 * 7919 % 5_003)".utf8) } + [[]]
+        for (index, word) in words.enumerated() {
+            let (given, isNew) = word.withUnsafeBytes { dictionary.index(of: $0) }
+            #expect(given == UInt64(index) && isNew, "word \(index)")
+        }
+        for (index, word) in words.enumerated().reversed() {
+            let (given, isNew) = word.withUnsafeBytes { dictionary.index(of: $0) }
+            #expect(given == UInt64(index) && !isNew, "word \(index) asked again")
+        }
+    }
+
     @Test func fieldColumnsAreSmallerThanZstdAloneOnAppLikePayloads() throws {
         let payloads = Self.appLikePayloads(5_000)
         func size(_ fieldColumns: Bool) throws -> Int {

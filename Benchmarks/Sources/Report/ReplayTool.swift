@@ -9,6 +9,8 @@ import VirtualTourist
 ///   vt-bench --write-app-log DIR EVENTS    the workload as the app appends it, then compacted
 ///   vt-bench --write-hot-tail DIR EVENTS   the same, left in the hot tail
 ///   vt-bench --compact DIR                 compacts DIR's hot tail, printing the CPU it took
+///   vt-bench --encode-blocks DIR [TIMES]   encodes DIR's events into 1 MiB blocks (codec 2,
+///                                          then codec 1), best of TIMES, ns an event
 ///   vt-bench --replay-stages DIR [TIMES]   replays DIR by stages, best of TIMES, events/s
 ///   vt-bench --write-store DIR EVENTS      a whole store (log and snapshots) of the workload,
 ///                                          for Benchmarks/scripts/slider
@@ -82,6 +84,43 @@ enum ReplayTool {
                 return run.seconds
             }
             print("\(name): \(Figure.grouped(Double(events) / seconds))/s (\(Figure.fixed(seconds * 1e9 / Double(events), 0)) ns an event)")
+        }
+    }
+
+    /// Times the block encoders alone: the events are read and hashed into builders first, so
+    /// the figure is the field form, the layout and zstd, with nothing of the disk or the chain.
+    static func encodeBlocks(_ path: String, times: Int) throws {
+        var builders: [BlockBuilder] = []
+        var builder: BlockBuilder? = nil
+        var events = 0
+        let cursor = try LogReader(directory: path).events()
+        while let event = try cursor.next() {
+            if builder == nil || builder!.rawPayloadBytes + event.payload.count > 1 << 20 {
+                if let full = builder { builders.append(full) }
+                builder = BlockBuilder(
+                    firstSequence: event.sequence, timeBefore: event.timestamp.microsecondsSinceEpoch,
+                    chainBefore: EventChain.anchor(logID: [UInt8](repeating: 7, count: 16)))
+            }
+            builder!.add(event.payload, at: event.timestamp.microsecondsSinceEpoch)
+            events += 1
+        }
+        if let last = builder { builders.append(last) }
+        let compressor = try ZstdCompressor(level: 3)
+        for (name, fieldColumns) in [("field columns (codec 2)", true), ("zstd alone (codec 1)", false)] {
+            var bytes = 0
+            let seconds = Measure.best(of: max(1, times)) {
+                var scratch = BlockScratch()
+                var output: [UInt8] = []
+                return Measure.seconds {
+                    for block in builders {
+                        output.removeAll(keepingCapacity: true)
+                        block.encode(layout: .columns, compressor: compressor, fieldColumns: fieldColumns, scratch: &scratch, into: &output)
+                        bytes += output.count
+                    }
+                }
+            }
+            print("\(name): \(Figure.fixed(seconds * 1e9 / Double(events), 0)) ns an event, best of \(max(1, times)) "
+                + "(\(Figure.fixed(Double(bytes) / Double(max(1, times)) / Double(events), 1)) bytes an event)")
         }
     }
 }
