@@ -22,13 +22,29 @@ struct BlockFileWriter {
     private var scratch = BlockScratch()
     /// Each written block's chain after it, to check what the disk gives back.
     private var written: [ChainHash] = []
+    /// Each written block's header, as written.
+    private var headers: [BlockHeader] = []
     private var closed = false
+    /// Whether the chain is derived from the blocks as encoded rather than from the events as
+    /// added: see ``init(directory:firstSequence:timeBefore:chainBefore:configuration:fileSystem:chainFromBlocks:)``.
+    private let chainFromBlocks: Bool
+    /// Chain heads the events must reach (``expect(_:after:else:)``) not yet checked.
+    private var expectations: [(sequence: UInt64, chain: ChainHash, error: LogError)] = []
+    private let decompressor = ZstdDecompressor()
 
     /// Creates `<firstSequence>.blk.tmp` in `directory`, replacing a leftover one.
+    ///
+    /// With `chainFromBlocks` (compaction), events are not hashed as they are added: each
+    /// block, once encoded, is decoded again in memory and its events hashed, so the chain in
+    /// its header is derived from the bytes written, once, and checked against the chain heads
+    /// the old files state (``expect(_:after:else:)``); the file read back from disk must then
+    /// give every block's header and checksum. Without it, the chain is computed as events are
+    /// added and every block read back from disk is decoded and rehashed.
     init(
         directory: String, firstSequence: UInt64, timeBefore: Int64, chainBefore: ChainHash,
-        configuration: LogConfiguration, fileSystem: any FileSystem
+        configuration: LogConfiguration, fileSystem: any FileSystem, chainFromBlocks: Bool = false
     ) throws {
+        self.chainFromBlocks = chainFromBlocks
         self.directory = directory
         self.firstSequence = firstSequence
         self.chainBefore = chainBefore
@@ -37,7 +53,7 @@ struct BlockFileWriter {
         finalPath = SegmentFiles.blockFilePath(directory, firstSequence)
         temporaryPath = finalPath + LogFormat.temporaryExtension
         compressor = try ZstdCompressor(level: configuration.blockCompressionLevel)
-        builder = BlockBuilder(firstSequence: firstSequence, timeBefore: timeBefore, chainBefore: chainBefore)
+        builder = BlockBuilder(firstSequence: firstSequence, timeBefore: timeBefore, chainBefore: chainBefore, hashesEvents: !chainFromBlocks)
         let path = temporaryPath
         file = try io("create \(path)") { try fileSystem.openFile(path, .createOrTruncate) }
         do {
@@ -51,8 +67,24 @@ struct BlockFileWriter {
 
     /// The sequence the next added event gets.
     var nextSequence: UInt64 { builder.firstSequence + UInt64(builder.count) }
-    /// The chain's head after the last added event.
-    var chainAfter: ChainHash { builder.chainAfter }
+    /// The chain's head after the last added event (not with `chainFromBlocks`, which knows
+    /// it only once the block is encoded).
+    var chainAfter: ChainHash {
+        precondition(!chainFromBlocks, "with chainFromBlocks the chain is known only as blocks are written")
+        return builder.chainAfter
+    }
+
+    /// Asks that the chain's head after event `sequence` (the last added, or the one before the
+    /// first) be `chain`; `error` is thrown when it is not — now, when that head is already
+    /// known, else when its block is written.
+    mutating func expect(_ chain: ChainHash, after sequence: UInt64, else error: LogError) throws {
+        precondition(chainFromBlocks && sequence == nextSequence - 1)
+        if sequence == builder.firstSequence - 1 {
+            guard chain == builder.chainBefore else { throw error }
+        } else {
+            expectations.append((sequence, chain, error))
+        }
+    }
     /// The time of the last added event.
     var lastTime: Int64 { builder.lastTime }
     /// Bytes written so far (after ``finish(logID:origin:createdAt:)``, the file's size).
@@ -82,14 +114,41 @@ struct BlockFileWriter {
     private mutating func flush() throws {
         guard builder.count > 0 else { return }
         buffer.removeAll(keepingCapacity: true)
-        let header = builder.encode(
+        var header = builder.encode(
             layout: configuration.blockLayout, compressor: compressor, fieldColumns: configuration.blockFieldColumns,
             scratch: &scratch, into: &buffer)
+        if chainFromBlocks { header = try chainFromEncoded(header) }
         let path = temporaryPath, bytes = buffer, offset = position
         try io("write \(path)") { try file.write(bytes, at: offset) }
         position += Int64(buffer.count)
         written.append(header.chainAfter)
-        builder = BlockBuilder(firstSequence: header.lastSequence + 1, timeBefore: header.lastTime, chainBefore: header.chainAfter)
+        headers.append(header)
+        builder = BlockBuilder(
+            firstSequence: header.lastSequence + 1, timeBefore: header.lastTime, chainBefore: header.chainAfter,
+            hashesEvents: !chainFromBlocks)
+    }
+
+    /// Decodes the block just encoded into `buffer` and hashes its events: the chain after
+    /// it, put into its header, and the heads asked for inside it, checked.
+    private mutating func chainFromEncoded(_ encoded: BlockHeader) throws -> BlockHeader {
+        let stored = buffer.withUnsafeBytes { bytes in
+            SealedBlock.decode(
+                encoded, stored: UnsafeRawBufferPointer(rebasing: bytes[Format2.blockHeaderSize..<encoded.totalSize]),
+                decompressor: decompressor)
+        }
+        guard case .success(let block) = stored else {
+            throw LogError(
+                .corrupt, "the block of events \(encoded.firstSequence) to \(encoded.lastSequence) did not decode as it was"
+                    + " written; nothing was changed", file: temporaryPath, sequence: encoded.firstSequence)
+        }
+        let due = expectations.prefix { $0.sequence <= encoded.lastSequence }
+        let (head, reached) = block.rehash(reporting: due.map(\.sequence))
+        for (expected, chain) in zip(due, reached) where expected.chain != chain { throw expected.error }
+        expectations.removeFirst(due.count)
+        var header = encoded
+        header.chainAfter = head
+        buffer.replaceSubrange(0..<Format2.blockHeaderSize, with: header.encoded())
+        return header
     }
 
     /// Writes the last block and the file header, syncs, reads everything back and rehashes it
@@ -98,6 +157,7 @@ struct BlockFileWriter {
     mutating func finish(logID: [UInt8], origin: LogOrigin, createdAt: LogTimestamp) throws -> BlockFileHeader {
         precondition(nextSequence > firstSequence, "a block file holds at least one event")
         try flush()
+        precondition(expectations.isEmpty, "every chain head asked for is checked by the last block")
         let header = BlockFileHeader(
             firstSequence: firstSequence, eventCount: nextSequence - firstSequence, logID: logID, origin: origin,
             createdAt: createdAt, blockCount: UInt32(written.count))
@@ -106,7 +166,9 @@ struct BlockFileWriter {
         try io("sync \(path)") { try file.sync() }
         try? file.close()
         closed = true
-        try Self.check(path, header: header, chainBefore: chainBefore, expected: written, fileSystem: fileSystem)
+        try Self.check(
+            path, header: header, chainBefore: chainBefore, expected: written, headers: chainFromBlocks ? headers : nil,
+            fileSystem: fileSystem)
         return header
     }
 
@@ -123,9 +185,12 @@ struct BlockFileWriter {
         try? fileSystem.removeFile(temporaryPath)
     }
 
-    /// Reads a written block file back, decodes every block and rehashes every event.
+    /// Reads a written block file back and checks every block: with `headers` (the chain was
+    /// derived from the encoded blocks), that each header is the one written and its payload
+    /// matches its checksum; without, that each decodes and its events rehash to its chain.
     private static func check(
-        _ path: String, header: BlockFileHeader, chainBefore: ChainHash, expected: [ChainHash], fileSystem: any FileSystem
+        _ path: String, header: BlockFileHeader, chainBefore: ChainHash, expected: [ChainHash], headers: [BlockHeader]?,
+        fileSystem: any FileSystem
     ) throws {
         let onDisk = try Format2Directory.readBlockFileHeader(path, fileSystem: fileSystem)
         guard onDisk == header else {
@@ -135,13 +200,21 @@ struct BlockFileWriter {
         let decompressor = ZstdDecompressor()
         var index = 0
         while let block = try scanner.next(expectChain: chainBefore, expectTime: nil) {
-            let decoded = SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor)
-            guard index < expected.count, block.header.chainAfter == expected[index],
-                case .success(let sealed) = decoded, sealed.chainHolds()
-            else {
+            let holds: Bool
+            if let headers {
+                holds = index < headers.count && block.header == headers[index] && CRC32C.checksum(block.stored) == block.header.payloadCRC
+            } else if index < expected.count, block.header.chainAfter == expected[index],
+                case .success(let sealed) = SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor)
+            {
+                holds = sealed.chainHolds()
+            } else {
+                holds = false
+            }
+            guard holds else {
                 throw LogError(
-                    .corrupt, "reading back block \(index) of \(path), its events do not rehash to the chain computed"
-                        + " while writing it; nothing was changed",
+                    .corrupt, "reading back block \(index) of \(path), it is not the block written"
+                        + (headers == nil ? " (its events do not rehash to the chain computed while writing it)" : "")
+                        + "; nothing was changed",
                     file: path, offset: block.offset, sequence: block.header.firstSequence)
             }
             index += 1

@@ -24,8 +24,10 @@ public struct CompactionReport: Sendable, Hashable, CustomStringConvertible {
 /// protocol"). Runs under the writer's lock, beside the writer: it reads only sealed segments
 /// and creates only new names, so appends never wait for it.
 ///
-/// Memory: one block's events and their compressed form. Cost: every event read, hashed twice
-/// (once building the blocks, once checking what was written) and compressed.
+/// Memory: one block's events and their compressed form. Cost: every event read, encoded,
+/// decoded again and hashed once: the chain is derived from the blocks as written and checked
+/// against every chain head the old segments state (each one's `chain_before`, and the next
+/// file's), before anything is swapped in.
 enum Format2Compaction {
     /// Compacts every segment that starts before `activeFirst` (the active segment's first
     /// sequence), or does nothing when there is none.
@@ -59,18 +61,18 @@ enum Format2Compaction {
 
         var writer = try BlockFileWriter(
             directory: directory, firstSequence: first.firstSequence, timeBefore: timeBefore, chainBefore: chainBefore,
-            configuration: configuration, fileSystem: fileSystem)
+            configuration: configuration, fileSystem: fileSystem, chainFromBlocks: true)
         do {
             for segment in sealed {
                 let scanner = try TailScanner.open(path: segment.path, fileSystem: fileSystem, decompressor: decompressor)
                 defer { scanner.close() }
-                guard scanner.header.chainBefore == writer.chainAfter, scanner.header.timeBefore == writer.lastTime,
-                    scanner.header.firstSequence == writer.nextSequence
-                else {
-                    throw LogError(
-                        .corrupt, "the log is damaged: \(segment.path)'s header does not continue the segment before it",
-                        file: segment.path, offset: 0, sequence: segment.firstSequence)
+                let doesNotContinue = LogError(
+                    .corrupt, "the log is damaged: \(segment.path)'s header does not continue the segment before it",
+                    file: segment.path, offset: 0, sequence: segment.firstSequence)
+                guard scanner.header.timeBefore == writer.lastTime, scanner.header.firstSequence == writer.nextSequence else {
+                    throw doesNotContinue
                 }
+                try writer.expect(scanner.header.chainBefore, after: writer.nextSequence - 1, else: doesNotContinue)
                 report.bytesBefore += try io("read the size of \(segment.path)") { try scanner.window.file.size() }
                 reading: while true {
                     switch try scanner.next() {
@@ -90,13 +92,11 @@ enum Format2Compaction {
             // The next file must start where the compacted ones end, with the same chain.
             if nextFile.kind == .segment {
                 let next = try Format2Directory.readSegmentHeader(nextFile.path, fileSystem: fileSystem)
-                guard next.firstSequence == writer.nextSequence, next.chainBefore == writer.chainAfter,
-                    next.timeBefore == writer.lastTime
-                else {
-                    throw LogError(
-                        .corrupt, "the log is damaged: \(nextFile.path) does not continue the chain where the sealed segments end",
-                        file: nextFile.path, offset: 0, sequence: writer.nextSequence)
-                }
+                let doesNotContinue = LogError(
+                    .corrupt, "the log is damaged: \(nextFile.path) does not continue the chain where the sealed segments end",
+                    file: nextFile.path, offset: 0, sequence: writer.nextSequence)
+                guard next.firstSequence == writer.nextSequence, next.timeBefore == writer.lastTime else { throw doesNotContinue }
+                try writer.expect(next.chainBefore, after: writer.nextSequence - 1, else: doesNotContinue)
             }
             // Steps 3 and 4: written, synced, read back and rehashed.
             let header = try writer.finish(logID: logID, origin: files.origin, createdAt: configuration.clock.now())

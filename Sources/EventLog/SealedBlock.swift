@@ -160,8 +160,19 @@ public struct SealedBlock {
 
     /// Rehashes every event from `chainBefore` and says whether it ends at `chainAfter`
     /// (`verify`'s check; readers check only the links between blocks).
-    public func chainHolds() -> Bool {
+    public func chainHolds() -> Bool { rehash(reporting: []).head == header.chainAfter }
+
+    /// Hashes every event from `chainBefore`: the head after the last, and the heads after
+    /// each of `sequences` (ascending, each in the block or the one just before it).
+    func rehash(reporting sequences: [UInt64]) -> (head: ChainHash, reported: [ChainHash]) {
         var chain = EventChain(head: header.chainBefore, after: header.firstSequence - 1)
+        var reported: [ChainHash] = []
+        var wanted = sequences.makeIterator()
+        var next = wanted.next()
+        while let sequence = next, sequence == chain.sequence {
+            reported.append(chain.head)
+            next = wanted.next()
+        }
         var iterator = run.makeIterator(firstSequence: header.firstSequence)
         while let event = iterator.next() {
             if iterator.isErased {
@@ -169,8 +180,12 @@ public struct SealedBlock {
             } else {
                 chain.append(time: event.timestamp, payload: event.payload)
             }
+            while let sequence = next, sequence == chain.sequence {
+                reported.append(chain.head)
+                next = wanted.next()
+            }
         }
-        return chain.head == header.chainAfter
+        return (chain.head, reported)
     }
 }
 
@@ -190,13 +205,21 @@ public struct BlockBuilder {
     private var payloads: [ArraySlice<UInt8>] = []
     private var erased: [Int] = []
     public private(set) var rawPayloadBytes = 0
+    /// False when the caller hashes the events of the encoded block instead (compaction:
+    /// `BlockFileWriter`'s `chainFromBlocks`); the header's `chainAfter` is then a placeholder.
+    private let hashesEvents: Bool
 
     public init(firstSequence: UInt64, timeBefore: Int64, chainBefore: ChainHash) {
+        self.init(firstSequence: firstSequence, timeBefore: timeBefore, chainBefore: chainBefore, hashesEvents: true)
+    }
+
+    init(firstSequence: UInt64, timeBefore: Int64, chainBefore: ChainHash, hashesEvents: Bool) {
         precondition(firstSequence >= 1)
         self.firstSequence = firstSequence
         self.timeBefore = timeBefore
         self.chainBefore = chainBefore
         self.chain = EventChain(head: chainBefore, after: firstSequence - 1)
+        self.hashesEvents = hashesEvents
     }
 
     public var count: Int { times.count }
@@ -206,7 +229,7 @@ public struct BlockBuilder {
 
     public mutating func add(_ payload: ArraySlice<UInt8>, at time: Int64) {
         precondition(time >= lastTime, "times must not decrease")
-        chain.append(time: LogTimestamp(microsecondsSinceEpoch: time), payload: payload)
+        if hashesEvents { chain.append(time: LogTimestamp(microsecondsSinceEpoch: time), payload: payload) }
         times.append(time)
         payloads.append(payload)
         rawPayloadBytes += payload.count
@@ -216,7 +239,7 @@ public struct BlockBuilder {
     /// ``Format2/maxErasedKept`` bytes the caller keeps (FORMAT.md, "Erased events").
     public mutating func addErased(digest: [UInt8], kept: [UInt8] = [], at time: Int64) {
         precondition(time >= lastTime && digest.count == Format2.digestSize && kept.count <= Format2.maxErasedKept)
-        digest.withUnsafeBytes { chain.append(time: LogTimestamp(microsecondsSinceEpoch: time), digest: $0) }
+        if hashesEvents { digest.withUnsafeBytes { chain.append(time: LogTimestamp(microsecondsSinceEpoch: time), digest: $0) } }
         erased.append(times.count)
         times.append(time)
         payloads.append((digest + kept)[...])

@@ -126,4 +126,35 @@ import Testing
         expectLogError(.invalidArgument) { try log.compact() }
         try log.close()
     }
+
+    /// Compaction derives the chain from the blocks it wrote and checks it against every chain
+    /// head the old files state: a sealed segment whose `chain_before` (checksum mended) is not
+    /// where the events before it lead, or a next segment that does not continue where the
+    /// sealed ones end, stops it with the file named, and nothing is changed.
+    @Test(arguments: [2, -1])
+    func aChainHeadTheEventsDoNotReachStopsCompaction(_ tampered: Int) throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        let configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        try Format2LogTests.fill(log, clock: clock, commits: 200)
+        try log.close()
+        let names = try Self.names(folder.path)
+        #expect(names.count > 4)
+        let name = tampered >= 0 ? names[tampered] : names[names.count - 1]
+        let path = folder.path + "/" + name
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[Format2.segmentChainBeforeOffset] ^= 0x40
+        bytes.setLittleEndian(CRC32C.checksum(bytes[0..<Format2.segmentHeaderCRCOffset]), at: Format2.segmentHeaderCRCOffset)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let active = UInt64(names[names.count - 1].prefix(20))!
+
+        let error = #expect(throws: LogError.self) {
+            try Format2Compaction.compact(directory: folder.path, configuration: configuration, fileSystem: PosixFileSystem(), before: active)
+        }
+        #expect(error?.code == .corrupt)
+        #expect(error?.file == path)
+        #expect(error?.message.contains(tampered >= 0 ? "does not continue the segment before it" : "does not continue the chain where") == true)
+        #expect(try Self.names(folder.path) == names)
+    }
 }
