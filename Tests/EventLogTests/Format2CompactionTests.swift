@@ -7,6 +7,17 @@ import Testing
 /// file, the events and the chain stay exactly as they were, readers beside it never see an
 /// event twice or miss one, and every step's leftovers are recovered.
 @Suite struct Format2CompactionTests {
+    /// A closed log of 200 commits in 4 KiB hot-tail segments, none compacted, and its configuration.
+    static func closedLogOfSegments() throws -> (TemporaryDirectory, LogConfiguration) {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        let configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        try Format2LogTests.fill(log, clock: clock, commits: 200)
+        try log.close()
+        return (folder, configuration)
+    }
+
     static func names(_ path: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != "LOCK" }.sorted()
     }
@@ -88,12 +99,7 @@ import Testing
     }
 
     @Test func theLeftoversOfAnInterruptedCompactionAreRecovered() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
-        let configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
-        let log = try EventLog.open(at: folder.path, configuration: configuration)
-        try Format2LogTests.fill(log, clock: clock, commits: 200)
-        try log.close()
+        let (folder, configuration) = try Self.closedLogOfSegments()
         let segments = try snapshot(folder.path).filter { $0.key.hasSuffix(".seg") }
         let expected = try readAll(folder.path)
 
@@ -133,12 +139,7 @@ import Testing
     /// sealed ones end, stops it with the file named, and nothing is changed.
     @Test(arguments: [2, -1])
     func aChainHeadTheEventsDoNotReachStopsCompaction(_ tampered: Int) throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
-        let configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
-        let log = try EventLog.open(at: folder.path, configuration: configuration)
-        try Format2LogTests.fill(log, clock: clock, commits: 200)
-        try log.close()
+        let (folder, configuration) = try Self.closedLogOfSegments()
         let names = try Self.names(folder.path)
         #expect(names.count > 4)
         let name = tampered >= 0 ? names[tampered] : names[names.count - 1]
