@@ -66,7 +66,8 @@ final class Compactor: @unchecked Sendable {
         return try body()
     }
 
-    /// Lets a compaction in progress finish, and stops the thread.
+    /// Stops the thread, and a compaction in progress at its next check (within a few
+    /// thousand events), leaving the segments as they were.
     func stop() {
         monitor.lock()
         guard thread != nil, !stopping else {
@@ -91,14 +92,19 @@ final class Compactor: @unchecked Sendable {
             pending = nil
             running = true
             monitor.unlock()
+            // A closing log does not wait for a whole compaction: the one under way stops at
+            // its next check, leaving the segments to a later roll's compaction (or `vt compact`).
             let result = Result { try Format2Compaction.compact(
-                directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst) }
+                directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst,
+                isCancelled: { self.monitor.withLock { self.stopping } }) }
             monitor.lock()
             running = false
             switch result {
             case .success(let report):
                 completed.append(report)
                 lastFailure = nil
+            case .failure(let error) where error is CompactionCancelled:
+                break  // the log is closing; nothing was changed, and nothing failed
             case .failure(let error):
                 lastFailure = error as? LogError ?? LogError(.io, "compaction failed", cause: error)
             }

@@ -29,10 +29,17 @@ public struct CompactionReport: Sendable, Hashable, CustomStringConvertible {
 /// against every chain head the old segments state (each one's `chain_before`, and the next
 /// file's), before anything is swapped in.
 enum Format2Compaction {
+    /// About 10 ms of compaction between two questions to ``compact(directory:configuration:fileSystem:before:isCancelled:)``'s `isCancelled`.
+    static let eventsBetweenCancellationChecks = 4_096
+
     /// Compacts every segment that starts before `activeFirst` (the active segment's first
     /// sequence), or does nothing when there is none.
+    /// `isCancelled` is asked before each segment and every few thousand events; when it says yes, the compaction stops
+    /// before its swap, removes its temporary file and throws ``CompactionCancelled``: the
+    /// segments stay the log, to be compacted another time.
     static func compact(
-        directory: String, configuration: LogConfiguration, fileSystem: any FileSystem, before activeFirst: UInt64
+        directory: String, configuration: LogConfiguration, fileSystem: any FileSystem, before activeFirst: UInt64,
+        isCancelled: () -> Bool = { false }
     ) throws -> CompactionReport {
         var report = CompactionReport()
         var files = Format2Directory(directory: directory, fileSystem: fileSystem)
@@ -62,8 +69,11 @@ enum Format2Compaction {
         var writer = try BlockFileWriter(
             directory: directory, firstSequence: first.firstSequence, timeBefore: timeBefore, chainBefore: chainBefore,
             configuration: configuration, fileSystem: fileSystem, chainFromBlocks: true)
+        var sinceAsked = 0
         do {
             for segment in sealed {
+                if isCancelled() { throw CompactionCancelled() }
+                sinceAsked = 0
                 let scanner = try TailScanner.open(path: segment.path, fileSystem: fileSystem, decompressor: decompressor)
                 defer { scanner.close() }
                 let doesNotContinue = LogError(
@@ -80,6 +90,11 @@ enum Format2Compaction {
                         var events = record.run.makeIterator(firstSequence: scanner.nextSequence - UInt64(record.eventCount))
                         while let event = events.next() {
                             try writer.add(event.payload, at: event.timestamp.microsecondsSinceEpoch)
+                        }
+                        sinceAsked += record.eventCount
+                        if sinceAsked >= Self.eventsBetweenCancellationChecks {
+                            sinceAsked = 0
+                            if isCancelled() { throw CompactionCancelled() }
                         }
                     case .end:
                         break reading
@@ -121,3 +136,6 @@ enum Format2Compaction {
         return report
     }
 }
+
+/// A compaction stopped because its log is closing; nothing was changed.
+struct CompactionCancelled: Error {}

@@ -83,6 +83,28 @@ import Testing
         #expect(try readAll(folder.path).map { Array($0.payload) } == appended.map(\.payload))
     }
 
+    /// Closing while background compactions run (each stopped at its next check, or finished)
+    /// leaves every event readable, no temporary file, and a log that compacts when asked.
+    @Test func closingDuringBackgroundCompactionsLosesNothing() throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
+        configuration.compactsInBackground = true
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        let appended = try Format2LogTests.fill(log, clock: clock, commits: 3_000)
+        try log.close()
+        #expect(log.backgroundCompactions.lastError == nil)
+        #expect(!(try Self.names(folder.path).contains { $0.hasSuffix(".tmp") }))
+        #expect(try readAll(folder.path).map { Array($0.payload) } == appended.map(\.payload))
+
+        let reopened = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2(clock: clock, segmentSize: 4096))
+        #expect(reopened.recovery.isClean)
+        try reopened.compact()
+        try reopened.close()
+        #expect(try readAll(folder.path).map { Array($0.payload) } == appended.map(\.payload))
+        #expect(try Self.names(folder.path).filter { $0.hasSuffix(".seg") }.count == 1)
+    }
+
     @Test func aReaderBesideACompactionSeesEveryEventOnce() throws {
         let folder = TemporaryDirectory()
         let clock = ManualClock()
@@ -157,5 +179,31 @@ import Testing
         #expect(error?.file == path)
         #expect(error?.message.contains(tampered >= 0 ? "does not continue the segment before it" : "does not continue the chain where") == true)
         #expect(try Self.names(folder.path) == names)
+    }
+
+    /// A closing log stops a background compaction instead of waiting for it: asked to stop,
+    /// a compaction throws before its swap, leaves no temporary file, and the segments stay the
+    /// log, whole, for a later compaction.
+    @Test func aCancelledCompactionChangesNothing() throws {
+        let (folder, configuration) = try Self.closedLogOfSegments()
+        let names = try Self.names(folder.path)
+        let expected = try readAll(folder.path)
+        let active = UInt64(names[names.count - 1].prefix(20))!
+        var asked = 0
+        #expect(throws: CompactionCancelled.self) {
+            try Format2Compaction.compact(
+                directory: folder.path, configuration: configuration, fileSystem: PosixFileSystem(), before: active,
+                isCancelled: {
+                    asked += 1
+                    return true
+                })
+        }
+        #expect(asked == 1)
+        #expect(try Self.names(folder.path) == names)
+        #expect(try readAll(folder.path) == expected)
+
+        let report = try Format2Compaction.compact(directory: folder.path, configuration: configuration, fileSystem: PosixFileSystem(), before: active)
+        #expect(report.segments == names.count - 1)
+        #expect(try readAll(folder.path) == expected)
     }
 }
