@@ -22,8 +22,11 @@ public struct LogConfiguration: Sendable {
     }
 
     public var durability: Durability = .always
-    /// zstd level for batch payloads (see `ZSTD_minCLevel()...ZSTD_maxCLevel()`).
-    public var compressionLevel: Int32 = 3
+    /// zstd level for format 2's hot-tail records (and format 1's batches); see
+    /// `ZSTD_minCLevel()...ZSTD_maxCLevel()`. 1: the hot tail lives until the next compaction,
+    /// and level 1 against 3 made buffered appends 1.25 M/s instead of 1.03-1.07 M/s for 0.2 %
+    /// more bytes (docs/BENCHMARKS.md, "Buffered append past a million a second").
+    public var compressionLevel: Int32 = 1
     /// The format a new log is created in (an existing log keeps its own; `vt upgrade`
     /// converts format 1 to 2). FORMAT.md describes both.
     public var format: LogFormatVersion = .v2

@@ -9,6 +9,8 @@ import VirtualTourist
 ///   vt-bench --write-app-log DIR EVENTS    the workload as the app appends it, then compacted
 ///   vt-bench --write-hot-tail DIR EVENTS   the same, left in the hot tail
 ///   vt-bench --compact DIR                 compacts DIR's hot tail, printing the CPU it took
+///   vt-bench --append-sessions DIR EVENTS  buffered appends of the workload, a batch per
+///                                          session, no compaction: events/s of the appends
 ///   vt-bench --encode-blocks DIR [TIMES]   encodes DIR's events into 1 MiB blocks (codec 2,
 ///                                          then codec 1), best of TIMES, ns an event
 ///   vt-bench --replay-stages DIR [TIMES]   replays DIR by stages, best of TIMES, events/s
@@ -122,5 +124,24 @@ enum ReplayTool {
             print("\(name): \(Figure.fixed(seconds * 1e9 / Double(events), 0)) ns an event, best of \(max(1, times)) "
                 + "(\(Figure.fixed(Double(bytes) / Double(max(1, times)) / Double(events), 1)) bytes an event)")
         }
+    }
+
+    /// Times buffered appends alone, as the report's "a batch per session" case makes them but
+    /// with no compaction beside them: the payloads are encoded first.
+    static func appendSessions(at path: String, events count: Int) throws {
+        var workload = Workload(seed: 2026, livePins: 1_000)
+        var sessions: [[[UInt8]]] = []
+        while workload.events < count {
+            sessions.append(workload.nextSession().flatMap { $0 }.map { EventCodec.encode($0, cause: nil) })
+        }
+        var configuration = LogConfiguration()
+        configuration.durability = .none
+        configuration.compactsInBackground = false
+        let log = try EventLog.open(at: path, configuration: configuration)
+        let seconds = try Measure.seconds {
+            for session in sessions { _ = try log.append(contentsOf: session) }
+        }
+        try log.close()
+        print("appended \(workload.events) events in \(sessions.count) batches: \(Figure.grouped(Double(workload.events) / seconds))/s")
     }
 }

@@ -34,6 +34,8 @@ case "--write-app-log" where arguments.count == 4:
     await runMode { try ReplayTool.writeAppLog(at: arguments[2], events: count(at: 3, else: 1_000_000)) }
 case "--write-hot-tail" where arguments.count == 4:
     await runMode { try ReplayTool.writeAppLog(at: arguments[2], events: count(at: 3, else: 1_000_000), compacting: false) }
+case "--append-sessions" where arguments.count == 4:
+    await runMode { try ReplayTool.appendSessions(at: arguments[2], events: count(at: 3, else: 1_000_000)) }
 case "--compact" where arguments.count == 3:
     await runMode { try ReplayTool.compact(arguments[2]) }
 case "--encode-blocks" where (3...4).contains(arguments.count):
