@@ -29,16 +29,23 @@ struct AppendCases {
         let records = payloads.map { Self.varintSize(UInt64($0.count) * 2) + $0.count + 4 }
         let folder = Measure.temporaryFolder("bare")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let bare = Double(records.count) / (try Measure.best(of: options.repeats) {
-            try BareAppend.seconds(recordSizes: records, preallocated: true, folder: folder)
-        })
+        // Ours and the bare loop in turns, the best of five of each: fdatasync's latency here
+        // drifts by tens of percent from one second to the next, so two runs measured apart
+        // compared the disk's moods more than the code (docs/BENCHMARKS.md).
+        var oursTurns: [Double] = [], bareTurns: [Double] = []
+        for _ in 0..<max(5, options.repeats) {
+            oursTurns.append(try appendOneByOne(payloads, writers: 1))
+            bareTurns.append(try BareAppend.seconds(recordSizes: records, preallocated: true, folder: folder))
+        }
+        let oursInTurns = Double(payloads.count) / oursTurns.min()!
+        let bare = Double(records.count) / bareTurns.min()!
         let growing = Double(records.count) / (try Measure.best(of: options.repeats) {
             try BareAppend.seconds(recordSizes: records, preallocated: false, folder: folder)
         })
         report.add(Row(
-            what: "… against a bare loop of pwrite + fdatasync of the same records into a preallocated file",
-            ours: perSecond(ours), peer: perSecond(bare) + " (bare loop)", ratio: rateRatio(ours, bare),
-            target: "within 5 % of the bare loop", verdict: ours >= 0.95 * bare ? .met : .missed))
+            what: "… against a bare loop of pwrite + fdatasync of the same records into a preallocated file (in turns, best of 5 each)",
+            ours: perSecond(oursInTurns), peer: perSecond(bare) + " (bare loop)", ratio: rateRatio(oursInTurns, bare),
+            target: "within 5 % of the bare loop", verdict: oursInTurns >= 0.95 * bare ? .met : .missed))
         report.add(Row(
             what: "… for reference: the bare loop when each write grows the file", ours: perSecond(ours),
             peer: perSecond(growing) + " (growing file)", ratio: rateRatio(ours, growing)))
