@@ -20,10 +20,8 @@ struct BlockFileWriter {
     private var position = Int64(Format2.blockFileHeaderSize)
     private var buffer: [UInt8] = []
     private var scratch = BlockScratch()
-    /// Each written block's chain after it, to check what the disk gives back.
-    private var written: [ChainHash] = []
-    /// Each written block's header, as written.
-    private var headers: [BlockHeader] = []
+    /// Each written block's header, as written: what the disk must give back.
+    private var written: [BlockHeader] = []
     private var closed = false
     /// Whether the chain is derived from the blocks as encoded rather than from the events as
     /// added: see ``init(directory:firstSequence:timeBefore:chainBefore:configuration:fileSystem:chainFromBlocks:)``.
@@ -92,7 +90,7 @@ struct BlockFileWriter {
     var blockCount: Int { written.count }
 
     /// Each written block's `chain_after`, in order.
-    var blockChains: [ChainHash] { written }
+    var blockChains: [ChainHash] { written.map(\.chainAfter) }
 
     /// Adds the next event; a full block is written out first (unless the caller decides where
     /// blocks end, as an erase does with ``endBlock()``).
@@ -121,8 +119,7 @@ struct BlockFileWriter {
         let path = temporaryPath, bytes = buffer, offset = position
         try io("write \(path)") { try file.write(bytes, at: offset) }
         position += Int64(buffer.count)
-        written.append(header.chainAfter)
-        headers.append(header)
+        written.append(header)
         builder = BlockBuilder(
             firstSequence: header.lastSequence + 1, timeBefore: header.lastTime, chainBefore: header.chainAfter,
             hashesEvents: !chainFromBlocks)
@@ -167,8 +164,7 @@ struct BlockFileWriter {
         try? file.close()
         closed = true
         try Self.check(
-            path, header: header, chainBefore: chainBefore, expected: written, headers: chainFromBlocks ? headers : nil,
-            fileSystem: fileSystem)
+            path, header: header, chainBefore: chainBefore, written: written, rehashing: !chainFromBlocks, fileSystem: fileSystem)
         return header
     }
 
@@ -185,11 +181,12 @@ struct BlockFileWriter {
         try? fileSystem.removeFile(temporaryPath)
     }
 
-    /// Reads a written block file back and checks every block: with `headers` (the chain was
-    /// derived from the encoded blocks), that each header is the one written and its payload
-    /// matches its checksum; without, that each decodes and its events rehash to its chain.
+    /// Reads a written block file back and checks that every block header is the one written
+    /// and every payload matches its checksum; `rehashing` (the chain was computed as events
+    /// were added, not from the encoded blocks), also that each decodes and its events rehash
+    /// to its chain.
     private static func check(
-        _ path: String, header: BlockFileHeader, chainBefore: ChainHash, expected: [ChainHash], headers: [BlockHeader]?,
+        _ path: String, header: BlockFileHeader, chainBefore: ChainHash, written: [BlockHeader], rehashing: Bool,
         fileSystem: any FileSystem
     ) throws {
         let onDisk = try Format2Directory.readBlockFileHeader(path, fileSystem: fileSystem)
@@ -200,27 +197,25 @@ struct BlockFileWriter {
         let decompressor = ZstdDecompressor()
         var index = 0
         while let block = try scanner.next(expectChain: chainBefore, expectTime: nil) {
-            let holds: Bool
-            if let headers {
-                holds = index < headers.count && block.header == headers[index] && CRC32C.checksum(block.stored) == block.header.payloadCRC
-            } else if index < expected.count, block.header.chainAfter == expected[index],
-                case .success(let sealed) = SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor)
-            {
-                holds = sealed.chainHolds()
-            } else {
-                holds = false
+            var holds = index < written.count && block.header == written[index]
+            if holds, rehashing {
+                // SealedBlock.decode checks the payload's CRC as it goes.
+                let decoded = SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor)
+                holds = (try? decoded.get())?.chainHolds() == true
+            } else if holds {
+                holds = CRC32C.checksum(block.stored) == block.header.payloadCRC
             }
             guard holds else {
                 throw LogError(
                     .corrupt, "reading back block \(index) of \(path), it is not the block written"
-                        + (headers == nil ? " (its events do not rehash to the chain computed while writing it)" : "")
+                        + (rehashing ? " (or its events do not rehash to the chain computed while writing it)" : "")
                         + "; nothing was changed",
                     file: path, offset: block.offset, sequence: block.header.firstSequence)
             }
             index += 1
         }
-        guard index == expected.count else {
-            throw LogError(.corrupt, "reading back \(path) gave \(index) blocks, not \(expected.count)", file: path)
+        guard index == written.count else {
+            throw LogError(.corrupt, "reading back \(path) gave \(index) blocks, not \(written.count)", file: path)
         }
     }
 }

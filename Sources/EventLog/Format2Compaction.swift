@@ -29,14 +29,14 @@ public struct CompactionReport: Sendable, Hashable, CustomStringConvertible {
 /// against every chain head the old segments state (each one's `chain_before`, and the next
 /// file's), before anything is swapped in.
 enum Format2Compaction {
-    /// About 10 ms of compaction between two questions to ``compact(directory:configuration:fileSystem:before:isCancelled:)``'s `isCancelled`.
+    /// About 8 ms of compaction (1.9 µs an event) between two questions to `isCancelled`.
     static let eventsBetweenCancellationChecks = 4_096
 
     /// Compacts every segment that starts before `activeFirst` (the active segment's first
     /// sequence), or does nothing when there is none.
-    /// `isCancelled` is asked before each segment and every few thousand events; when it says yes, the compaction stops
-    /// before its swap, removes its temporary file and throws ``CompactionCancelled``: the
-    /// segments stay the log, to be compacted another time.
+    /// `isCancelled` is asked before each segment and every few thousand events; when it says
+    /// yes, the compaction stops before its swap, removes its temporary file and throws
+    /// ``CompactionCancelled``: the segments stay the log, to be compacted another time.
     static func compact(
         directory: String, configuration: LogConfiguration, fileSystem: any FileSystem, before activeFirst: UInt64,
         isCancelled: () -> Bool = { false }

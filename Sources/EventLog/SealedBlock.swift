@@ -169,10 +169,13 @@ public struct SealedBlock {
         var reported: [ChainHash] = []
         var wanted = sequences.makeIterator()
         var next = wanted.next()
-        while let sequence = next, sequence == chain.sequence {
-            reported.append(chain.head)
-            next = wanted.next()
+        func report() {
+            while let sequence = next, sequence == chain.sequence {
+                reported.append(chain.head)
+                next = wanted.next()
+            }
         }
+        report()
         var iterator = run.makeIterator(firstSequence: header.firstSequence)
         while let event = iterator.next() {
             if iterator.isErased {
@@ -180,10 +183,7 @@ public struct SealedBlock {
             } else {
                 chain.append(time: event.timestamp, payload: event.payload)
             }
-            while let sequence = next, sequence == chain.sequence {
-                reported.append(chain.head)
-                next = wanted.next()
-            }
+            report()
         }
         return (chain.head, reported)
     }

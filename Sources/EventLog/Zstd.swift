@@ -49,7 +49,7 @@ public final class ZstdCompressor {
 
 /// A reusable zstd decompression context.
 public final class ZstdDecompressor {
-    fileprivate let context: OpaquePointer
+    private let context: OpaquePointer
     /// ``withSingleFrame(_:maxRawLength:_:)``'s buffer, kept from call to call up to
     /// ``scratchLimit`` bytes.
     private var scratchBuffer: UnsafeMutableRawPointer?
@@ -67,7 +67,7 @@ public final class ZstdDecompressor {
     }
 
     /// A buffer of at least `bytes`: the kept one when it is large enough.
-    fileprivate func scratch(_ bytes: Int) -> UnsafeMutableRawPointer {
+    private func scratch(_ bytes: Int) -> UnsafeMutableRawPointer {
         if let scratchBuffer, scratchCapacity >= bytes { return scratchBuffer }
         scratchBuffer?.deallocate()
         scratchCapacity = max(bytes, 1)
@@ -76,7 +76,7 @@ public final class ZstdDecompressor {
     }
 
     /// Lets go of a buffer over ``scratchLimit`` (a rare huge block) once it has served.
-    fileprivate func trimScratch() {
+    private func trimScratch() {
         guard scratchCapacity > Self.scratchLimit else { return }
         scratchBuffer?.deallocate()
         scratchBuffer = nil

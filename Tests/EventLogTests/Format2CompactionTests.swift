@@ -18,6 +18,18 @@ import Testing
         return (folder, configuration)
     }
 
+    /// An open log of `commits` commits in 4 KiB segments, compacted in the background as they seal.
+    static func backgroundCompactedLog(commits: Int) throws -> (
+        folder: TemporaryDirectory, clock: ManualClock, log: EventLog, appended: [(time: Int64, payload: [UInt8])]
+    ) {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
+        configuration.compactsInBackground = true
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        return (folder, clock, log, try Format2LogTests.fill(log, clock: clock, commits: commits))
+    }
+
     static func names(_ path: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != "LOCK" }.sorted()
     }
@@ -68,12 +80,7 @@ import Testing
     }
 
     @Test func sealedSegmentsAreCompactedInTheBackground() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
-        var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
-        configuration.compactsInBackground = true
-        let log = try EventLog.open(at: folder.path, configuration: configuration)
-        let appended = try Format2LogTests.fill(log, clock: clock, commits: 300)
+        let (folder, _, log, appended) = try Self.backgroundCompactedLog(commits: 300)
         let deadline = ContinuousClock.now + .seconds(20)
         while log.backgroundCompactions.reports.isEmpty, ContinuousClock.now < deadline { usleep(5_000) }
         #expect(log.backgroundCompactions.lastError == nil)
@@ -86,12 +93,7 @@ import Testing
     /// Closing while background compactions run (each stopped at its next check, or finished)
     /// leaves every event readable, no temporary file, and a log that compacts when asked.
     @Test func closingDuringBackgroundCompactionsLosesNothing() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
-        var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
-        configuration.compactsInBackground = true
-        let log = try EventLog.open(at: folder.path, configuration: configuration)
-        let appended = try Format2LogTests.fill(log, clock: clock, commits: 3_000)
+        let (folder, clock, log, appended) = try Self.backgroundCompactedLog(commits: 3_000)
         try log.close()
         #expect(log.backgroundCompactions.lastError == nil)
         #expect(!(try Self.names(folder.path).contains { $0.hasSuffix(".tmp") }))
