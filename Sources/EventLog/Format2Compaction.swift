@@ -58,7 +58,8 @@ enum Format2Compaction {
         firstScanner.close()
         if let previous = files.files.last(where: { $0.firstSequence < first.firstSequence }), case .blocks(let header) = previous.kind {
             let scanner = try BlockFileScanner(path: previous.path, header: header, fileSystem: fileSystem)
-            while try scanner.next(expectChain: nil, expectTime: nil) != nil {}
+            try scanner.skipBlocks(expectChain: nil, expectTime: nil) { _ in true }
+            _ = try scanner.next(expectChain: nil, expectTime: nil)  // nil, once the blocks end where the file does
             guard scanner.chain == chainBefore, scanner.time == timeBefore else {
                 throw LogError(
                     .corrupt, "the log is damaged: \(first.path) does not continue the chain where \(previous.path) ends",

@@ -177,6 +177,12 @@ final class Format2Cursor {
                         continue
                     }
                     let scanner = try BlockFileScanner(path: file.path, header: header, fileSystem: files.fileSystem)
+                    var since: Int64? = nil
+                    if case .time(let time) = start { since = time.microsecondsSinceEpoch }
+                    try scanner.skipBlocks(expectChain: chainAtEnd, expectTime: timeAtEnd) { block in
+                        block.lastSequence < sequence || since.map { block.lastTime < $0 } ?? false
+                    }
+                    expected = max(expected, scanner.nextSequence)
                     current = .blocks(BlockReadAhead(
                         scanner: scanner, decompressor: decompressor, lastWanted: lastSequence,
                         readsAhead: files.fileSystem.allowsReadAhead))

@@ -168,6 +168,33 @@ final class BlockFileScanner {
         guard let head = try window.bytes(at: position, count: Format2.blockHeaderSize) else {
             throw corrupt("an incomplete block header", at: position)
         }
+        let block = try checkedHeader(head, expectChain: expectChain, expectTime: expectTime)
+        guard let whole = try window.bytes(at: position, count: block.totalSize) else {
+            throw corrupt("an incomplete block", at: position)
+        }
+        let offset = position
+        step(past: block)
+        return (block, offset, UnsafeRawBufferPointer(rebasing: whole[Format2.blockHeaderSize...]))
+    }
+
+    /// Steps over the blocks for which `skipping` holds, reading their headers alone: a seek
+    /// into the middle of a file (open, time travel, `vt show`) costs a small read a block
+    /// before it instead of reading and decoding every block from the file's start. The
+    /// headers' checks and the chain links between them still hold; the payloads stepped over
+    /// are not read, so their CRCs are `verify`'s to check.
+    func skipBlocks(expectChain: ChainHash?, expectTime: Int64?, while skipping: (BlockHeader) -> Bool) throws {
+        let head = UnsafeMutableRawBufferPointer.allocate(byteCount: Format2.blockHeaderSize, alignment: 8)
+        defer { head.deallocate() }
+        while blocksRead < Int(header.blockCount) {
+            let count = try io("read \(path)") { try window.file.read(into: head, at: position) }
+            guard count == Format2.blockHeaderSize else { throw corrupt("an incomplete block header", at: position) }
+            let block = try checkedHeader(UnsafeRawBufferPointer(head), expectChain: expectChain, expectTime: expectTime)
+            guard skipping(block) else { return }
+            step(past: block)
+        }
+    }
+
+    private func checkedHeader(_ head: UnsafeRawBufferPointer, expectChain: ChainHash?, expectTime: Int64?) throws -> BlockHeader {
         let block: BlockHeader
         switch BlockHeader.decode(head) {
         case .failure(let reason): throw corrupt(reason.description, at: position)
@@ -185,16 +212,15 @@ final class BlockFileScanner {
         guard block.lastSequence <= header.lastSequence else {
             throw corrupt("a block that runs past the file's \(header.eventCount) events", at: position)
         }
-        guard let whole = try window.bytes(at: position, count: block.totalSize) else {
-            throw corrupt("an incomplete block", at: position)
-        }
-        let offset = position
+        return block
+    }
+
+    private func step(past block: BlockHeader) {
         position += Int64(block.totalSize)
         blocksRead += 1
         chain = block.chainAfter
         time = block.lastTime
         nextSequence = block.lastSequence + 1
-        return (block, offset, UnsafeRawBufferPointer(rebasing: whole[Format2.blockHeaderSize...]))
     }
 
     func corrupt(_ what: String, at offset: Int64) -> LogError {

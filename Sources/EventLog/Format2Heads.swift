@@ -17,6 +17,7 @@ enum Format2Heads {
         case .blocks(let header):
             guard sequence <= header.lastSequence else { return nil }
             let scanner = try BlockFileScanner(path: file.path, header: header, fileSystem: fileSystem)
+            try scanner.skipBlocks(expectChain: nil, expectTime: nil) { $0.lastSequence < sequence }
             while let block = try scanner.next(expectChain: nil, expectTime: nil) {
                 guard block.header.lastSequence >= sequence else { continue }
                 if block.header.lastSequence == sequence { return LogHead(sequence: sequence, hash: block.header.chainAfter) }

@@ -52,18 +52,7 @@ import Testing
         let appended = try Self.manyBlocks(folder.path)
         let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
         let path = folder.path + "/" + blockFile
-        let bytes = try readBytes(path)
-        // Walk the blocks by their headers to find where each starts.
-        var offsets: [(offset: Int, first: UInt64, total: Int)] = []
-        bytes.withUnsafeBytes { all in
-            var position = Format2.blockFileHeaderSize
-            while position + Format2.blockHeaderSize <= all.count,
-                case .success(let header) = BlockHeader.decode(UnsafeRawBufferPointer(rebasing: all[position..<position + Format2.blockHeaderSize]))
-            {
-                offsets.append((position, header.firstSequence, header.totalSize))
-                position += header.totalSize
-            }
-        }
+        let offsets = try Self.blocks(in: path)
         #expect(offsets.count > 8)
         #expect(appended.count > 1_000)
         for target in [1, 4, offsets.count - 1] {
@@ -83,6 +72,77 @@ import Testing
                 #expect(error.sequence == block.first)
                 #expect(last == block.first - 1, "every event before the damaged block was read")
             }
+        }
+    }
+
+    /// Where each block of a block file starts, walked by its headers.
+    static func blocks(in path: String) throws -> [(offset: Int, first: UInt64, total: Int, lastTime: Int64)] {
+        let bytes = try readBytes(path)
+        var offsets: [(offset: Int, first: UInt64, total: Int, lastTime: Int64)] = []
+        bytes.withUnsafeBytes { all in
+            var position = Format2.blockFileHeaderSize
+            while position + Format2.blockHeaderSize <= all.count,
+                case .success(let header) = BlockHeader.decode(UnsafeRawBufferPointer(rebasing: all[position..<position + Format2.blockHeaderSize]))
+            {
+                offsets.append((position, header.firstSequence, header.totalSize, header.lastTime))
+                position += header.totalSize
+            }
+        }
+        return offsets
+    }
+
+    /// A cursor that starts in the middle of a block file steps over the blocks before its
+    /// start by their headers: it reads neither their payloads (a flipped payload byte there
+    /// goes unseen, and the bytes read are a fraction of the file) nor trusts a header that
+    /// breaks the chain of links (named at that block). Starting by time does the same.
+    @Test func aSeekReadsOnlyTheHeadersOfTheBlocksBeforeIt() throws {
+        let folder = TemporaryDirectory()
+        let appended = try Self.manyBlocks(folder.path)
+        let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
+        let path = folder.path + "/" + blockFile
+        let blocks = try Self.blocks(in: path)
+        #expect(blocks.count > 8)
+        let target = blocks[blocks.count - 2]
+        try flipByte(at: blocks[1].offset + Format2.blockHeaderSize + 5, in: path)
+
+        let fileSystem = InstrumentedFileSystem()
+        let cursor = try LogReader(directory: folder.path, fileSystem: fileSystem).events(from: target.first)
+        var sequences: [UInt64] = []
+        while let event = try cursor.next() {
+            #expect(Array(event.payload) == appended[Int(event.sequence) - 1].payload)
+            sequences.append(event.sequence)
+        }
+        #expect(sequences == Array(target.first...UInt64(appended.count)))
+        let fileSize = try readBytes(path).count
+        #expect(fileSystem.bytesRead < UInt64(fileSize / 2), "read \(fileSystem.bytesRead) of the file's \(fileSize) bytes")
+
+        // By time: the first event after the block before the target's last time.
+        let since = LogTimestamp(microsecondsSinceEpoch: blocks[blocks.count - 3].lastTime + 1)
+        let byTime = try LogReader(directory: folder.path).events(since: since)
+        let first = try #require(try byTime.next())
+        let expected = try #require(appended.indices.first { appended[$0].time >= since.microsecondsSinceEpoch })
+        #expect(first.sequence == UInt64(expected + 1))
+
+        // From the start, the damaged payload is found.
+        #expect(throws: LogError.self) { try readAll(folder.path) }
+
+        // A header stepped over that does not link to the block before it is named there.
+        let linkBroken = TemporaryDirectory()
+        try copyDirectory(folder.path, to: linkBroken.path)
+        let brokenPath = linkBroken.path + "/" + blockFile
+        var bytes = try readBytes(brokenPath)
+        let third = blocks[3].offset
+        // Swap in the second block's header (its own CRC intact): it starts at the wrong
+        // sequence and from the wrong chain head.
+        bytes.replaceSubrange(third..<third + Format2.blockHeaderSize, with: bytes[blocks[2].offset..<blocks[2].offset + Format2.blockHeaderSize])
+        try Data(bytes).write(to: URL(fileURLWithPath: brokenPath))
+        do {
+            let broken = try LogReader(directory: linkBroken.path).events(from: target.first)
+            while try broken.next() != nil {}
+            Issue.record("a broken header link before the start went unseen")
+        } catch let error as LogError {
+            #expect(error.code == .corrupt)
+            #expect(error.offset == Int64(third))
         }
     }
 }
