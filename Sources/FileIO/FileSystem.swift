@@ -107,10 +107,12 @@ extension RandomAccessFile {
 
     /// Reads up to `count` bytes at `offset`; the result is shorter only at the end of the file.
     public func read(count: Int, at offset: Int64) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = try bytes.withUnsafeMutableBytes { try read(into: $0, at: offset) }
-        bytes.removeLast(count - got)
-        return bytes
+        // Not zeroed first: a snapshot is 20 MB, and writing zeros over it before the read
+        // cost a pass over the memory (docs/BENCHMARKS.md). Only the bytes read are kept.
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = 0
+            initialized = try read(into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+        }
     }
 
     /// Reads the whole file.

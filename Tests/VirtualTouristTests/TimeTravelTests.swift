@@ -42,6 +42,43 @@ import Testing
         try await store.close()
     }
 
+    /// `history` decodes only events whose payload holds the pin's eight id bytes; what it
+    /// returns must be exactly the events about the pin, for every pin of a story.
+    @Test func aPinsHistoryIsEveryEventAboutItAndNothingElse() async throws {
+        let folder = TemporaryFolder("history-all")
+        var story = StoryGenerator(seed: 53)
+        story.generate(500)
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: 97))
+        try storeFakePhotos(store)
+        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
+        try await store.close()
+        let reader = try StoreReader.open(at: folder.path)
+        let pins = Set(story.events.compactMap(\.event.pin))
+        #expect(pins.count > 3)
+        for pin in pins {
+            let expected = story.events.filter { $0.event.pin == pin }.map(\.sequence)
+            #expect(try reader.history(of: pin).map(\.sequence) == expected, "pin \(pin)")
+        }
+        #expect(try reader.history(of: PinID(0)).isEmpty)
+    }
+
+    @Test func thePinBytesSearchFindsTheIdAtEveryOffsetAndOnlyThere() {
+        let id: [UInt8] = [7, 1, 2, 3, 4, 5, 6, 9]
+        for length in 0..<40 {
+            let noise = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 7 + 7) }  // starts with 7, never the rest
+            #expect(!StoreReader.payload(noise[...], contains: id), "length \(length)")
+            for offset in 0...length {
+                var payload = noise
+                payload.insert(contentsOf: id, at: offset)
+                #expect(StoreReader.payload(payload[...], contains: id), "length \(length), at \(offset)")
+                #expect(StoreReader.payload(payload[1...], contains: id) == (offset >= 1), "sliced, at \(offset)")
+                var broken = payload
+                broken[offset + 7] ^= 0xFF
+                #expect(!StoreReader.payload(broken[...], contains: id), "its last byte changed, at \(offset)")
+            }
+        }
+    }
+
     @Test func theStateAtATimeIsTheStateAfterTheLastEventByThen() async throws {
         let folder = TemporaryFolder("time")
         let clock = TestClock()

@@ -1,6 +1,7 @@
 import BlobStore
 import EventLog
 import FileIO
+import Foundation
 
 /// A read-only view of a store: the log as far as it went when the reader was opened, the
 /// snapshots beside it, and the photos. It takes no lock, so it can run beside the program that
@@ -101,12 +102,46 @@ public final class StoreReader {
 
     /// Every event about `pin`, oldest first, from `start` on (empty for a pin that never
     /// existed). Pass the pin's `droppedAt` when known, to skip the log before it.
+    ///
+    /// Every event about a pin carries its id as a `fixed64` (schemas/…/events.proto), so an
+    /// event whose payload lacks those eight bytes is not decoded at all: the scan costs the
+    /// log's read and a byte search, not a decode of every event (docs/BENCHMARKS.md).
     public func history(of pin: PinID, from start: UInt64 = 1) throws -> [RecordedEvent] {
+        let through = lastSequence
+        guard through >= max(1, start) else { return [] }
         var events: [RecordedEvent] = []
-        try forEachEvent(from: start, doing: "the history of pin \(pin) cannot be read") {
-            if $0.event.pin == pin { events.append($0) }
+        // A pin numbered 0 has no bytes on the wire (proto3 leaves zero out): decode them all.
+        let idBytes = pin.rawValue == 0 ? nil : withUnsafeBytes(of: pin.rawValue.littleEndian) { [UInt8]($0) }
+        do {
+            let cursor = try log.events(from: max(1, start), through: through)
+            while let event = try cursor.next() {
+                if let idBytes, !Self.payload(event.payload, contains: idBytes) { continue }
+                let recorded = try EventCodec.decode(event)
+                if recorded.event.pin == pin { events.append(recorded) }
+            }
+        } catch {
+            throw TouristStore.storageError(error, "the history of pin \(pin) cannot be read")
         }
         return events
+    }
+
+    /// Whether the eight bytes of `id` occur in `payload`: `memchr` for the first byte (a
+    /// random byte, so rarely more than one candidate an event), then the other seven compared.
+    static func payload(_ payload: ArraySlice<UInt8>, contains id: [UInt8]) -> Bool {
+        precondition(id.count == 8)
+        let wanted = id.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        return payload.withUnsafeBytes { bytes in
+            guard bytes.count >= 8, let base = bytes.baseAddress else { return false }
+            var from = 0
+            let last = bytes.count - 8
+            while from <= last {
+                guard let found = memchr(base + from, Int32(id[0]), last - from + 1) else { return false }
+                let at = base.distance(to: UnsafeRawPointer(found))
+                if bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self) == wanted { return true }
+                from = at + 1
+            }
+            return false
+        }
     }
 
     /// The event at `sequence`, then the event that caused it, and so on to the first cause.
@@ -177,12 +212,19 @@ extension StoreReader {
     /// The pin `text` names among the pins on the map now or, failing that, every pin the log
     /// ever dropped (so removed pins can be asked about).
     public func pin(matching text: String) throws -> PinID {
+        try pinAndDrop(matching: text).pin
+    }
+
+    /// The same, with the sequence number of its drop when the pin is on the map now (where its
+    /// history starts); nil for a removed pin.
+    public func pinAndDrop(matching text: String) throws -> (pin: PinID, droppedAt: UInt64?) {
         let current = try currentState()
         do {
-            return try current.pin(matching: text).id
+            let pin = try current.pin(matching: text)
+            return (pin.id, pin.droppedAt)
         } catch let error as DomainError where error.code == .unknownPin {
             let all = try droppedPins().map(\.description)
-            return PinID(parsing: try TouristState.resolve(text, among: all, what: "pin"))!
+            return (PinID(parsing: try TouristState.resolve(text, among: all, what: "pin"))!, nil)
         }
     }
 }

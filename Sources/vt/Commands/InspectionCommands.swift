@@ -101,8 +101,8 @@ struct HistoryCommand: AsyncParsableCommand {
 
     func run() async throws {
         let reader = try global.reader()
-        let id = try reader.pin(matching: pin)
-        for event in try reader.history(of: id) {
+        let (id, droppedAt) = try reader.pinAndDrop(matching: pin)
+        for event in try reader.history(of: id, from: droppedAt ?? 1) {
             if global.json { print(try EventJSON(event).encodedLine()) } else { print(Describe.line(event)) }
         }
     }
