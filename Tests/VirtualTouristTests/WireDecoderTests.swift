@@ -178,4 +178,55 @@ import TouristWorkload
         }
         #expect(fastAccepted > 50)
     }
+
+    /// Version-2 snapshots hold each slot's photo packed (docs/FORMAT.md, "Snapshot file"):
+    /// texts with characters of every UTF-8 length come back as they were, a photo loaded by the
+    /// fast path shares one array with the rest of its album, and packing that breaks the rules is
+    /// refused by both paths, the general one naming it.
+    @Test func packedPhotosKeepTheirTextsAndBrokenPackingIsRefused() throws {
+        var state = TouristState()
+        let pin = PinID(77)
+        let texts = ["id-1", "https://example.org/a.jpg", "Café 東京 🌋", "Zoë", "CC BY 4.0", "https://l.example/by", "", "2024-05-01"]
+        let photo = ListedPhoto(
+            remoteID: texts[0], url: texts[1], title: texts[2], width: 640, height: 480, creator: texts[3],
+            licenceName: texts[4], licenceURL: texts[5], pageURL: texts[6], dateTaken: texts[7])
+        let events: [DomainEvent] = [
+            .pinDropped(pin, Coordinate(latitude: 1, longitude: 2)),
+            .albumRequested(AlbumRequest(pin: pin, collection: 1, page: 1, perPage: 2, place: Coordinate(latitude: 1, longitude: 2))),
+            .photosListed(PhotoListing(pin: pin, collection: 1, page: 1, pages: 1, total: 2, photos: [photo, listedPhotos(1)[0]])),
+        ]
+        for event in events {
+            state.apply(RecordedEvent(sequence: state.sequence + 1, timestamp: LogTimestamp(microsecondsSinceEpoch: 0), cause: nil, event: event))
+        }
+        let message = SnapshotCodec.message(for: state)
+        #expect(!message.pins[0].album.slots[0].hasPhoto, "written packed")
+        let raw: [UInt8] = try message.serializedBytes()
+        let fast = try #require(SnapshotWireDecoder.state(raw))
+        #expect(fast == state)
+        let loaded = try #require(fast.pins[pin]?.album.slots.first?.photo)
+        #expect([loaded.remoteID, loaded.url, loaded.title, loaded.creator, loaded.licenceName, loaded.licenceURL, loaded.pageURL, loaded.dateTaken] == texts)
+        #expect(loaded.width == 640 && loaded.height == 480)
+        let second = try #require(fast.pins[pin]?.album.slots.last?.photo)
+        #expect(second.utf8.startIndex == loaded.utf8.endIndex, "the album's photos share one array, back to back")
+
+        let title = texts[0].utf8.count + texts[1].utf8.count
+        let breakages: [(String, (inout VirtualTourist_V1_SlotState) -> Void)] = [
+            ("seven ends", { $0.photoTextEnds.removeLast() }),
+            ("nine ends", { $0.photoTextEnds.append($0.photoTextEnds.last!) }),
+            ("an end before the one before it", { $0.photoTextEnds[1] = 1; $0.photoTextEnds[2] = 0 }),
+            ("the last end short of the bytes", { $0.photoTextEnds[7] -= 1 }),
+            ("an end inside a character", { $0.photoTextEnds[2] = UInt32(title + 4) }),  // "Café": inside é
+            ("bytes that are not UTF-8", { $0.photoTexts[$0.photoTexts.startIndex + title] = 0xFF }),
+            ("both forms", { $0.photo = EventCodec.message(for: photo) }),
+        ]
+        for (what, breakage) in breakages {
+            var broken = message
+            breakage(&broken.pins[0].album.slots[0])
+            let bytes: [UInt8] = try broken.serializedBytes()
+            #expect(SnapshotWireDecoder.state(bytes) == nil, "the fast path took \(what)")
+            #expect(throws: SnapshotProblem.self, "the general path took \(what)") {
+                try SnapshotCodec.state(from: VirtualTourist_V1_StateSnapshot(serializedBytes: bytes))
+            }
+        }
+    }
 }

@@ -1,21 +1,24 @@
 /// One photo of a listing: what the photo service said about it.
 ///
 /// A state holds one per album slot (130,000 in a store of 1,000 albums), and a replay makes
-/// one per listed photo, so its eight texts live as UTF-8 in a single array and become
-/// `String`s only when read: one allocation a photo instead of one for each long text, one
-/// reference to copy instead of eight (docs/BENCHMARKS.md, "Replay at memory speed").
+/// one per listed photo, so its eight texts live as UTF-8 back to back in one run of bytes and
+/// become `String`s only when read: one allocation a photo instead of one for each long text,
+/// one reference to copy instead of eight (docs/BENCHMARKS.md, "Replay at memory speed"). A
+/// photo loaded from a snapshot allocates nothing: its bytes are a slice of the snapshot's
+/// own, where they are stored back to back already (docs/FORMAT.md, "Snapshot file").
 /// Equality and hashing compare the texts' bytes.
 public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
     public var width: UInt32
     public var height: UInt32
-    /// The texts' UTF-8 back to back, in ``Field`` order; `ends[i]` is where field i stops.
-    private var utf8: [UInt8]
+    /// The texts' UTF-8 back to back, in ``Field`` order; `ends[i]` is where field i stops,
+    /// counted from `utf8.startIndex`.
+    private(set) var utf8: ArraySlice<UInt8>
     private var ends: TextEnds
 
     /// Where each of the eight texts ends in `utf8`: inline, so a photo is one allocation. (A
     /// tuple, not `SIMD8<UInt32>`: with that 32-byte-aligned type inside, the tests' heap was
     /// corrupted under concurrency on this toolchain — seen, not explained.)
-    private struct TextEnds: Hashable {
+    fileprivate struct TextEnds: Hashable {
         private var ends: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0, 0, 0, 0)
 
         subscript(index: Int) -> UInt32 {
@@ -60,7 +63,7 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
             utf8.append(contentsOf: text.utf8)
             ends[index] = UInt32(utf8.count)
         }
-        self.utf8 = utf8
+        self.utf8 = utf8[...]
         self.ends = ends
     }
 
@@ -85,8 +88,57 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
                 offset += text.count
             }
             count = total
-        }
+        }[...]
     }
+
+    /// Texts already back to back and checked (a snapshot's packed form): `ends` are where
+    /// each of the eight stops, from the start of `texts`. Keeps `texts`, no copy.
+    init(width: UInt32, height: UInt32, packedTexts texts: ArraySlice<UInt8>, ends: PackedEnds) {
+        precondition(ends.count == 8 && Int(ends[7]) == texts.count)
+        self.width = width
+        self.height = height
+        self.utf8 = texts
+        self.ends = ends.values
+    }
+
+    /// A packed photo's ends as they are read, kept inline (no array a photo).
+    struct PackedEnds {
+        private(set) var count = 0
+        fileprivate var values = TextEnds()
+
+        init() {}
+
+        init(_ ends: [UInt32]) {
+            for end in ends { append(end) }
+        }
+
+        /// False once there are eight (and the ends are then never valid).
+        @discardableResult mutating func append(_ end: UInt32) -> Bool {
+            guard count < 8 else {
+                count = 9
+                return false
+            }
+            values[count] = end
+            count += 1
+            return true
+        }
+
+        subscript(index: Int) -> UInt32 { values[index] }
+    }
+
+    /// Whether `texts` and `ends` make a packed photo: eight ends, none before the one before
+    /// it, the last at the bytes' end, the bytes UTF-8 and each end where a character starts
+    /// (so that each text alone is UTF-8 too).
+    static func packedTextsAreValid(_ texts: UnsafeRawBufferPointer, ends: PackedEnds) -> Bool {
+        guard ends.count == 8, Int(ends[7]) == texts.count else { return false }
+        for index in 1..<8 where ends[index] < ends[index - 1] { return false }
+        if WireReader.isASCII(texts) { return true }
+        guard String(validating: texts, as: UTF8.self) != nil else { return false }
+        return (0..<8).allSatisfy { Int(ends[$0]) == texts.count || texts[Int(ends[$0])] & 0xC0 != 0x80 }
+    }
+
+    /// The eight ends, from the start of ``utf8``.
+    var textEnds: [UInt32] { (0..<8).map { ends[$0] } }
 
     /// The eight texts of a photo as the wire decoders find them: views into the payload.
     struct TextFields {
@@ -126,13 +178,17 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
 
     private func range(_ field: Field) -> Range<Int> {
         let index = field.rawValue
-        return (index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index])
+        let base = utf8.startIndex
+        return base + (index == 0 ? 0 : Int(ends[index - 1]))..<base + Int(ends[index])
     }
 
     func text(_ field: Field) -> String {
         let range = range(field)
         if range.isEmpty { return "" }
-        return utf8.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+        let base = utf8.startIndex
+        return utf8.withUnsafeBufferPointer {
+            String(decoding: UnsafeBufferPointer(rebasing: $0[range.lowerBound - base..<range.upperBound - base]), as: UTF8.self)
+        }
     }
 
     /// Whether a text is empty, without making a `String` (the rules ask it of every photo).

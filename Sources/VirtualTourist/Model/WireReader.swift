@@ -109,7 +109,7 @@ struct WireReader {
         return bytes
     }
 
-    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         var high: UInt64 = 0
         while index + 8 <= bytes.count {

@@ -54,7 +54,10 @@ enum SnapshotCodec {
             $0.slots = album.slots.map { slot in
                 .with {
                     $0.slot = slot.number
-                    $0.photo = EventCodec.message(for: slot.photo)
+                    $0.photoTexts = Data(slot.photo.utf8)
+                    $0.photoTextEnds = slot.photo.textEnds
+                    $0.photoWidth = slot.photo.width
+                    $0.photoHeight = slot.photo.height
                     $0.resolvedAt = slot.resolvedAt ?? 0
                     switch slot.state {
                     case .placeholder:
@@ -136,10 +139,26 @@ enum SnapshotCodec {
             case .UNRECOGNIZED(let value): throw SnapshotProblem("pin \(pin)'s photo \(slot.slot) has a kind \(value)")
             }
             album.slots.append(PhotoSlot(
-                number: slot.slot, photo: EventCodec.photo(from: slot.photo), state: state,
+                number: slot.slot, photo: try photo(of: slot, pin: pin), state: state,
                 resolvedAt: slot.resolvedAt == 0 ? nil : slot.resolvedAt))
         }
         return album
+    }
+}
+
+extension SnapshotCodec {
+    /// A slot's photo from either form (docs/FORMAT.md, "Snapshot file"): the `ListedPhoto`
+    /// message of format version 1, or the packed texts of version 2.
+    fileprivate static func photo(of slot: VirtualTourist_V1_SlotState, pin: PinID) throws(SnapshotProblem) -> ListedPhoto {
+        let isPacked = !slot.photoTexts.isEmpty || !slot.photoTextEnds.isEmpty || slot.photoWidth != 0 || slot.photoHeight != 0
+        guard isPacked else { return EventCodec.photo(from: slot.photo) }
+        guard !slot.hasPhoto else { throw SnapshotProblem("pin \(pin)'s photo \(slot.slot) is stored in both forms") }
+        let texts = [UInt8](slot.photoTexts)
+        let ends = ListedPhoto.PackedEnds(slot.photoTextEnds)
+        guard texts.withUnsafeBytes({ ListedPhoto.packedTextsAreValid($0, ends: ends) }) else {
+            throw SnapshotProblem("pin \(pin)'s photo \(slot.slot) has texts that are not eight UTF-8 strings back to back")
+        }
+        return ListedPhoto(width: slot.photoWidth, height: slot.photoHeight, packedTexts: texts[...], ends: ends)
     }
 }
 

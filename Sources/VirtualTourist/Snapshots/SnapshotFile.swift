@@ -7,7 +7,10 @@ import SwiftProtobuf
 /// `StateSnapshot` message, zstd-compressed.
 enum SnapshotFile {
     static let magic = Array("VTSNAPSH".utf8)
-    static let version: UInt16 = 1
+    /// Written: 2 (slots' photos packed, docs/FORMAT.md); read: 1 and 2. A reader from before
+    /// version 2 skips these snapshots by their version and replays the log instead.
+    static let version: UInt16 = 2
+    static let readableVersions: ClosedRange<UInt16> = 1...2
     static let headerSize = 96
     static let maxRawLength: UInt64 = 1 << 30
     static let fileExtension = ".snap"
@@ -53,7 +56,7 @@ enum SnapshotFile {
             throw SnapshotProblem("its header fails its checksum")
         }
         let version = integer(bytes, 8, as: UInt16.self)
-        guard version == self.version else { throw SnapshotProblem("it has snapshot format version \(version)") }
+        guard readableVersions.contains(version) else { throw SnapshotProblem("it has snapshot format version \(version)") }
         guard bytes[11..<16].allSatisfy({ $0 == 0 }), bytes[72..<88].allSatisfy({ $0 == 0 }), bytes[10] <= 1 else {
             throw SnapshotProblem("its header has reserved bytes set or an unknown codec")
         }
@@ -75,14 +78,16 @@ enum SnapshotFile {
         }
         let stored = bytes[headerSize...]
         guard CRC32C.checksum(stored) == header.payloadCRC else { throw SnapshotProblem("its payload fails its checksum") }
-        let raw: [UInt8]
+        // A raw payload is decoded where it lies in the file's bytes: copying 20 MB first cost
+        // a pass over fresh memory (docs/BENCHMARKS.md).
+        let raw: ArraySlice<UInt8>
         if header.codec == 1 {
             guard let output = stored.withUnsafeBytes({ decompressor.decompress($0, rawLength: Int(header.rawLength)) }) else {
                 throw SnapshotProblem("its payload does not decompress")
             }
-            raw = output
+            raw = output[...]
         } else {
-            raw = Array(stored)
+            raw = stored
         }
         if let state = SnapshotWireDecoder.state(raw) {
             guard state.sequence == header.sequence else {
@@ -90,7 +95,7 @@ enum SnapshotFile {
             }
             return (header, state)
         }
-        return (header, try decodeGenerally(raw, header: header))
+        return (header, try decodeGenerally(Array(raw), header: header))
     }
 
     /// The general path: swift-protobuf's full decoding, then ``SnapshotCodec``.

@@ -11,7 +11,9 @@ import Dispatch
 enum SnapshotWireDecoder {
     typealias Unusual = WireReader.Unusual
 
-    static func state(_ raw: [UInt8]) -> TouristState? {
+    static func state(_ raw: [UInt8]) -> TouristState? { state(raw[...]) }
+
+    static func state(_ raw: ArraySlice<UInt8>) -> TouristState? {
         raw.withUnsafeBytes { bytes in try? snapshot(WireReader(bytes)) }
     }
 
@@ -35,16 +37,16 @@ enum SnapshotWireDecoder {
             }
         }
         guard version >= 1, version <= EventCodec.schemaVersion else { throw Unusual() }
-        let pins = try self.pins(pinMessages)
+        let (pins, digests) = try self.pins(pinMessages)
         // The tables are sized once: growing them step by step cost a seventh of the load.
         state.pins.reserveCapacity(pins.count)
-        state.photoReferences.reserveCapacity(pins.reduce(0) { $0 + $1.album.slots.count })
+        state.photoReferences.reserveCapacity(digests.count)
         for pin in pins {
             guard state.pins.updateValue(pin, forKey: pin.id) == nil else { throw Unusual() }
-            for slot in pin.album.slots {
-                if let digest = slot.digest { state.photoReferences.add(digest) }
-            }
         }
+        // From the flat list the decoders made on the way: walking the slots again here
+        // copied each one (a retain and a release a photo) on one thread after the two.
+        for digest in digests { state.photoReferences.add(digest) }
         return state
     }
 
@@ -52,7 +54,8 @@ enum SnapshotWireDecoder {
     /// the second decoded on another core: pins are independent of each other, and decoding
     /// their albums' photos is most of a snapshot's load (docs/BENCHMARKS.md). A state under
     /// a megabyte (tests, young stores) stays on the calling thread.
-    private static func pins(_ messages: [WireReader]) throws(Unusual) -> [Pin] {
+    /// With them, the digest of every downloaded photo, for the reference table.
+    private static func pins(_ messages: [WireReader]) throws(Unusual) -> ([Pin], [PhotoDigest]) {
         let total = messages.reduce(0) { $0 + $1.remaining }
         guard messages.count > 1, total >= 1 << 20 else { return try pins(messages[...]) }
         var middle = 0, firstHalf = 0
@@ -65,11 +68,12 @@ enum SnapshotWireDecoder {
         return try halves.joined()
     }
 
-    private static func pins(_ messages: ArraySlice<WireReader>) throws(Unusual) -> [Pin] {
+    private static func pins(_ messages: ArraySlice<WireReader>) throws(Unusual) -> ([Pin], [PhotoDigest]) {
         var pins: [Pin] = []
+        var digests: [PhotoDigest] = []
         pins.reserveCapacity(messages.count)
-        for message in messages { pins.append(try pin(message)) }
-        return pins
+        for message in messages { pins.append(try pin(message, digests: &digests)) }
+        return (pins, digests)
     }
 
     /// The two halves' work and results. Each half writes only its own property, and
@@ -78,8 +82,8 @@ enum SnapshotWireDecoder {
     private final class Halves: @unchecked Sendable {
         let messages: [WireReader]
         let middle: Int
-        var first: Result<[Pin], Unusual> = .failure(Unusual())
-        var second: Result<[Pin], Unusual> = .failure(Unusual())
+        var first: Result<([Pin], [PhotoDigest]), Unusual> = .failure(Unusual())
+        var second: Result<([Pin], [PhotoDigest]), Unusual> = .failure(Unusual())
 
         init(messages: [WireReader], middle: Int) {
             self.messages = messages
@@ -94,12 +98,13 @@ enum SnapshotWireDecoder {
             }
         }
 
-        func joined() throws(Unusual) -> [Pin] {
-            try first.get() + second.get()
+        func joined() throws(Unusual) -> ([Pin], [PhotoDigest]) {
+            let (one, two) = (try first.get(), try second.get())
+            return (one.0 + two.0, one.1 + two.1)
         }
     }
 
-    private static func pin(_ reader: WireReader) throws(Unusual) -> Pin {
+    private static func pin(_ reader: WireReader, digests: inout [PhotoDigest]) throws(Unusual) -> Pin {
         var reader = reader
         var id: UInt64 = 0
         var latitude = 0.0, longitude = 0.0
@@ -118,18 +123,19 @@ enum SnapshotWireDecoder {
             }
         }
         let pin = PinID(id)
-        let album = try self.album(albumMessage ?? WireReader.empty, pin: pin)
+        let album = try self.album(albumMessage ?? WireReader.empty, pin: pin, digests: &digests)
         return Pin(id: pin, coordinate: Coordinate(latitude: latitude, longitude: longitude), droppedAt: droppedAt, album: album)
     }
 
-    private static func album(_ reader: WireReader, pin: PinID) throws(Unusual) -> Album {
+    private static func album(_ reader: WireReader, pin: PinID, digests: inout [PhotoDigest]) throws(Unusual) -> Album {
         var reader = reader
         var collection: UInt32 = 0, page: UInt32 = 0, perPage: UInt32 = 0, pages: UInt32 = 0, listedCount: UInt32 = 0
         var phase: UInt64 = 0
         var failure = ""
         var total: UInt64 = 0, requestedAt: UInt64 = 0, listedAt: UInt64 = 0
         var latitude = 0.0, longitude = 0.0
-        var slots: [PhotoSlot] = []
+        var slots: [DecodedSlot] = []
+        var packedBytes = 0
         while let (number, type) = try reader.nextField() {
             switch number {
             case 1: collection = try reader.uint32(type)
@@ -148,6 +154,8 @@ enum SnapshotWireDecoder {
                 // Slots must come in increasing order; the general path names the problem.
                 if let last = slots.last, slot.number <= last.number { throw Unusual() }
                 slots.append(slot)
+                packedBytes += slot.packedTexts.count
+                if case .downloaded(let digest, _, _) = slot.state { digests.append(digest) }
             case 13: listedCount = try reader.uint32(type)
             default: try reader.skip(type)
             }
@@ -170,11 +178,54 @@ enum SnapshotWireDecoder {
         album.pages = pages
         album.total = total
         album.listedPhotoCount = Int(listedCount)
-        album.slots = slots
+        album.slots = photoSlots(slots, packedBytes: packedBytes)
         return album
     }
 
-    private static func slot(_ reader: WireReader) throws(Unusual) -> PhotoSlot {
+    /// A slot as read, its packed texts still pointing into the payload.
+    private struct DecodedSlot {
+        var number: UInt32
+        var state: PhotoSlot.State
+        var resolvedAt: UInt64?
+        /// Version 1's form, decoded; nil for the packed form.
+        var photo: ListedPhoto?
+        var packedTexts = UnsafeRawBufferPointer(start: nil, count: 0)
+        var ends = ListedPhoto.PackedEnds()
+        var width: UInt32 = 0
+        var height: UInt32 = 0
+    }
+
+    /// The album's slots, their packed texts copied into one array for the whole album that
+    /// each photo keeps a slice of: one allocation an album instead of one a photo. (Slices of
+    /// the payload itself would copy nothing, but every photo would then count references on
+    /// one shared buffer from both decoding threads: a third of the load went to that.)
+    private static func photoSlots(_ decoded: [DecodedSlot], packedBytes: Int) -> [PhotoSlot] {
+        let arena = [UInt8](unsafeUninitializedCapacity: packedBytes) { buffer, count in
+            var offset = 0
+            for slot in decoded where !slot.packedTexts.isEmpty {
+                UnsafeMutableRawPointer(buffer.baseAddress! + offset).copyMemory(from: slot.packedTexts.baseAddress!, byteCount: slot.packedTexts.count)
+                offset += slot.packedTexts.count
+            }
+            count = offset
+        }
+        var offset = 0
+        var slots: [PhotoSlot] = []
+        slots.reserveCapacity(decoded.count)
+        for slot in decoded {
+            let photo: ListedPhoto
+            if let decodedPhoto = slot.photo {
+                photo = decodedPhoto
+            } else {
+                let count = slot.packedTexts.count
+                photo = ListedPhoto(width: slot.width, height: slot.height, packedTexts: arena[offset..<offset + count], ends: slot.ends)
+                offset += count
+            }
+            slots.append(PhotoSlot(number: slot.number, photo: photo, state: slot.state, resolvedAt: slot.resolvedAt))
+        }
+        return slots
+    }
+
+    private static func slot(_ reader: WireReader) throws(Unusual) -> DecodedSlot {
         var reader = reader
         var number: UInt32 = 0
         var photo: WireReader?
@@ -182,6 +233,9 @@ enum SnapshotWireDecoder {
         var digestBytes: UnsafeRawBufferPointer?
         var byteCount: UInt64 = 0, resolvedAt: UInt64 = 0
         var mediaType = "", failure = ""
+        var packedTexts: UnsafeRawBufferPointer?
+        var packedEnds = ListedPhoto.PackedEnds()
+        var width: UInt32 = 0, height: UInt32 = 0
         while let (field, type) = try reader.nextField() {
             switch field {
             case 1: number = try reader.uint32(type)
@@ -196,6 +250,18 @@ enum SnapshotWireDecoder {
             case 6: mediaType = try reader.string(type)
             case 7: failure = try reader.string(type)
             case 8: resolvedAt = try reader.uint64(type)
+            case 9:
+                guard type == .lengthDelimited, packedTexts == nil else { throw Unusual() }
+                packedTexts = try reader.lengthDelimited()
+            case 10:
+                // Packed, as the writer writes it; the general path takes any other shape.
+                guard type == .lengthDelimited, packedEnds.count == 0 else { throw Unusual() }
+                var ends = try reader.message(type)
+                while ends.remaining > 0 {
+                    guard packedEnds.append(try ends.uint32(.varint)) else { throw Unusual() }
+                }
+            case 11: width = try reader.uint32(type)
+            case 12: height = try reader.uint32(type)
             default: try reader.skip(type)
             }
         }
@@ -208,7 +274,15 @@ enum SnapshotWireDecoder {
         case 2: state = .failed(reason: failure)
         default: throw Unusual()
         }
+        let resolved = resolvedAt == 0 ? nil : resolvedAt
+        if packedTexts != nil || packedEnds.count > 0 || width != 0 || height != 0 {
+            let texts = packedTexts ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            guard photo == nil, ListedPhoto.packedTextsAreValid(texts, ends: packedEnds) else { throw Unusual() }
+            return DecodedSlot(
+                number: number, state: state, resolvedAt: resolved, photo: nil, packedTexts: texts, ends: packedEnds,
+                width: width, height: height)
+        }
         let listed = try EventWireDecoder.listedPhoto(photo ?? WireReader.empty)
-        return PhotoSlot(number: number, photo: listed, state: state, resolvedAt: resolvedAt == 0 ? nil : resolvedAt)
+        return DecodedSlot(number: number, state: state, resolvedAt: resolved, photo: listed)
     }
 }

@@ -216,6 +216,9 @@ nonisolated struct VirtualTourist_V1_SlotState: @unchecked Sendable {
     set {_uniqueStorage()._slot = newValue}
   }
 
+  /// The photo as listed: in snapshots of format version 1 this message; from version 2 the
+  /// packed fields 9-12 below instead, which a reader keeps as bytes until a text is read
+  /// (docs/FORMAT.md, "Snapshot file"). A slot has one form or the other.
   var photo: VirtualTourist_V1_ListedPhoto {
     get {_storage._photo ?? VirtualTourist_V1_ListedPhoto()}
     set {_uniqueStorage()._photo = newValue}
@@ -254,6 +257,28 @@ nonisolated struct VirtualTourist_V1_SlotState: @unchecked Sendable {
   var resolvedAt: UInt64 {
     get {_storage._resolvedAt}
     set {_uniqueStorage()._resolvedAt = newValue}
+  }
+
+  /// The listed photo's eight texts (remote id, URL, title, creator, licence name, licence URL,
+  /// page URL, date taken) as UTF-8, back to back, and where each ends in those bytes.
+  var photoTexts: Data {
+    get {_storage._photoTexts}
+    set {_uniqueStorage()._photoTexts = newValue}
+  }
+
+  var photoTextEnds: [UInt32] {
+    get {_storage._photoTextEnds}
+    set {_uniqueStorage()._photoTextEnds = newValue}
+  }
+
+  var photoWidth: UInt32 {
+    get {_storage._photoWidth}
+    set {_uniqueStorage()._photoWidth = newValue}
+  }
+
+  var photoHeight: UInt32 {
+    get {_storage._photoHeight}
+    set {_uniqueStorage()._photoHeight = newValue}
   }
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -598,7 +623,7 @@ nonisolated extension VirtualTourist_V1_AlbumState.Phase: SwiftProtobuf._ProtoNa
 
 nonisolated extension VirtualTourist_V1_SlotState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SlotState"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}slot\0\u{1}photo\0\u{1}kind\0\u{1}sha256\0\u{3}byte_count\0\u{3}media_type\0\u{1}failure\0\u{3}resolved_at\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}slot\0\u{1}photo\0\u{1}kind\0\u{1}sha256\0\u{3}byte_count\0\u{3}media_type\0\u{1}failure\0\u{3}resolved_at\0\u{3}photo_texts\0\u{3}photo_text_ends\0\u{3}photo_width\0\u{3}photo_height\0")
 
   fileprivate class _StorageClass {
     var _slot: UInt32 = 0
@@ -609,6 +634,10 @@ nonisolated extension VirtualTourist_V1_SlotState: SwiftProtobuf.Message, SwiftP
     var _mediaType: String = String()
     var _failure: String = String()
     var _resolvedAt: UInt64 = 0
+    var _photoTexts: Data = Data()
+    var _photoTextEnds: [UInt32] = []
+    var _photoWidth: UInt32 = 0
+    var _photoHeight: UInt32 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -627,6 +656,10 @@ nonisolated extension VirtualTourist_V1_SlotState: SwiftProtobuf.Message, SwiftP
       _mediaType = source._mediaType
       _failure = source._failure
       _resolvedAt = source._resolvedAt
+      _photoTexts = source._photoTexts
+      _photoTextEnds = source._photoTextEnds
+      _photoWidth = source._photoWidth
+      _photoHeight = source._photoHeight
     }
   }
 
@@ -653,6 +686,10 @@ nonisolated extension VirtualTourist_V1_SlotState: SwiftProtobuf.Message, SwiftP
         case 6: try { try decoder.decodeSingularStringField(value: &_storage._mediaType) }()
         case 7: try { try decoder.decodeSingularStringField(value: &_storage._failure) }()
         case 8: try { try decoder.decodeSingularUInt64Field(value: &_storage._resolvedAt) }()
+        case 9: try { try decoder.decodeSingularBytesField(value: &_storage._photoTexts) }()
+        case 10: try { try decoder.decodeRepeatedUInt32Field(value: &_storage._photoTextEnds) }()
+        case 11: try { try decoder.decodeSingularUInt32Field(value: &_storage._photoWidth) }()
+        case 12: try { try decoder.decodeSingularUInt32Field(value: &_storage._photoHeight) }()
         default: break
         }
       }
@@ -689,6 +726,18 @@ nonisolated extension VirtualTourist_V1_SlotState: SwiftProtobuf.Message, SwiftP
       if _storage._resolvedAt != 0 {
         try visitor.visitSingularUInt64Field(value: _storage._resolvedAt, fieldNumber: 8)
       }
+      if !_storage._photoTexts.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._photoTexts, fieldNumber: 9)
+      }
+      if !_storage._photoTextEnds.isEmpty {
+        try visitor.visitPackedUInt32Field(value: _storage._photoTextEnds, fieldNumber: 10)
+      }
+      if _storage._photoWidth != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._photoWidth, fieldNumber: 11)
+      }
+      if _storage._photoHeight != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._photoHeight, fieldNumber: 12)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -706,6 +755,10 @@ nonisolated extension VirtualTourist_V1_SlotState: SwiftProtobuf.Message, SwiftP
         if _storage._mediaType != rhs_storage._mediaType {return false}
         if _storage._failure != rhs_storage._failure {return false}
         if _storage._resolvedAt != rhs_storage._resolvedAt {return false}
+        if _storage._photoTexts != rhs_storage._photoTexts {return false}
+        if _storage._photoTextEnds != rhs_storage._photoTextEnds {return false}
+        if _storage._photoWidth != rhs_storage._photoWidth {return false}
+        if _storage._photoHeight != rhs_storage._photoHeight {return false}
         return true
       }
       if !storagesAreEqual {return false}
