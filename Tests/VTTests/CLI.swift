@@ -2,13 +2,16 @@ import Foundation
 
 /// Runs the built `vt` with an environment that names no store, no key and no config, so a
 /// test sees only what it passes.
-struct CLI {
+/// Its home folder is removed when the last reference goes (runs used to leave one behind each).
+final class CLI: Sendable {
     let home: String
 
     init() {
         home = NSTemporaryDirectory() + "vt-cli-home-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: home) }
 
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
