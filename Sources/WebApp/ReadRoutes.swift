@@ -93,9 +93,7 @@ struct ReadRoutes: Sendable {
         }
         let reader = try readerNow()
         do {
-            let before = try reader.state(at: from)
-            let after = try reader.state(at: to)
-            return WebResponses.json(StateDiffJSON(before.difference(to: after)))
+            return WebResponses.json(StateDiffJSON(try reader.difference(from: from, to: to)))
         } catch let error as DomainError { throw WebError(error) }
     }
 

@@ -42,6 +42,27 @@ import Testing
         try await store.close()
     }
 
+    /// A diff replays the later state on from the earlier one when no snapshot lies between
+    /// them, and loads a snapshot otherwise: either way, in both directions, it is the diff of
+    /// the two states folded fresh.
+    @Test func aDiffIsTheDiffOfTheTwoFoldedStatesWhicheverWayItIsComputed() async throws {
+        let folder = TemporaryFolder("travel-diff")
+        var story = StoryGenerator(seed: 54)
+        story.generate(400)
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: 37))
+        try storeFakePhotos(store)
+        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
+        try await store.close()
+        let reader = try StoreReader.open(at: folder.path)
+        #expect(try reader.snapshotSequences().count > 3)
+        for (from, to) in [(100, 110), (110, 100), (30, 390), (390, 30), (0, 400), (200, 200), (36, 38), (1, 2)] as [(UInt64, UInt64)] {
+            let expected = fold(story.events.prefix(Int(from))).difference(to: fold(story.events.prefix(Int(to))))
+            let same = try reader.difference(from: from, to: to) == expected
+            #expect(same, "from \(from) to \(to)")
+        }
+        await expectDomainError(.invalidArgument) { try reader.difference(from: 3, to: 401) }
+    }
+
     /// `history` decodes only events whose payload holds the pin's eight id bytes; what it
     /// returns must be exactly the events about the pin, for every pin of a story.
     @Test func aPinsHistoryIsEveryEventAboutItAndNothingElse() async throws {

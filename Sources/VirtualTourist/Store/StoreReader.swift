@@ -81,6 +81,17 @@ public final class StoreReader {
         }
     }
 
+    /// What changed between the states after `from` and after `to`. The later state is
+    /// replayed on from the earlier one when no snapshot lies between them: one snapshot loaded
+    /// instead of two, for the common diff of two nearby points (docs/BENCHMARKS.md).
+    public func difference(from: UInt64, to: UInt64) throws -> StateDiff {
+        let (early, late) = (min(from, to), max(from, to))
+        let earlier = try state(at: early)
+        let nearest = try snapshotSequences().last { $0 <= late } ?? 0
+        let later = nearest <= early ? try state(at: late, after: earlier) : try state(at: late)
+        return from <= to ? earlier.difference(to: later) : later.difference(to: earlier)
+    }
+
     /// The state at the end of the log.
     public func currentState() throws -> TouristState { try state(at: lastSequence) }
 

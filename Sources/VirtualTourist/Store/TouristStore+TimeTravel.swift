@@ -50,8 +50,7 @@ extension TouristStore {
 
     /// What changed between the states after `from` and after `to`.
     public func difference(from: UInt64, to: UInt64) throws -> StateDiff {
-        let reader = try reader()
-        return try reader.state(at: from).difference(to: reader.state(at: to))
+        try reader().difference(from: from, to: to)
     }
 
     /// Every event about `pin`, oldest first (empty for a pin that never existed).

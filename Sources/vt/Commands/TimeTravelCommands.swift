@@ -42,7 +42,7 @@ struct DiffCommand: AsyncParsableCommand {
 
     func run() async throws {
         let reader = try global.reader()
-        let diff = try reader.state(at: from).difference(to: reader.state(at: to))
+        let diff = try reader.difference(from: from, to: to)
         if global.json { return try Output.json(StateDiffJSON(diff)) }
         Output.lines(Describe.diff(diff))
     }
