@@ -42,17 +42,25 @@ import Testing
         try await store.close()
     }
 
+    /// A store holding a generated story of `events` events, closed.
+    static func closedStore(_ label: String, seed: UInt64, events: Int, snapshotInterval: UInt64) async throws
+        -> (TemporaryFolder, StoryGenerator)
+    {
+        let folder = TemporaryFolder(label)
+        var story = StoryGenerator(seed: seed)
+        story.generate(events)
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: snapshotInterval))
+        try storeFakePhotos(store)
+        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
+        try await store.close()
+        return (folder, story)
+    }
+
     /// A diff replays the later state on from the earlier one when no snapshot lies between
     /// them, and loads a snapshot otherwise: either way, in both directions, it is the diff of
     /// the two states folded fresh.
     @Test func aDiffIsTheDiffOfTheTwoFoldedStatesWhicheverWayItIsComputed() async throws {
-        let folder = TemporaryFolder("travel-diff")
-        var story = StoryGenerator(seed: 54)
-        story.generate(400)
-        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: 37))
-        try storeFakePhotos(store)
-        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
-        try await store.close()
+        let (folder, story) = try await Self.closedStore("travel-diff", seed: 54, events: 400, snapshotInterval: 37)
         let reader = try StoreReader.open(at: folder.path)
         #expect(try reader.snapshotSequences().count > 3)
         for (from, to) in [(100, 110), (110, 100), (30, 390), (390, 30), (0, 400), (200, 200), (36, 38), (1, 2)] as [(UInt64, UInt64)] {
@@ -66,13 +74,7 @@ import Testing
     /// `history` decodes only events whose payload holds the pin's eight id bytes; what it
     /// returns must be exactly the events about the pin, for every pin of a story.
     @Test func aPinsHistoryIsEveryEventAboutItAndNothingElse() async throws {
-        let folder = TemporaryFolder("history-all")
-        var story = StoryGenerator(seed: 53)
-        story.generate(500)
-        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: 97))
-        try storeFakePhotos(store)
-        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
-        try await store.close()
+        let (folder, story) = try await Self.closedStore("history-all", seed: 53, events: 500, snapshotInterval: 97)
         let reader = try StoreReader.open(at: folder.path)
         let pins = Set(story.events.compactMap(\.event.pin))
         #expect(pins.count > 3)
