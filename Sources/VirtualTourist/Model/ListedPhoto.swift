@@ -3,9 +3,9 @@
 /// A state holds one per album slot (130,000 in a store of 1,000 albums), and a replay makes
 /// one per listed photo, so its eight texts live as UTF-8 back to back in one run of bytes and
 /// become `String`s only when read: one allocation a photo instead of one for each long text,
-/// one reference to copy instead of eight (docs/BENCHMARKS.md, "Replay at memory speed"). A
-/// photo loaded from a snapshot allocates nothing: its bytes are a slice of the snapshot's
-/// own, where they are stored back to back already (docs/FORMAT.md, "Snapshot file").
+/// one reference to copy instead of eight (docs/BENCHMARKS.md, "Replay at memory speed"). The
+/// photos of an album loaded from a snapshot share one array, each keeping a slice of it
+/// (docs/FORMAT.md, "Snapshot file").
 /// Equality and hashing compare the texts' bytes.
 public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
     public var width: UInt32
@@ -176,19 +176,16 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
         }
     }
 
+    /// Where a text lies, counted from `utf8.startIndex`.
     private func range(_ field: Field) -> Range<Int> {
         let index = field.rawValue
-        let base = utf8.startIndex
-        return base + (index == 0 ? 0 : Int(ends[index - 1]))..<base + Int(ends[index])
+        return (index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index])
     }
 
     func text(_ field: Field) -> String {
         let range = range(field)
         if range.isEmpty { return "" }
-        let base = utf8.startIndex
-        return utf8.withUnsafeBufferPointer {
-            String(decoding: UnsafeBufferPointer(rebasing: $0[range.lowerBound - base..<range.upperBound - base]), as: UTF8.self)
-        }
+        return utf8.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
     }
 
     /// Whether a text is empty, without making a `String` (the rules ask it of every photo).
@@ -197,7 +194,8 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
     /// A text's first bytes, at most `count` of them (the rules' scheme check).
     func prefix(_ field: Field, _ count: Int) -> ArraySlice<UInt8> {
         let range = range(field)
-        return utf8[range.lowerBound..<min(range.upperBound, range.lowerBound + count)]
+        let base = utf8.startIndex
+        return utf8[base + range.lowerBound..<base + min(range.upperBound, range.lowerBound + count)]
     }
 
     private mutating func set(_ field: Field, _ value: String) {

@@ -118,20 +118,14 @@ public final class StoreReader {
     /// event whose payload lacks those eight bytes is not decoded at all: the scan costs the
     /// log's read and a byte search, not a decode of every event (docs/BENCHMARKS.md).
     public func history(of pin: PinID, from start: UInt64 = 1) throws -> [RecordedEvent] {
-        let through = lastSequence
-        guard through >= max(1, start) else { return [] }
-        var events: [RecordedEvent] = []
         // A pin numbered 0 has no bytes on the wire (proto3 leaves zero out): decode them all.
         let idBytes = pin.rawValue == 0 ? nil : withUnsafeBytes(of: pin.rawValue.littleEndian) { [UInt8]($0) }
-        do {
-            let cursor = try log.events(from: max(1, start), through: through)
-            while let event = try cursor.next() {
-                if let idBytes, !Self.payload(event.payload, contains: idBytes) { continue }
-                let recorded = try EventCodec.decode(event)
-                if recorded.event.pin == pin { events.append(recorded) }
-            }
-        } catch {
-            throw TouristStore.storageError(error, "the history of pin \(pin) cannot be read")
+        var events: [RecordedEvent] = []
+        try forEachEvent(
+            from: start, doing: "the history of pin \(pin) cannot be read",
+            decodingOnly: idBytes.map { id in { Self.payload($0.payload, contains: id) } }
+        ) {
+            if $0.event.pin == pin { events.append($0) }
         }
         return events
     }
@@ -181,11 +175,23 @@ public final class StoreReader {
         from: UInt64 = 1, through: UInt64? = nil, doing: String = "the events cannot be read",
         _ body: (RecordedEvent) throws -> Void
     ) throws {
+        try forEachEvent(from: from, through: through, doing: doing, decodingOnly: nil, body)
+    }
+
+    /// The same, leaving undecoded (and unseen by `body`) the events `wanted` turns down by
+    /// their stored bytes.
+    func forEachEvent(
+        from: UInt64 = 1, through: UInt64? = nil, doing: String, decodingOnly wanted: ((LogEvent) -> Bool)?,
+        _ body: (RecordedEvent) throws -> Void
+    ) throws {
         let through = min(through ?? lastSequence, lastSequence)
         guard through >= max(1, from) else { return }
         do {
             let cursor = try log.events(from: max(1, from), through: through)
-            while let event = try cursor.next() { try body(try EventCodec.decode(event)) }
+            while let event = try cursor.next() {
+                if let wanted, !wanted(event) { continue }
+                try body(try EventCodec.decode(event))
+            }
         } catch {
             throw TouristStore.storageError(error, doing)
         }
