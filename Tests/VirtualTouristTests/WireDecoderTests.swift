@@ -156,6 +156,37 @@ import TouristWorkload
         #expect(fast.photoReferences == state.photoReferences && fast.photoReferences.count > 1_000)
     }
 
+    /// A pins-only load keeps each pin's id, place and drop and leaves its album empty, by
+    /// either path; whatever pins it accepts from a damaged message are the general path's.
+    @Test func aPinsOnlyLoadIsTheStateWithItsAlbumsEmptied() throws {
+        var story = StoryGenerator(seed: 24)
+        story.generate(3_000)
+        let state = fold(story.events)
+        var emptied = state
+        emptied.emptyAlbums()
+        #expect(emptied.pins.count == state.pins.count && emptied.photoReferences.isEmpty)
+        #expect(emptied.pins.values.allSatisfy { $0.album == Album() })
+        let raw: [UInt8] = try SnapshotCodec.message(for: state).serializedBytes()
+        #expect(SnapshotWireDecoder.state(raw[...], pinsOnly: true) == emptied)
+        let head = LogHead(sequence: state.sequence, hash: ChainHash(validating: Array(repeating: 9, count: 32))!)
+        let file = try SnapshotFile.encode(state, head: head, compressor: nil)
+        #expect(try SnapshotFile.decode(file, decompressor: ZstdDecompressor(), pinsOnly: true).1 == emptied)
+
+        var random = SplitMix(seed: 5)
+        var compared = 0
+        for _ in 0..<800 {
+            var damaged = raw
+            damaged[Int.random(in: 0..<damaged.count, using: &random)] ^= UInt8(1 << Int.random(in: 0..<8, using: &random))
+            guard let pins = SnapshotWireDecoder.state(damaged[...], pinsOnly: true),
+                let general = try? SnapshotCodec.state(from: VirtualTourist_V1_StateSnapshot(serializedBytes: damaged))
+            else { continue }
+            compared += 1
+            #expect(pins.pins.mapValues(\.droppedAt) == general.pins.mapValues(\.droppedAt))
+            #expect(pins.pins.mapValues(\.coordinate) == general.pins.mapValues(\.coordinate))
+        }
+        #expect(compared > 50)
+    }
+
     @Test func damagedSnapshotMessagesNeverDecodeDifferently() throws {
         var story = StoryGenerator(seed: 31)
         story.generate(600)

@@ -70,8 +70,13 @@ enum SnapshotFile {
         return header
     }
 
-    /// Checks and decodes a whole file.
-    static func decode(_ bytes: [UInt8], decompressor: ZstdDecompressor) throws(SnapshotProblem) -> (Header, TouristState) {
+    /// Checks and decodes a whole file. With `pinsOnly`, the state's pins keep their ids, places
+    /// and drops but every album is left empty (and the photo references with them): the
+    /// file is checked as fully, but the albums' photos, nearly all of a load, are not decoded.
+    /// For questions about which pins exist, which the fold answers without albums.
+    static func decode(
+        _ bytes: [UInt8], decompressor: ZstdDecompressor, pinsOnly: Bool = false
+    ) throws(SnapshotProblem) -> (Header, TouristState) {
         let header = try decodeHeader(bytes)
         guard UInt64(bytes.count - headerSize) == header.storedLength else {
             throw SnapshotProblem("it holds \(bytes.count - headerSize) payload bytes, not \(header.storedLength)")
@@ -89,13 +94,15 @@ enum SnapshotFile {
         } else {
             raw = stored
         }
-        if let state = SnapshotWireDecoder.state(raw) {
+        if let state = SnapshotWireDecoder.state(raw, pinsOnly: pinsOnly) {
             guard state.sequence == header.sequence else {
                 throw SnapshotProblem("its payload is for sequence \(state.sequence), its header for \(header.sequence)")
             }
             return (header, state)
         }
-        return (header, try decodeGenerally(Array(raw), header: header))
+        var state = try decodeGenerally(Array(raw), header: header)
+        if pinsOnly { state.emptyAlbums() }
+        return (header, state)
     }
 
     /// The general path: swift-protobuf's full decoding, then ``SnapshotCodec``.

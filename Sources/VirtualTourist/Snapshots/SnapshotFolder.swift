@@ -45,8 +45,9 @@ final class SnapshotFolder: Sendable {
         try prune()
     }
 
-    /// Reads and checks one snapshot (not yet against the log).
-    func load(_ sequence: UInt64) throws(SnapshotProblem) -> (SnapshotFile.Header, TouristState) {
+    /// Reads and checks one snapshot (not yet against the log); `pinsOnly` as in
+    /// ``SnapshotFile/decode(_:decompressor:pinsOnly:)``.
+    func load(_ sequence: UInt64, pinsOnly: Bool = false) throws(SnapshotProblem) -> (SnapshotFile.Header, TouristState) {
         let file = Path.join(path, SnapshotFile.name(for: sequence))
         let bytes: [UInt8]
         do {
@@ -54,17 +55,17 @@ final class SnapshotFolder: Sendable {
         } catch {
             throw SnapshotProblem("it cannot be read (\(error))")
         }
-        return try SnapshotFile.decode(bytes, decompressor: ZstdDecompressor())
+        return try SnapshotFile.decode(bytes, decompressor: ZstdDecompressor(), pinsOnly: pinsOnly)
     }
 
     /// The newest snapshot at or before `limit` that is sound and belongs to the history the
     /// reader sees, with the ones skipped on the way and why.
-    func newest(atOrBefore limit: UInt64, reader: LogReader) throws -> (TouristState?, [SkippedSnapshot]) {
+    func newest(atOrBefore limit: UInt64, reader: LogReader, pinsOnly: Bool = false) throws -> (TouristState?, [SkippedSnapshot]) {
         var skipped: [SkippedSnapshot] = []
         for sequence in try sequences().reversed() where sequence <= limit {
             let name = SnapshotFile.name(for: sequence)
             do {
-                let (header, state) = try load(sequence)
+                let (header, state) = try load(sequence, pinsOnly: pinsOnly)
                 guard let head = try reader.head(at: sequence) else {
                     throw SnapshotProblem("the log has no batch ending at sequence \(sequence)")
                 }

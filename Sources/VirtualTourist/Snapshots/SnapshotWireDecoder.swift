@@ -13,11 +13,13 @@ enum SnapshotWireDecoder {
 
     static func state(_ raw: [UInt8]) -> TouristState? { state(raw[...]) }
 
-    static func state(_ raw: ArraySlice<UInt8>) -> TouristState? {
-        raw.withUnsafeBytes { bytes in try? snapshot(WireReader(bytes)) }
+    /// With `pinsOnly`, every album is stepped over and left empty (see
+    /// ``SnapshotFile/decode(_:decompressor:pinsOnly:)``).
+    static func state(_ raw: ArraySlice<UInt8>, pinsOnly: Bool = false) -> TouristState? {
+        raw.withUnsafeBytes { bytes in try? snapshot(WireReader(bytes), pinsOnly: pinsOnly) }
     }
 
-    private static func snapshot(_ reader: WireReader) throws(Unusual) -> TouristState {
+    private static func snapshot(_ reader: WireReader, pinsOnly: Bool) throws(Unusual) -> TouristState {
         var reader = reader
         var version: UInt32 = 0
         var state = TouristState()
@@ -37,7 +39,7 @@ enum SnapshotWireDecoder {
             }
         }
         guard version >= 1, version <= EventCodec.schemaVersion else { throw Unusual() }
-        let (pins, digests) = try self.pins(pinMessages)
+        let (pins, digests) = pinsOnly ? try self.pins(pinMessages[...], albums: false) : try self.pins(pinMessages)
         // The tables are sized once: growing them step by step cost a seventh of the load.
         state.pins.reserveCapacity(pins.count)
         state.photoReferences.reserveCapacity(digests.count)
@@ -68,11 +70,11 @@ enum SnapshotWireDecoder {
         return try halves.joined()
     }
 
-    private static func pins(_ messages: ArraySlice<WireReader>) throws(Unusual) -> ([Pin], [PhotoDigest]) {
+    private static func pins(_ messages: ArraySlice<WireReader>, albums: Bool = true) throws(Unusual) -> ([Pin], [PhotoDigest]) {
         var pins: [Pin] = []
         var digests: [PhotoDigest] = []
         pins.reserveCapacity(messages.count)
-        for message in messages { pins.append(try pin(message, digests: &digests)) }
+        for message in messages { pins.append(try pin(message, album: albums, digests: &digests)) }
         return (pins, digests)
     }
 
@@ -104,7 +106,7 @@ enum SnapshotWireDecoder {
         }
     }
 
-    private static func pin(_ reader: WireReader, digests: inout [PhotoDigest]) throws(Unusual) -> Pin {
+    private static func pin(_ reader: WireReader, album decodesAlbum: Bool, digests: inout [PhotoDigest]) throws(Unusual) -> Pin {
         var reader = reader
         var id: UInt64 = 0
         var latitude = 0.0, longitude = 0.0
@@ -123,7 +125,7 @@ enum SnapshotWireDecoder {
             }
         }
         let pin = PinID(id)
-        let album = try self.album(albumMessage ?? WireReader.empty, pin: pin, digests: &digests)
+        let album = decodesAlbum ? try self.album(albumMessage ?? WireReader.empty, pin: pin, digests: &digests) : Album()
         return Pin(id: pin, coordinate: Coordinate(latitude: latitude, longitude: longitude), droppedAt: droppedAt, album: album)
     }
 

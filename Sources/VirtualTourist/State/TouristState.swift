@@ -171,3 +171,12 @@ public struct PhotoSlot: Hashable, Sendable {
         return nil
     }
 }
+
+extension TouristState {
+    /// Empties every album and, with them, the photo references: the state a snapshot's pins
+    /// alone describe (``SnapshotFile``'s pins-only load).
+    mutating func emptyAlbums() {
+        for index in pins.indices { pins.values[index].album = Album() }
+        photoReferences = PhotoReferences()
+    }
+}

@@ -111,44 +111,6 @@ public final class StoreReader {
         try state(at: sequence(atTime: time))
     }
 
-    /// Every event about `pin`, oldest first, from `start` on (empty for a pin that never
-    /// existed). Pass the pin's `droppedAt` when known, to skip the log before it.
-    ///
-    /// Every event about a pin carries its id as a `fixed64` (schemas/…/events.proto), so an
-    /// event whose payload lacks those eight bytes is not decoded at all: the scan costs the
-    /// log's read and a byte search, not a decode of every event (docs/BENCHMARKS.md).
-    public func history(of pin: PinID, from start: UInt64 = 1) throws -> [RecordedEvent] {
-        // A pin numbered 0 has no bytes on the wire (proto3 leaves zero out): decode them all.
-        let idBytes = pin.rawValue == 0 ? nil : withUnsafeBytes(of: pin.rawValue.littleEndian) { [UInt8]($0) }
-        var events: [RecordedEvent] = []
-        try forEachEvent(
-            from: start, doing: "the history of pin \(pin) cannot be read",
-            decodingOnly: idBytes.map { id in { Self.payload($0.payload, contains: id) } }
-        ) {
-            if $0.event.pin == pin { events.append($0) }
-        }
-        return events
-    }
-
-    /// Whether the eight bytes of `id` occur in `payload`: `memchr` for the first byte (a
-    /// random byte, so rarely more than one candidate an event), then the other seven compared.
-    static func payload(_ payload: ArraySlice<UInt8>, contains id: [UInt8]) -> Bool {
-        precondition(id.count == 8)
-        let wanted = id.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-        return payload.withUnsafeBytes { bytes in
-            guard bytes.count >= 8, let base = bytes.baseAddress else { return false }
-            var from = 0
-            let last = bytes.count - 8
-            while from <= last {
-                guard let found = memchr(base + from, Int32(id[0]), last - from + 1) else { return false }
-                let at = base.distance(to: UnsafeRawPointer(found))
-                if bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self) == wanted { return true }
-                from = at + 1
-            }
-            return false
-        }
-    }
-
     /// The event at `sequence`, then the event that caused it, and so on to the first cause.
     public func causes(of sequence: UInt64) throws -> [RecordedEvent] {
         guard lastSequence > 0, (1...lastSequence).contains(sequence) else {
@@ -184,16 +146,23 @@ public final class StoreReader {
         from: UInt64 = 1, through: UInt64? = nil, doing: String, decodingOnly wanted: ((LogEvent) -> Bool)?,
         _ body: (RecordedEvent) throws -> Void
     ) throws {
-        let through = min(through ?? lastSequence, lastSequence)
-        guard through >= max(1, from) else { return }
         do {
-            let cursor = try log.events(from: max(1, from), through: through)
-            while let event = try cursor.next() {
-                if let wanted, !wanted(event) { continue }
-                try body(try EventCodec.decode(event))
-            }
+            try Self.scan(log, from: from, through: min(through ?? lastSequence, lastSequence), decodingOnly: wanted, body)
         } catch {
             throw TouristStore.storageError(error, doing)
+        }
+    }
+
+    /// The loop of ``forEachEvent(from:through:doing:decodingOnly:_:)``, on any reader of the log.
+    static func scan(
+        _ log: LogReader, from: UInt64, through: UInt64, decodingOnly wanted: ((LogEvent) -> Bool)?,
+        _ body: (RecordedEvent) throws -> Void
+    ) throws {
+        guard through >= max(1, from) else { return }
+        let cursor = try log.events(from: max(1, from), through: through)
+        while let event = try cursor.next() {
+            if let wanted, !wanted(event) { continue }
+            try body(try EventCodec.decode(event))
         }
     }
 
@@ -224,24 +193,5 @@ extension StoreReader {
         -> AsyncThrowingMapSequence<LogFollower, RecordedEvent>
     {
         log.follow(from: sequence, pollInterval: pollInterval).map { try EventCodec.decode($0) }
-    }
-
-    /// The pin `text` names among the pins on the map now or, failing that, every pin the log
-    /// ever dropped (so removed pins can be asked about).
-    public func pin(matching text: String) throws -> PinID {
-        try pinAndDrop(matching: text).pin
-    }
-
-    /// The same, with the sequence number of its drop when the pin is on the map now (where its
-    /// history starts); nil for a removed pin.
-    public func pinAndDrop(matching text: String) throws -> (pin: PinID, droppedAt: UInt64?) {
-        let current = try currentState()
-        do {
-            let pin = try current.pin(matching: text)
-            return (pin.id, pin.droppedAt)
-        } catch let error as DomainError where error.code == .unknownPin {
-            let all = try droppedPins().map(\.description)
-            return (PinID(parsing: try TouristState.resolve(text, among: all, what: "pin"))!, nil)
-        }
     }
 }
