@@ -21,7 +21,7 @@ import Synchronization
 public final class NATSConnection: Sendable {
     public let options: NATSOptions
     let group: any EventLoopGroup
-    let state: Mutex<State>
+    let state: SleepingLock<State>
 
     enum Status: Sendable { case connecting, connected, reconnecting, closed }
 
@@ -66,7 +66,7 @@ public final class NATSConnection: Sendable {
     init(servers: [NATSServerURL], options: NATSOptions, group: any EventLoopGroup) {
         self.options = options
         self.group = group
-        self.state = Mutex(State(servers: servers))
+        self.state = SleepingLock(State(servers: servers))
     }
 
     deinit {
