@@ -85,55 +85,6 @@ import Testing
         #expect(try reader.history(of: PinID(0)).isEmpty)
     }
 
-    /// A long range is read as two halves by two readers on two cores: wherever the cut falls
-    /// (every threshold down to splitting a range of two), the halves join to the same events
-    /// in the same order, none lost at the cut and none read twice.
-    @Test func aHistoryReadInTwoHalvesIsTheSameHistory() async throws {
-        let (folder, story) = try await Self.closedStore("history-halves", seed: 55, events: 500, snapshotInterval: 97)
-        let reader = try StoreReader.open(at: folder.path)
-        let pins = Set(story.events.compactMap(\.event.pin))
-        for pin in pins {
-            let events = story.events.filter { $0.event.pin == pin }
-            let start = events.first!.sequence
-            for threshold in [1, 2, 7, 100, 501] as [UInt64] {
-                let halves = try reader.history(of: pin, from: start, halvingAt: threshold)
-                #expect(halves.map(\.sequence) == events.map(\.sequence), "pin \(pin), halves from \(threshold) events")
-                #expect(halves.map(\.event) == events.map(\.event))
-            }
-        }
-        #expect(try reader.history(of: pins.first!, from: 500, halvingAt: 1).count <= 1)
-        #expect(try reader.history(of: pins.first!, from: 501, halvingAt: 1).isEmpty)
-    }
-
-    /// `vt history` finds the pin and its drop from the newest snapshot's pins alone, albums
-    /// left undecoded, then the events since. With the newest snapshots taken away one by one
-    /// (so that more and more of the log is folded on a state without albums), the pins and
-    /// drops found are always the full state's.
-    @Test func thePinsOnTheMapAreFoundWithoutDecodingAlbums() async throws {
-        let (folder, story) = try await Self.closedStore("pins-on-map", seed: 56, events: 600, snapshotInterval: 53)
-        let expected = fold(story.events).pins.mapValues(\.droppedAt)
-        #expect(expected.count > 1)
-        var removed = 0
-        while true {
-            let reader = try StoreReader.open(at: folder.path)
-            #expect(try reader.pinsOnMap() == expected, "with \(removed) snapshots taken away")
-            for (pin, droppedAt) in expected.prefix(3) {
-                let found = try reader.pinAndDrop(matching: pin.description)
-                #expect(found.pin == pin && found.droppedAt == droppedAt)
-            }
-            guard let newest = try reader.snapshotSequences().last else { break }
-            try FileManager.default.removeItem(atPath: folder.path + "/snapshots/" + SnapshotFile.name(for: newest))
-            removed += 1
-        }
-        #expect(removed > 5)
-        let gone = Set(story.events.compactMap(\.event.pin)).subtracting(expected.keys)
-        let reader = try StoreReader.open(at: folder.path)
-        for pin in gone.prefix(3) {
-            let found = try reader.pinAndDrop(matching: pin.description)
-            #expect(found.pin == pin && found.droppedAt == nil, "a removed pin is found among the dropped ones")
-        }
-    }
-
     @Test func thePinBytesSearchFindsTheIdAtEveryOffsetAndOnlyThere() {
         let id: [UInt8] = [7, 1, 2, 3, 4, 5, 6, 9]
         for length in 0..<40 {

@@ -15,15 +15,15 @@ extension StoreReader {
         try history(of: pin, from: start, halvingAt: Self.halvingThreshold)
     }
 
-    /// The same, read in halves from `threshold` events on (tests split short ranges too).
-    func history(of pin: PinID, from start: UInt64, halvingAt threshold: UInt64) throws -> [RecordedEvent] {
-        // A pin numbered 0 has no bytes on the wire (proto3 leaves zero out): decode them all.
-        let idBytes = pin.rawValue == 0 ? nil : withUnsafeBytes(of: pin.rawValue.littleEndian) { [UInt8]($0) }
-        let wanted = idBytes.map { id in { (event: LogEvent) in Self.payload(event.payload, contains: id) } }
+    /// The same through `through` (default: this reader's last), read in halves from
+    /// `threshold` events on (tests split short ranges too).
+    func history(of pin: PinID, from start: UInt64, through: UInt64? = nil, halvingAt threshold: UInt64) throws -> [RecordedEvent] {
+        let wanted = Self.filter(about: pin)
         let from = max(1, start)
-        guard lastSequence >= from else { return [] }
+        let through = min(through ?? lastSequence, lastSequence)
+        guard through >= from else { return [] }
         do {
-            return try Self.inHalves(self, from: from, through: lastSequence, threshold: threshold) { log, first, last in
+            return try Self.inHalves(self, from: from, through: through, threshold: threshold) { log, first, last in
                 var events: [RecordedEvent] = []
                 try Self.scan(log, from: first, through: last, decodingOnly: wanted) {
                     if $0.event.pin == pin { events.append($0) }
@@ -33,6 +33,23 @@ extension StoreReader {
         } catch {
             throw TouristStore.storageError(error, "the history of pin \(pin) cannot be read")
         }
+    }
+
+    /// The events from `from` through `through` (default: this reader's last) that are about
+    /// `pin`, oldest first (`vt log --pin`): read as ``history(of:from:)`` reads, then handed to
+    /// `body` in order.
+    public func forEachEvent(
+        about pin: PinID, from: UInt64 = 1, through: UInt64? = nil, _ body: (RecordedEvent) throws -> Void
+    ) throws {
+        for event in try history(of: pin, from: from, through: through, halvingAt: Self.halvingThreshold) { try body(event) }
+    }
+
+    /// Turns down the events whose stored bytes cannot be about `pin`; nil for pin 0, which has
+    /// no bytes on the wire (proto3 leaves a zero out), so every event is decoded.
+    static func filter(about pin: PinID) -> (@Sendable (LogEvent) -> Bool)? {
+        guard pin.rawValue != 0 else { return nil }
+        let id = withUnsafeBytes(of: pin.rawValue.littleEndian) { [UInt8]($0) }
+        return { Self.payload($0.payload, contains: id) }
     }
 
     /// Ranges shorter than this are read on the calling thread: a second reader's seek walks the
@@ -74,22 +91,23 @@ extension StoreReader {
         }
     }
 
-    /// Whether the eight bytes of `id` occur in `payload`: `memchr` for the first byte (a
-    /// random byte, so rarely more than one candidate an event), then the other seven compared.
-    static func payload(_ payload: ArraySlice<UInt8>, contains id: [UInt8]) -> Bool {
-        precondition(id.count == 8)
-        let wanted = id.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    /// Whether the bytes of `needle` occur in `payload`: `memchr` for the first byte (for a pin
+    /// id's bytes, a random byte, so rarely more than one candidate an event), then the rest.
+    static func payload(_ payload: ArraySlice<UInt8>, contains needle: [UInt8]) -> Bool {
+        precondition(!needle.isEmpty)
         return payload.withUnsafeBytes { bytes in
-            guard bytes.count >= 8, let base = bytes.baseAddress else { return false }
-            var from = 0
-            let last = bytes.count - 8
-            while from <= last {
-                guard let found = memchr(base + from, Int32(id[0]), last - from + 1) else { return false }
-                let at = base.distance(to: UnsafeRawPointer(found))
-                if bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self) == wanted { return true }
-                from = at + 1
+            needle.withUnsafeBytes { wanted in
+                guard bytes.count >= wanted.count, let base = bytes.baseAddress else { return false }
+                var from = 0
+                let last = bytes.count - wanted.count
+                while from <= last {
+                    guard let found = memchr(base + from, Int32(wanted[0]), last - from + 1) else { return false }
+                    let at = base.distance(to: UnsafeRawPointer(found))
+                    if memcmp(base + at, wanted.baseAddress!, wanted.count) == 0 { return true }
+                    from = at + 1
+                }
+                return false
             }
-            return false
         }
     }
 
@@ -107,9 +125,80 @@ extension StoreReader {
             let pin = PinID(parsing: try TouristState.resolve(text, among: onMap.keys.map(\.description), what: "pin"))!
             return (pin, onMap[pin])
         } catch let error as DomainError where error.code == .unknownPin {
-            let all = try droppedPins().map(\.description)
-            return (PinID(parsing: try TouristState.resolve(text, among: all, what: "pin"))!, nil)
+            return (try removedPin(matching: text).pin, nil)
         }
+    }
+
+    /// The pin `text` names and every event about it, oldest first: from its drop for a pin on
+    /// the map, in one filtered pass over the whole log for one that is gone.
+    public func history(matching text: String) throws -> (pin: PinID, events: [RecordedEvent]) {
+        let onMap = try pinsOnMap()
+        do {
+            let pin = PinID(parsing: try TouristState.resolve(text, among: onMap.keys.map(\.description), what: "pin"))!
+            return (pin, try history(of: pin, from: onMap[pin]!))
+        } catch let error as DomainError where error.code == .unknownPin {
+            return try removedPin(matching: text)
+        }
+    }
+
+    /// Among the pins the log ever dropped (or forgot) whose id starts with `text`, the only
+    /// one, with every event about it.
+    ///
+    /// One pass over the log, in halves on two cores, decoding only the events whose payload
+    /// holds the bytes the prefix fixes: a pin id is a `fixed64` on the wire, little-endian, so
+    /// its leading hex digits are the last bytes of the eight. At 10 M events, listing every
+    /// dropped pin first and then reading the history meant two passes that decoded everything
+    /// (docs/BENCHMARKS.md).
+    ///
+    /// - Throws: ``DomainError`` `.unknownPin` when no dropped pin matches, `.invalidArgument`
+    ///   when `text` is not a hex prefix of at least ``TouristState/minimumPrefix`` digits or
+    ///   matches several pins.
+    func removedPin(matching text: String, halvingAt threshold: UInt64 = halvingThreshold) throws -> (pin: PinID, events: [RecordedEvent]) {
+        // Checks the text as any lookup does (an empty list: nothing can match yet).
+        do { _ = try TouristState.resolve(text, among: [String](), what: "pin") } catch let error as DomainError where error.code == .unknownPin {}
+        let wanted = text.lowercased()
+        guard wanted.utf8.count <= 16 else { throw DomainError(.unknownPin, "no pin id starts with \(wanted.prefix(40)): pin ids have 16 digits") }
+        let fixedBytes = Self.wireBytes(ofIDPrefix: wanted)
+        let filter = fixedBytes.map { bytes in { (event: LogEvent) in Self.payload(event.payload, contains: bytes) } }
+        var events: [RecordedEvent] = []
+        if lastSequence > 0 {
+            do {
+                events = try Self.inHalves(self, from: 1, through: lastSequence, threshold: threshold) { log, first, last in
+                    var found: [RecordedEvent] = []
+                    try Self.scan(log, from: first, through: last, decodingOnly: filter) {
+                        if let pin = $0.event.pin, pin.description.hasPrefix(wanted) { found.append($0) }
+                    }
+                    return found
+                }
+            } catch {
+                throw TouristStore.storageError(error, "the pins matching \(wanted) cannot be read")
+            }
+        }
+        var dropped = Set<PinID>()
+        for recorded in events {
+            switch recorded.event {
+            case .pinDropped(let pin, _), .placeForgotten(let pin, _): dropped.insert(pin)
+            default: break
+            }
+        }
+        let pin = PinID(parsing: try TouristState.resolve(wanted, among: dropped.map(\.description), what: "pin"))!
+        return (pin, events.filter { $0.event.pin == pin })
+    }
+
+    /// The bytes a hex prefix of a pin id fixes, in wire order (the id's last bytes, reversed);
+    /// nil when they cannot filter: fewer than one whole byte, or all zero (proto3 writes no
+    /// bytes for a zero id, so pin 0 would be missed).
+    static func wireBytes(ofIDPrefix prefix: String) -> [UInt8]? {
+        let digits = Array(prefix.utf8.prefix(16))
+        let whole = digits.count / 2
+        guard whole > 0 else { return nil }
+        var bytes: [UInt8] = []
+        for index in 0..<whole {
+            guard let byte = UInt8(String(decoding: digits[(2 * index)..<(2 * index + 2)], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        guard bytes.contains(where: { $0 != 0 }) else { return nil }
+        return bytes.reversed()
     }
 
     /// The pins on the map at ``lastSequence``, each with the sequence number of its drop:

@@ -56,7 +56,11 @@ struct LogCommand: AsyncParsableCommand {
             // Unbuffered when following, so each event shows (or reaches a pipe) as it lands.
             if follow { FileHandle.standardOutput.write(Data((line + "\n").utf8)) } else { print(line) }
         }
-        try reader.forEachEvent(from: start, through: to) { if wanted($0) { try show($0) } }
+        if let pinID {
+            try reader.forEachEvent(about: pinID, from: start, through: to) { if wanted($0) { try show($0) } }
+        } else {
+            try reader.forEachEvent(from: start, through: to) { if wanted($0) { try show($0) } }
+        }
         guard follow else { return }
         for try await event in reader.follow(from: max(start, reader.lastSequence + 1)) where wanted(event) {
             try show(event)
@@ -101,8 +105,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     func run() async throws {
         let reader = try global.reader()
-        let (id, droppedAt) = try reader.pinAndDrop(matching: pin)
-        for event in try reader.history(of: id, from: droppedAt ?? 1) {
+        for event in try reader.history(matching: pin).events {
             if global.json { print(try EventJSON(event).encodedLine()) } else { print(Describe.line(event)) }
         }
     }

@@ -1,0 +1,139 @@
+import EventLog
+import Foundation
+import StorageTestSupport
+import Testing
+@testable import VirtualTourist
+
+/// `vt history`: finding a pin by what people type, on the map or long gone, and reading every
+/// event about it without decoding the rest of the log.
+@Suite struct HistoryTests {
+    /// A long range is read as two halves by two readers on two cores: wherever the cut falls
+    /// (every threshold down to splitting a range of two), the halves join to the same events
+    /// in the same order, none lost at the cut and none read twice.
+    @Test func aHistoryReadInTwoHalvesIsTheSameHistory() async throws {
+        let (folder, story) = try await TimeTravelTests.closedStore("history-halves", seed: 55, events: 500, snapshotInterval: 97)
+        let reader = try StoreReader.open(at: folder.path)
+        let pins = Set(story.events.compactMap(\.event.pin))
+        for pin in pins {
+            let events = story.events.filter { $0.event.pin == pin }
+            let start = events.first!.sequence
+            for threshold in [1, 2, 7, 100, 501] as [UInt64] {
+                let halves = try reader.history(of: pin, from: start, halvingAt: threshold)
+                #expect(halves.map(\.sequence) == events.map(\.sequence), "pin \(pin), halves from \(threshold) events")
+                #expect(halves.map(\.event) == events.map(\.event))
+            }
+        }
+        #expect(try reader.history(of: pins.first!, from: 500, halvingAt: 1).count <= 1)
+        #expect(try reader.history(of: pins.first!, from: 501, halvingAt: 1).isEmpty)
+    }
+
+    /// `vt history` finds the pin and its drop from the newest snapshot's pins alone, albums
+    /// left undecoded, then the events since. With the newest snapshots taken away one by one
+    /// (so that more and more of the log is folded on a state without albums), the pins and
+    /// drops found are always the full state's.
+    @Test func thePinsOnTheMapAreFoundWithoutDecodingAlbums() async throws {
+        let (folder, story) = try await TimeTravelTests.closedStore("pins-on-map", seed: 56, events: 600, snapshotInterval: 53)
+        let expected = fold(story.events).pins.mapValues(\.droppedAt)
+        #expect(expected.count > 1)
+        var removed = 0
+        while true {
+            let reader = try StoreReader.open(at: folder.path)
+            #expect(try reader.pinsOnMap() == expected, "with \(removed) snapshots taken away")
+            for (pin, droppedAt) in expected.prefix(3) {
+                let found = try reader.pinAndDrop(matching: pin.description)
+                #expect(found.pin == pin && found.droppedAt == droppedAt)
+            }
+            guard let newest = try reader.snapshotSequences().last else { break }
+            try FileManager.default.removeItem(atPath: folder.path + "/snapshots/" + SnapshotFile.name(for: newest))
+            removed += 1
+        }
+        #expect(removed > 5)
+        let gone = Set(story.events.compactMap(\.event.pin)).subtracting(expected.keys)
+        let reader = try StoreReader.open(at: folder.path)
+        for pin in gone.prefix(3) {
+            let found = try reader.pinAndDrop(matching: pin.description)
+            #expect(found.pin == pin && found.droppedAt == nil, "a removed pin is found among the dropped ones")
+        }
+    }
+
+    /// A pin that is gone is found in one pass that decodes only events holding the bytes its
+    /// prefix fixes. Ids chosen so that prefixes share bytes: each pin's whole id, a unique
+    /// prefix, and an ambiguous one, in halves and not.
+    @Test func aGonePinIsFoundByAnyUniquePrefixWithEveryEventAboutIt() async throws {
+        let folder = TemporaryFolder("history-gone")
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        let ids: [UInt64] = [0x6280_938a_d5a1_04f2, 0x6280_938a_0000_0001, 0x1234_5678_9abc_def0, 0x0000_0000_0000_0007]
+        let place = Coordinate(latitude: 10, longitude: 20)
+        for (index, id) in ids.enumerated() {
+            try await store.record(.pinDropped(PinID(id), place))
+            try await store.record(.pinDragged(PinID(id), Coordinate(latitude: Double(index), longitude: 1)))
+            _ = try await store.dropPin(at: place)  // noise: a pin that stays
+        }
+        for id in ids { try await store.record(.pinRemoved(PinID(id))) }
+        try await store.record(.pinDropped(PinID(ids[0]), place))  // dropped again, and removed again
+        try await store.record(.pinRemoved(PinID(ids[0])))
+        try await store.close()
+
+        let reader = try StoreReader.open(at: folder.path)
+        #expect(try reader.pinsOnMap().count == ids.count)
+        for id in ids {
+            let pin = PinID(id)
+            let expected = try Self.allEvents(reader).filter { $0.event.pin == pin }
+            #expect(expected.count >= 3)
+            for threshold in [1, 1 << 16] as [UInt64] {
+                let found = try reader.removedPin(matching: pin.description, halvingAt: threshold)
+                #expect(found.pin == pin && found.events.map(\.sequence) == expected.map(\.sequence), "\(pin), halves from \(threshold)")
+            }
+            #expect(try reader.history(matching: pin.description.uppercased()).events.map(\.sequence) == expected.map(\.sequence))
+            #expect(try reader.pin(matching: pin.description) == pin)
+            var about: [UInt64] = []
+            try reader.forEachEvent(about: pin, from: expected[1].sequence) { about.append($0.sequence) }
+            #expect(about == expected.dropFirst().map(\.sequence), "vt log --pin \(pin)")
+            about = []
+            try reader.forEachEvent(about: pin, through: expected[1].sequence) { about.append($0.sequence) }
+            #expect(about == expected.prefix(2).map(\.sequence), "vt log --pin \(pin) --to")
+        }
+        #expect(try reader.history(matching: "6280938ad").pin == PinID(ids[0]))
+        #expect(try reader.history(matching: "6280938a0").pin == PinID(ids[1]))
+        #expect(try reader.history(matching: "12345").pin == PinID(ids[2]))
+        await expectDomainError(.invalidArgument) { try reader.history(matching: "6280938a") }  // two pins
+        await expectDomainError(.unknownPin) { try reader.history(matching: "62809388") }
+        await expectDomainError(.unknownPin) { try reader.history(matching: "00000000000000070") }  // 17 digits
+        await expectDomainError(.invalidArgument) { try reader.history(matching: "628") }
+        await expectDomainError(.invalidArgument) { try reader.history(matching: "pin!") }
+    }
+
+    @Test func aPrefixFixesTheLastBytesOfTheIdOnTheWire() {
+        #expect(StoreReader.wireBytes(ofIDPrefix: "6280938a") == [0x8a, 0x93, 0x80, 0x62])
+        #expect(StoreReader.wireBytes(ofIDPrefix: "6280938ad") == [0x8a, 0x93, 0x80, 0x62])
+        #expect(StoreReader.wireBytes(ofIDPrefix: "abc") == [0xab])
+        #expect(StoreReader.wireBytes(ofIDPrefix: "0000") == nil, "a zero id has no bytes on the wire")
+        #expect(StoreReader.wireBytes(ofIDPrefix: "a") == nil)
+        let id: UInt64 = 0x6280_938a_d5a1_04f2
+        let wire = withUnsafeBytes(of: id.littleEndian) { Array($0) }
+        for digits in 2...16 {
+            let bytes = StoreReader.wireBytes(ofIDPrefix: String(PinID(id).description.prefix(digits)))!
+            #expect(Array(wire.suffix(bytes.count)) == bytes, "\(digits) digits")
+        }
+    }
+
+    @Test func theBytesSearchFindsNeedlesOfAnyLength() {
+        for needle in [[7], [7, 1], [7, 1, 2], [7, 7, 7, 9, 9, 9, 9, 9, 1]] as [[UInt8]] {
+            for length in 0..<24 {
+                let noise = [UInt8](repeating: 7, count: length)  // every byte a candidate, never the rest
+                #expect(!StoreReader.payload(noise[...], contains: needle) || needle.allSatisfy { $0 == 7 })
+                for offset in 0...length {
+                    var payload = noise
+                    payload.insert(contentsOf: needle, at: offset)
+                    #expect(StoreReader.payload(payload[...], contains: needle), "\(needle) at \(offset) of \(length)")
+                }
+            }
+        }
+    }
+
+    private static func allEvents(_ reader: StoreReader) throws -> [RecordedEvent] {
+        var events: [RecordedEvent] = []
+        try reader.forEachEvent { events.append($0) }
+        return events
+    }
+}
