@@ -1,3 +1,4 @@
+import Dispatch
 import FileIO
 
 /// Reads a log: sequentially from a sequence number or a time, by random access, or following
@@ -104,6 +105,25 @@ public final class LogReader {
         return LogHead(sequence: sequence, hash: batch.hash)
     }
 
+    /// ``head(at:)`` begun now, on another core where the log allows it (format 2, whose heads
+    /// are read from the files alone), so that a caller can load something beside it; `value()`
+    /// waits for it. A format-1 log's head, or one on a file system whose calls must come in one
+    /// order (``FileIO/FileSystem/allowsReadAhead``), is read by this reader when `value()` is
+    /// called.
+    public func headInBackground(at sequence: UInt64) -> PendingHead {
+        if segments.isEmpty { try? refresh() }
+        guard format == .v2, fileSystem.allowsReadAhead else { return PendingHead { try self.head(at: sequence) } }
+        let (directory, fileSystem) = (directory, fileSystem)
+        let pending = PendingHead.Box()
+        DispatchQueue.global(qos: .userInitiated).async(group: pending.group) {
+            pending.result = Result { try Format2Heads.head(at: sequence, directory: directory, fileSystem: fileSystem) }
+        }
+        return PendingHead { () throws -> LogHead? in
+            pending.group.wait()
+            return try pending.result!.get()
+        }
+    }
+
     /// The sequence number of the last complete event (0 for an empty log).
     public func lastSequence() throws -> UInt64 {
         try refresh()
@@ -193,5 +213,21 @@ public struct LogFollower: AsyncSequence {
             }
             return nil
         }
+    }
+}
+
+/// A head being looked up (``LogReader/headInBackground(at:)``).
+public struct PendingHead {
+    private let wait: () throws -> LogHead?
+
+    init(_ wait: @escaping () throws -> LogHead?) { self.wait = wait }
+
+    /// The head, once the lookup is done; what it threw, if it failed.
+    public func value() throws -> LogHead? { try wait() }
+
+    /// The lookup's result, written by its thread before `group` is left and read after a wait.
+    final class Box: @unchecked Sendable {
+        let group = DispatchGroup()
+        var result: Result<LogHead?, any Error>?
     }
 }

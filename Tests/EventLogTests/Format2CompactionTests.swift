@@ -68,6 +68,12 @@ import Testing
             let expected = Format2CodecTests.independentHead(Array(appended.prefix(sequence)), logID: Format2CodecTests.logID)
             #expect(try reader.head(at: UInt64(sequence))?.hash.bytes == expected, "head at \(sequence)")
         }
+        // Looked up on other threads, all at once, as a snapshot's load looks its head up.
+        let pending = [1, 5, 299, appended.count - 1, appended.count].map { (sequence: $0, head: reader.headInBackground(at: UInt64($0))) }
+        for (sequence, head) in pending {
+            let expected = Format2CodecTests.independentHead(Array(appended.prefix(sequence)), logID: Format2CodecTests.logID)
+            #expect(try head.value()?.hash.bytes == expected, "head at \(sequence), in the background")
+        }
         #expect(try reader.lastSequence() == UInt64(appended.count))
         let since = try reader.events(since: LogTimestamp(microsecondsSinceEpoch: appended[400].time)).next()
         #expect(since?.timestamp.microsecondsSinceEpoch == appended[400].time)

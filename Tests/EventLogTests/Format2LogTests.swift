@@ -79,6 +79,12 @@ import Testing
             let expected = Format2CodecTests.independentHead(Array(appended.prefix(sequence)), logID: Format2CodecTests.logID)
             #expect(try reader.head(at: UInt64(sequence))?.hash.bytes == expected, "head at \(sequence)")
         }
+        // Looked up on other threads, all at once, as a snapshot's load looks its head up.
+        let pending = [0, 1, 2, 77, 500, appended.count].map { (sequence: $0, head: reader.headInBackground(at: UInt64($0))) }
+        for (sequence, head) in pending {
+            let expected = Format2CodecTests.independentHead(Array(appended.prefix(sequence)), logID: Format2CodecTests.logID)
+            #expect(try head.value()?.hash.bytes == expected, "head at \(sequence), in the background")
+        }
         #expect(try reader.head(at: UInt64(appended.count + 1)) == nil)
         for sequence: UInt64 in [1, 300, UInt64(appended.count)] {
             #expect(try reader.event(at: sequence).map { Array($0.payload) } == appended[Int(sequence) - 1].payload)
@@ -157,6 +163,10 @@ import Testing
         let before = try snapshot(folder.path)
         expectLogError(.corrupt) { _ = try readAll(folder.path) }
         expectLogError(.corrupt) { _ = try EventLog.open(at: folder.path, configuration: Self.format2(clock: clock)) }
+        // A head looked up in the background names the damage too.
+        expectLogError(.corrupt) {
+            _ = try LogReader(directory: folder.path).headInBackground(at: 20).value()
+        }
         #expect(try snapshot(folder.path) == before, "a refused open changed files")
         do {
             _ = try readAll(folder.path)

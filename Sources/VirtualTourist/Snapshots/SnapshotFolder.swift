@@ -65,8 +65,11 @@ final class SnapshotFolder: Sendable {
         for sequence in try sequences().reversed() where sequence <= limit {
             let name = SnapshotFile.name(for: sequence)
             do {
+                // The head is looked up beside the load: the file's read and checksum leave the
+                // second core idle (docs/BENCHMARKS.md).
+                let pendingHead = reader.headInBackground(at: sequence)
                 let (header, state) = try load(sequence, pinsOnly: pinsOnly)
-                guard let head = try reader.head(at: sequence) else {
+                guard let head = try pendingHead.value() else {
                     throw SnapshotProblem("the log has no batch ending at sequence \(sequence)")
                 }
                 guard head.hash.bytes == header.batchHash else {
