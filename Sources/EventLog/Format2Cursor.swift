@@ -28,7 +28,14 @@ final class Format2Cursor {
         case tail(TailScanner)
     }
 
-    init(directory: String, fileSystem: any FileSystem, start: LogCursor.Start, lastSequence: UInt64?, lastTime: LogTimestamp?) {
+    /// The reader's headers of blocks walked before, for seeks.
+    private let headers: BlockHeaderCache?
+
+    init(
+        directory: String, fileSystem: any FileSystem, start: LogCursor.Start, lastSequence: UInt64?, lastTime: LogTimestamp?,
+        headers: BlockHeaderCache? = nil
+    ) {
+        self.headers = headers
         self.files = Format2Directory(directory: directory, fileSystem: fileSystem)
         self.start = start
         self.lastSequence = lastSequence
@@ -179,7 +186,7 @@ final class Format2Cursor {
                     let scanner = try BlockFileScanner(path: file.path, header: header, fileSystem: files.fileSystem)
                     var since: Int64? = nil
                     if case .time(let time) = start { since = time.microsecondsSinceEpoch }
-                    try scanner.skipBlocks(expectChain: chainAtEnd, expectTime: timeAtEnd) { block in
+                    try scanner.skipBlocks(expectChain: chainAtEnd, expectTime: timeAtEnd, cache: headers) { block in
                         block.lastSequence < sequence || since.map { block.lastTime < $0 } ?? false
                     }
                     expected = max(expected, scanner.nextSequence)

@@ -145,9 +145,12 @@ final class BlockFileScanner {
     private(set) var time: Int64?
     private(set) var nextSequence: UInt64
 
+    let fileSystem: any FileSystem
+
     init(path: String, header: BlockFileHeader, fileSystem: any FileSystem) throws {
         self.path = path
         self.header = header
+        self.fileSystem = fileSystem
         let file = try io("open the block file \(path)") { try fileSystem.openFile(path, .readOnly) }
         self.window = ReadWindow(file: file)
         self.nextSequence = header.firstSequence
@@ -182,15 +185,58 @@ final class BlockFileScanner {
     /// before it instead of reading and decoding every block from the file's start. The
     /// headers' checks and the chain links between them still hold; the payloads stepped over
     /// are not read, so their CRCs are `verify`'s to check.
-    func skipBlocks(expectChain: ChainHash?, expectTime: Int64?, while skipping: (BlockHeader) -> Bool) throws {
+    ///
+    /// With `cache`, the headers a walk of this file read before are not read again: the walk
+    /// starts after the last of them that `skipping` holds for, and notes the new ones it reads.
+    /// `skipping` must hold for a first run of blocks and then no more (a sequence or a time
+    /// not yet reached), as every caller's does.
+    func skipBlocks(
+        expectChain: ChainHash?, expectTime: Int64?, cache: BlockHeaderCache? = nil, while skipping: (BlockHeader) -> Bool
+    ) throws {
+        var identity: BlockHeaderCache.Identity? = nil
+        if let cache, blocksRead == 0 {
+            let size = try io("read the size of \(path)") { try window.file.size() }
+            if let status = try io("look at \(path)", { try fileSystem.status(path) }) {
+                identity = BlockHeaderCache.Identity(size: size, modificationTime: status.modificationTime, header: header)
+                try jump(over: cache.blocks(of: path, identity: identity!), expectChain: expectChain, expectTime: expectTime, while: skipping)
+            }
+        }
         let head = UnsafeMutableRawBufferPointer.allocate(byteCount: Format2.blockHeaderSize, alignment: 8)
         defer { head.deallocate() }
         while blocksRead < Int(header.blockCount) {
             let count = try io("read \(path)") { try window.file.read(into: head, at: position) }
             guard count == Format2.blockHeaderSize else { throw corrupt("an incomplete block header", at: position) }
             let block = try checkedHeader(UnsafeRawBufferPointer(head), expectChain: expectChain, expectTime: expectTime)
+            if let cache, let identity { cache.note(block, at: position, index: blocksRead, of: path, identity: identity) }
             guard skipping(block) else { return }
             step(past: block)
+        }
+    }
+
+    /// Steps past the known blocks `skipping` holds for, as a walk would, checking the first
+    /// one against what the file must start from (the blocks were read under another caller's
+    /// expectations).
+    private func jump(
+        over known: [(offset: Int64, header: BlockHeader)], expectChain: ChainHash?, expectTime: Int64?,
+        while skipping: (BlockHeader) -> Bool
+    ) throws {
+        guard let first = known.first, skipping(first.header) else { return }
+        if let expectChain, first.header.chainBefore != expectChain {
+            throw corrupt("a block whose chain_before is not the head where the events before it end (a block is missing or moved)", at: position)
+        }
+        if let expectTime, first.header.timeBefore != expectTime {
+            throw corrupt("a block whose time_before is not the time of the event before it", at: position)
+        }
+        // The last known block to skip: `skipping` holds for a first run of blocks.
+        var low = 0
+        var high = known.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if skipping(known[middle].header) { low = middle } else { high = middle - 1 }
+        }
+        for block in known[...low] {
+            precondition(block.offset == position, "a block header cache out of step with its file")
+            step(past: block.header)
         }
     }
 

@@ -5,7 +5,7 @@ import FileIO
 enum Format2Heads {
     /// The chain's head after `sequence`, or nil when the log does not reach it. Costs at most
     /// one block's or one segment's events hashed.
-    static func head(at sequence: UInt64, directory: String, fileSystem: any FileSystem) throws -> LogHead? {
+    static func head(at sequence: UInt64, directory: String, fileSystem: any FileSystem, headers: BlockHeaderCache? = nil) throws -> LogHead? {
         var files = Format2Directory(directory: directory, fileSystem: fileSystem)
         try files.refresh()
         guard let anchor = files.anchor else { return nil }
@@ -17,7 +17,7 @@ enum Format2Heads {
         case .blocks(let header):
             guard sequence <= header.lastSequence else { return nil }
             let scanner = try BlockFileScanner(path: file.path, header: header, fileSystem: fileSystem)
-            try scanner.skipBlocks(expectChain: nil, expectTime: nil) { $0.lastSequence < sequence }
+            try scanner.skipBlocks(expectChain: nil, expectTime: nil, cache: headers) { $0.lastSequence < sequence }
             while let block = try scanner.next(expectChain: nil, expectTime: nil) {
                 guard block.header.lastSequence >= sequence else { continue }
                 if block.header.lastSequence == sequence { return LogHead(sequence: sequence, hash: block.header.chainAfter) }

@@ -56,7 +56,7 @@ public final class LogCursor {
         if reader.format == .v2 {
             let engine = Format2Cursor(
                 directory: reader.directory, fileSystem: reader.fileSystem, start: start, lastSequence: lastSequence,
-                lastTime: lastTime)
+                lastTime: lastTime, headers: reader.blockHeaders)
             format2 = engine
             return try engine.next()
         }

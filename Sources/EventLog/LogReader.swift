@@ -28,6 +28,8 @@ public final class LogReader {
     private var firstTimestamps: [UInt64: LogTimestamp] = [:]
     /// The log's format, once its first data file exists.
     public private(set) var format: LogFormatVersion?
+    /// The block headers this reader's seeks have read (format 2).
+    let blockHeaders = BlockHeaderCache()
 
     /// Opens a reader. An existing empty directory is an empty log (a writer may be about to
     /// create it).
@@ -97,7 +99,7 @@ public final class LogReader {
     /// reach `sequence`. Checks what it reads as every read does.
     public func head(at sequence: UInt64) throws -> LogHead? {
         if segments.isEmpty { try refresh() }
-        if format == .v2 { return try Format2Heads.head(at: sequence, directory: directory, fileSystem: fileSystem) }
+        if format == .v2 { return try Format2Heads.head(at: sequence, directory: directory, fileSystem: fileSystem, headers: blockHeaders) }
         guard let genesis else { return nil }
         if sequence == 0 { return LogHead(sequence: 0, hash: genesis) }
         let cursor = try events(from: sequence, through: sequence)
@@ -113,10 +115,10 @@ public final class LogReader {
     public func headInBackground(at sequence: UInt64) -> PendingHead {
         if segments.isEmpty { try? refresh() }
         guard format == .v2, fileSystem.allowsReadAhead else { return PendingHead { try self.head(at: sequence) } }
-        let (directory, fileSystem) = (directory, fileSystem)
+        let (directory, fileSystem, headers) = (directory, fileSystem, blockHeaders)
         let pending = PendingHead.Box()
         DispatchQueue.global(qos: .userInitiated).async(group: pending.group) {
-            pending.result = Result { try Format2Heads.head(at: sequence, directory: directory, fileSystem: fileSystem) }
+            pending.result = Result { try Format2Heads.head(at: sequence, directory: directory, fileSystem: fileSystem, headers: headers) }
         }
         return PendingHead { () throws -> LogHead? in
             pending.group.wait()

@@ -145,4 +145,54 @@ import Testing
             #expect(error.offset == Int64(third))
         }
     }
+
+    /// A reader keeps the block headers its seeks read: seeking again into the same file reads
+    /// none before the block it wants (forwards, backwards, by time, for a head), with the same
+    /// events; a file changed since is walked, and checked, anew.
+    @Test func aReaderSeeksAgainWithoutRereadingTheHeadersBeforeItsBlock() throws {
+        let folder = TemporaryDirectory()
+        let appended = try Self.manyBlocks(folder.path)
+        let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
+        let path = folder.path + "/" + blockFile
+        let blocks = try Self.blocks(in: path)
+        try #require(blocks.count > 8)
+        let fileSystem = InstrumentedFileSystem()
+        let reader = try LogReader(directory: folder.path, fileSystem: fileSystem)
+        func firstEvents(from sequence: UInt64) throws -> (read: Int, sequences: [UInt64]) {
+            let before = fileSystem.reads
+            let cursor = try reader.events(from: sequence, through: sequence + 2)
+            var sequences: [UInt64] = []
+            while let event = try cursor.next() {
+                #expect(Array(event.payload) == appended[Int(event.sequence) - 1].payload)
+                sequences.append(event.sequence)
+            }
+            return (fileSystem.reads - before, sequences)
+        }
+        let late = blocks[blocks.count - 2].first + 1
+        let walked = try firstEvents(from: late)
+        let again = try firstEvents(from: late)
+        #expect(again.sequences == walked.sequences && walked.sequences == [late, late + 1, late + 2])
+        #expect(walked.read >= blocks.count - 2, "the first seek reads a header a block before its own")
+        #expect(again.read <= 3, "read \(again.read) times again, \(walked.read) the first time")
+        let early = try firstEvents(from: blocks[3].first)
+        #expect(early.sequences == [blocks[3].first, blocks[3].first + 1, blocks[3].first + 2])
+        #expect(early.read <= 3, "an earlier block is jumped to as well (\(early.read) reads)")
+        let last = UInt64(appended.count)
+        #expect(try firstEvents(from: last).sequences == [last], "past the blocks known, the walk goes on")
+
+        let since = LogTimestamp(microsecondsSinceEpoch: blocks[blocks.count - 3].lastTime + 1)
+        let expected = try #require(appended.indices.first { appended[$0].time >= since.microsecondsSinceEpoch })
+        #expect(try reader.events(since: since).next()?.sequence == UInt64(expected + 1))
+        let independent = try LogReader(directory: folder.path)
+        for sequence in [blocks[2].first + 3, late, last] {
+            #expect(try reader.head(at: sequence) == independent.head(at: sequence), "head at \(sequence)")
+        }
+
+        // Changed since (a header two blocks in): the same reader walks the file again and
+        // finds the damage instead of trusting what it had read.
+        try flipByte(at: blocks[2].offset + 20, in: path)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 5)], ofItemAtPath: path)
+        #expect(throws: LogError.self) { _ = try firstEvents(from: late) }
+    }
+
 }

@@ -26,7 +26,15 @@ public final class InstrumentedFileSystem: FileSystem, @unchecked Sendable {
     /// Bytes every read so far returned.
     public var bytesRead: Int { lock.withLock { _bytesRead } }
     private var _bytesRead = 0
-    func noteRead(_ count: Int) { lock.withLock { _bytesRead += count } }
+    /// Reads made so far.
+    public var reads: Int { lock.withLock { _reads } }
+    private var _reads = 0
+    func noteRead(_ count: Int) {
+        lock.withLock {
+            _bytesRead += count
+            _reads += 1
+        }
+    }
 
     public func check(_ operation: String, _ path: String) throws {
         let ext = path.split(separator: ".").last.map(String.init) ?? ""

@@ -1,0 +1,52 @@
+import FileIO
+import Synchronization
+
+/// The block headers a reader has walked past, file by file, so that its next seek into the same
+/// block file jumps to the block it wants instead of reading every header before it again.
+///
+/// At 10 M events one block file holds 1,500 blocks, and a seek walked their headers with a small
+/// read each: about 3 ms, twice for every state at a point (the snapshot's head, then the replay
+/// from it; docs/BENCHMARKS.md). The headers kept were checked when they were read (checksums,
+/// sequences, the chain links between them), and block files are never changed in place (a
+/// compaction or an erasure writes a new file and renames it), so they stay true for as long as
+/// the file is the same one: the same size, modification time and file header.
+final class BlockHeaderCache: Sendable {
+    struct Known {
+        /// The block file's size and modification time, and its header, when the blocks were read.
+        var identity: Identity
+        /// The first blocks of the file, in order: where each starts and its header.
+        var blocks: [(offset: Int64, header: BlockHeader)]
+    }
+
+    struct Identity: Equatable {
+        var size: Int64
+        var modificationTime: Duration
+        var header: BlockFileHeader
+    }
+
+    private let files = Mutex<[String: Known]>([:])
+
+    /// The blocks known of `path`, if it is still the file they were read from.
+    func blocks(of path: String, identity: Identity) -> [(offset: Int64, header: BlockHeader)] {
+        files.withLock { files in
+            guard let known = files[path] else { return [] }
+            guard known.identity == identity else {
+                files[path] = nil
+                return []
+            }
+            return known.blocks
+        }
+    }
+
+    /// Notes the header of block number `index` of `path` (ignored unless it extends the blocks
+    /// known without a gap).
+    func note(_ header: BlockHeader, at offset: Int64, index: Int, of path: String, identity: Identity) {
+        files.withLock { files in
+            if files[path]?.identity != identity { files[path] = Known(identity: identity, blocks: []) }
+            // Appended where it lies: a copy taken out and put back would copy every header
+            // known at each step.
+            guard files[path]!.blocks.count == index else { return }
+            files[path]!.blocks.append((offset, header))
+        }
+    }
+}
