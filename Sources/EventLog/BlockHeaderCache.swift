@@ -25,6 +25,8 @@ final class BlockHeaderCache: Sendable {
     }
 
     private let files = Mutex<[String: Known]>([:])
+    /// More block files than a log has at once (compaction keeps a handful).
+    static let filesKept = 64
 
     /// The blocks known of `path`, if it is still the file they were read from.
     func blocks(of path: String, identity: Identity) -> [(offset: Int64, header: BlockHeader)] {
@@ -42,7 +44,12 @@ final class BlockHeaderCache: Sendable {
     /// known without a gap).
     func note(_ header: BlockHeader, at offset: Int64, index: Int, of path: String, identity: Identity) {
         files.withLock { files in
-            if files[path]?.identity != identity { files[path] = Known(identity: identity, blocks: []) }
+            if files[path]?.identity != identity {
+                // Compactions replace block files by new ones: a long-lived reader forgets the
+                // files it knew rather than keep the headers of every file that ever was.
+                if files[path] == nil, files.count >= Self.filesKept { files.removeAll() }
+                files[path] = Known(identity: identity, blocks: [])
+            }
             // Appended where it lies: a copy taken out and put back would copy every header
             // known at each step.
             guard files[path]!.blocks.count == index else { return }
