@@ -41,6 +41,8 @@ import Testing
         #expect(try sequences("--type", "pinremoved", "--type", "PinDragged") == [11, 12])
         #expect(try sequences("--pin", "2222") == [3, 12])  // a removed pin, found by prefix
         #expect(try sequences("--pin", "1111000000000003") == [4, 11])
+        #expect(try sequences("--pin", "2222", "--from", "4") == [12])
+        #expect(try sequences("--pin", "2222", "--to", "11", "--type", "PinDropped") == [3])
         #expect(try sequences("--since", "2026-11-21T09:00:06Z", "--until", "2026-11-21T09:00:08Z") == [6, 7, 8])
         #expect(try sequences("--since", "2026-11-22") == [])
     }

@@ -86,13 +86,16 @@ import Testing
             }
             #expect(try reader.history(matching: pin.description.uppercased()).events.map(\.sequence) == expected.map(\.sequence))
             #expect(try reader.pin(matching: pin.description) == pin)
-            var about: [UInt64] = []
-            try reader.forEachEvent(about: pin, from: expected[1].sequence) { about.append($0.sequence) }
-            #expect(about == expected.dropFirst().map(\.sequence), "vt log --pin \(pin)")
-            about = []
-            try reader.forEachEvent(about: pin, through: expected[1].sequence) { about.append($0.sequence) }
-            #expect(about == expected.prefix(2).map(\.sequence), "vt log --pin \(pin) --to")
+            let later = try reader.events(aboutPinMatching: pin.description, from: expected[1].sequence)
+            #expect(later.pin == pin && later.events.map(\.sequence) == expected.dropFirst().map(\.sequence), "vt log --pin \(pin) --from")
+            let earlier = try reader.events(aboutPinMatching: pin.description, through: expected[1].sequence)
+            #expect(earlier.events.map(\.sequence) == expected.prefix(2).map(\.sequence), "vt log --pin \(pin) --to")
         }
+        // A pin on the map, by its events in a range.
+        let staying = try #require(try reader.pinsOnMap().first)
+        let stayingEvents = try Self.allEvents(reader).filter { $0.event.pin == staying.key }
+        let ranged = try reader.events(aboutPinMatching: staying.key.description, from: staying.value, through: stayingEvents.last!.sequence)
+        #expect(ranged.pin == staying.key && ranged.events.map(\.sequence) == stayingEvents.map(\.sequence))
         #expect(try reader.history(matching: "6280938ad").pin == PinID(ids[0]))
         #expect(try reader.history(matching: "6280938a0").pin == PinID(ids[1]))
         #expect(try reader.history(matching: "12345").pin == PinID(ids[2]))

@@ -35,15 +35,6 @@ extension StoreReader {
         }
     }
 
-    /// The events from `from` through `through` (default: this reader's last) that are about
-    /// `pin`, oldest first (`vt log --pin`): read as ``history(of:from:)`` reads, then handed to
-    /// `body` in order.
-    public func forEachEvent(
-        about pin: PinID, from: UInt64 = 1, through: UInt64? = nil, _ body: (RecordedEvent) throws -> Void
-    ) throws {
-        for event in try history(of: pin, from: from, through: through, halvingAt: Self.halvingThreshold) { try body(event) }
-    }
-
     /// Turns down the events whose stored bytes cannot be about `pin`; nil for pin 0, which has
     /// no bytes on the wire (proto3 leaves a zero out), so every event is decoded.
     static func filter(about pin: PinID) -> (@Sendable (LogEvent) -> Bool)? {
@@ -145,6 +136,21 @@ extension StoreReader {
             return (pin, try history(of: pin, from: onMap[pin]!))
         } catch let error as DomainError where error.code == .unknownPin {
             return try removedPin(matching: text)
+        }
+    }
+
+    /// The pin `text` names and its events from `from` through `through` (default: this
+    /// reader's last), oldest first (`vt log --pin`): one filtered pass for a pin that is gone,
+    /// which both finds the pin and reads its events.
+    public func events(aboutPinMatching text: String, from: UInt64 = 1, through: UInt64? = nil) throws -> (pin: PinID, events: [RecordedEvent]) {
+        let onMap = try pinsOnMap()
+        let through = min(through ?? lastSequence, lastSequence)
+        do {
+            let pin = PinID(parsing: try TouristState.resolve(text, among: onMap.keys.map(\.description), what: "pin"))!
+            return (pin, try history(of: pin, from: from, through: through, halvingAt: Self.halvingThreshold))
+        } catch let error as DomainError where error.code == .unknownPin {
+            let (pin, events) = try removedPin(matching: text)
+            return (pin, events.filter { $0.sequence >= from && $0.sequence <= through })
         }
     }
 

@@ -39,14 +39,15 @@ struct LogCommand: AsyncParsableCommand {
     func run() async throws {
         let reader = try global.reader()
         let types = try types()
-        let pinID = try pin.map { try reader.pin(matching: $0) }
         let since = try since.map { try ArgumentValues.time($0) }
         let until = try until.map { try ArgumentValues.time($0) }
+        var start = from ?? 1
+        if let since { start = max(start, try reader.sequence(atTime: since.adding(microseconds: -1)) + 1) }
+        // The pin and its events in one read (for a pin that is gone, one pass finds both).
+        let (pinID, aboutPin) = try pin.map { try reader.events(aboutPinMatching: $0, from: start, through: to) } ?? (nil, [])
         if let from, from > reader.lastSequence + (follow ? 1 : 0) {
             throw RuntimeError(message: "--from \(from) is past the end: \(reader.lastSequence == 0 ? "the log is empty" : "the log holds 1…\(reader.lastSequence)")")
         }
-        var start = from ?? 1
-        if let since { start = max(start, try reader.sequence(atTime: since.adding(microseconds: -1)) + 1) }
         let wanted = { (event: RecordedEvent) -> Bool in
             (types.isEmpty || types.contains(event.event.typeName)) && (pinID == nil || event.event.pin == pinID)
                 && (since.map { event.timestamp >= $0 } ?? true) && (until.map { event.timestamp <= $0 } ?? true)
@@ -57,7 +58,7 @@ struct LogCommand: AsyncParsableCommand {
             if follow { FileHandle.standardOutput.write(Data((line + "\n").utf8)) } else { print(line) }
         }
         if let pinID {
-            try reader.forEachEvent(about: pinID, from: start, through: to) { if wanted($0) { try show($0) } }
+            for event in aboutPin where wanted(event) { try show(event) }
         } else {
             try reader.forEachEvent(from: start, through: to) { if wanted($0) { try show($0) } }
         }
