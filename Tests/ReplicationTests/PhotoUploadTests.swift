@@ -27,6 +27,11 @@ struct PhotoUploadTests {
             func ship() async throws -> (status: ReplicationStatus, messages: UInt64) {
                 let replicator = try await Replicator.start(store: folder, connection: nats, servers: servers.urls, options: options)
                 let status = try await replicator.shipAvailable()
+                // The status read from the log and the one told the store's last event agree;
+                // told of events it has not seen, it counts them as lag.
+                #expect(replicator.status == replicator.status(localEvents: store.lastSequence))
+                #expect(status.localEvents == store.lastSequence)
+                #expect(replicator.status(localEvents: store.lastSequence + 3).lagEvents == 3)
                 let bucket = try await jetStream.streamInfo("OBJ_" + replicator.stream.bucket)
                 return (status, bucket.state.messages)
             }

@@ -99,7 +99,8 @@ struct ServeCommand: AsyncParsableCommand {
                     if let replicate, let connection = cluster {
                         cluster = nil  // closed by the replication from here on
                         replication = try await ServeReplication.replicating(
-                            store: global.storePath, over: connection, to: replicate, stream: stream, replicas: replicas)
+                            store: global.storePath, lastSequence: { store.lastSequence }, over: connection, to: replicate,
+                            stream: stream, replicas: replicas)
                     }
                 } catch {
                     await photos.stop()

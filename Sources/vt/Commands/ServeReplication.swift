@@ -23,11 +23,12 @@ final class ServeReplication: Sendable {
         self.status = status
     }
 
-    /// Ships the store at `folder` (open in this process) to the cluster at `urls`, over
-    /// `connection` (connected before the store was opened, so that a cluster that cannot be
-    /// reached changes nothing); closes the connection when it fails.
+    /// Ships the store at `folder` (open in this process, its last event `lastSequence`) to the
+    /// cluster at `urls`, over `connection` (connected before the store was opened, so that a
+    /// cluster that cannot be reached changes nothing); closes the connection when it fails.
     static func replicating(
-        store folder: String, over connection: NATSConnection, to urls: String, stream: String?, replicas: Int?
+        store folder: String, lastSequence: @escaping @Sendable () -> UInt64, over connection: NATSConnection, to urls: String,
+        stream: String?, replicas: Int?
     ) async throws -> ServeReplication {
         var options = ReplicationOptions()
         options.stream = stream
@@ -44,7 +45,7 @@ final class ServeReplication: Sendable {
         let task = Task(priority: .background) { await Self.watch(stopped, "replication") { try await replicator.run() } }
         Terminal.note("replicating to stream \(replicator.stream.name) on \(Cluster.shown(urls))")
         return ServeReplication(connection: connection, stopped: stopped, status: {
-            let status = replicator.status
+            let status = replicator.status(localEvents: lastSequence())
             return ReplicationView(
                 role: .primary, stream: status.stream, servers: status.servers, events: status.localEvents,
                 lagEvents: status.lagEvents, pendingPhotos: status.photosPending, missingPhotos: status.photosMissing,
