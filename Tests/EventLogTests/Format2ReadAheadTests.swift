@@ -195,4 +195,48 @@ import Testing
         #expect(throws: LogError.self) { _ = try firstEvents(from: late) }
     }
 
+
+    /// One reader, many seeks in random order (by sequence and by time, into two block files and
+    /// the hot tail, and heads between them): every answer is the one a fresh reader gives, so
+    /// the headers it keeps never send a seek to the wrong block.
+    @Test func randomSeeksByOneReaderAgreeWithFreshReaders() throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = Format2LogTests.format2(clock: clock)
+        configuration.blockSize = 4096
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        var appended = try Format2LogTests.fill(log, clock: clock, commits: 300)
+        try log.compact()
+        appended += try Format2LogTests.fill(log, clock: clock, commits: 300, from: 300)
+        try log.compact()
+        appended += try Format2LogTests.fill(log, clock: clock, commits: 40, from: 600)
+        try log.close()
+        try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".blk") }.count == 2)
+
+        let reader = try LogReader(directory: folder.path)
+        let count = UInt64(appended.count)
+        var random = SystemRandomNumberGenerator()
+        for round in 0..<300 {
+            let first = UInt64.random(in: 1...count, using: &random)
+            switch round % 3 {
+            case 0:
+                let last = min(count, first + UInt64.random(in: 0...5, using: &random))
+                let cursor = try reader.events(from: first, through: last)
+                var sequences: [UInt64] = []
+                while let event = try cursor.next() {
+                    #expect(Array(event.payload) == appended[Int(event.sequence) - 1].payload)
+                    sequences.append(event.sequence)
+                }
+                #expect(sequences == Array(first...last), "events \(first) through \(last)")
+            case 1:
+                let since = LogTimestamp(microsecondsSinceEpoch: appended[Int(first) - 1].time)
+                let found = try reader.events(since: since).next()
+                let expected = appended.firstIndex { $0.time >= since.microsecondsSinceEpoch }.map { UInt64($0 + 1) }
+                #expect(found?.sequence == expected, "since \(since)")
+            default:
+                #expect(try reader.head(at: first) == LogReader(directory: folder.path).head(at: first), "head at \(first)")
+            }
+        }
+    }
+
 }
