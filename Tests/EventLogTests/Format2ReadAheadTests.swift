@@ -1,6 +1,7 @@
 @testable import EventLog
 import FileIO
 import Foundation
+import LogWorkload
 import StorageTestSupport
 import Testing
 
@@ -215,7 +216,7 @@ import Testing
 
         let reader = try LogReader(directory: folder.path)
         let count = UInt64(appended.count)
-        var random = SystemRandomNumberGenerator()
+        var random = SplitMix(seed: 19)
         for round in 0..<300 {
             let first = UInt64.random(in: 1...count, using: &random)
             switch round % 3 {
