@@ -22,6 +22,16 @@ import Testing
         return appended
     }
 
+    /// The sequences `cursor` hands out, each event's payload checked against what was appended.
+    static func sequences(_ cursor: LogCursor, checkedAgainst appended: [(time: Int64, payload: [UInt8])]) throws -> [UInt64] {
+        var sequences: [UInt64] = []
+        while let event = try cursor.next() {
+            #expect(Array(event.payload) == appended[Int(event.sequence) - 1].payload)
+            sequences.append(event.sequence)
+        }
+        return sequences
+    }
+
     @Test func everyRangeReadsBackExactlyAcrossBlocks() throws {
         let folder = TemporaryDirectory()
         let appended = try Self.manyBlocks(folder.path)
@@ -30,11 +40,7 @@ import Testing
         let count = UInt64(appended.count)
         for (first, last) in [(1, count), (2, 90), (150, 151), (77, count - 3), (count, count)] {
             let cursor = try reader.events(from: first, through: last)
-            var sequences: [UInt64] = []
-            while let event = try cursor.next() {
-                #expect(Array(event.payload) == appended[Int(event.sequence) - 1].payload)
-                sequences.append(event.sequence)
-            }
+            let sequences = try Self.sequences(cursor, checkedAgainst: appended)
             #expect(sequences == Array(first...last), "events \(first) through \(last)")
         }
         // A cursor left half-read while a block is in flight goes away cleanly, and the log
@@ -108,11 +114,7 @@ import Testing
 
         let fileSystem = InstrumentedFileSystem()
         let cursor = try LogReader(directory: folder.path, fileSystem: fileSystem).events(from: target.first)
-        var sequences: [UInt64] = []
-        while let event = try cursor.next() {
-            #expect(Array(event.payload) == appended[Int(event.sequence) - 1].payload)
-            sequences.append(event.sequence)
-        }
+        let sequences = try Self.sequences(cursor, checkedAgainst: appended)
         #expect(sequences == Array(target.first...UInt64(appended.count)))
         let fileSize = try readBytes(path).count
         #expect(fileSystem.bytesRead < UInt64(fileSize / 2), "read \(fileSystem.bytesRead) of the file's \(fileSize) bytes")
@@ -162,11 +164,7 @@ import Testing
         func firstEvents(from sequence: UInt64) throws -> (read: Int, sequences: [UInt64]) {
             let before = fileSystem.reads
             let cursor = try reader.events(from: sequence, through: sequence + 2)
-            var sequences: [UInt64] = []
-            while let event = try cursor.next() {
-                #expect(Array(event.payload) == appended[Int(event.sequence) - 1].payload)
-                sequences.append(event.sequence)
-            }
+            let sequences = try Self.sequences(cursor, checkedAgainst: appended)
             return (fileSystem.reads - before, sequences)
         }
         let late = blocks[blocks.count - 2].first + 1
@@ -223,11 +221,7 @@ import Testing
             case 0:
                 let last = min(count, first + UInt64.random(in: 0...5, using: &random))
                 let cursor = try reader.events(from: first, through: last)
-                var sequences: [UInt64] = []
-                while let event = try cursor.next() {
-                    #expect(Array(event.payload) == appended[Int(event.sequence) - 1].payload)
-                    sequences.append(event.sequence)
-                }
+                let sequences = try Self.sequences(cursor, checkedAgainst: appended)
                 #expect(sequences == Array(first...last), "events \(first) through \(last)")
             case 1:
                 let since = LogTimestamp(microsecondsSinceEpoch: appended[Int(first) - 1].time)

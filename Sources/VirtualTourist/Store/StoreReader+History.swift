@@ -118,24 +118,18 @@ extension StoreReader {
     /// The same, with the sequence number of its drop when the pin is on the map now (where its
     /// history starts); nil for a removed pin.
     public func pinAndDrop(matching text: String) throws -> (pin: PinID, droppedAt: UInt64?) {
-        let onMap = try pinsOnMap()
-        do {
-            let pin = PinID(parsing: try TouristState.resolve(text, among: onMap.keys.map(\.description), what: "pin"))!
-            return (pin, onMap[pin])
-        } catch let error as DomainError where error.code == .unknownPin {
-            return (try removedPin(matching: text).pin, nil)
+        switch try named(text) {
+        case .onMap(let pin, let droppedAt): (pin, droppedAt)
+        case .gone(let pin, _): (pin, nil)
         }
     }
 
     /// The pin `text` names and every event about it, oldest first: from its drop for a pin on
     /// the map, in one filtered pass over the whole log for one that is gone.
     public func history(matching text: String) throws -> (pin: PinID, events: [RecordedEvent]) {
-        let onMap = try pinsOnMap()
-        do {
-            let pin = PinID(parsing: try TouristState.resolve(text, among: onMap.keys.map(\.description), what: "pin"))!
-            return (pin, try history(of: pin, from: onMap[pin]!))
-        } catch let error as DomainError where error.code == .unknownPin {
-            return try removedPin(matching: text)
+        switch try named(text) {
+        case .onMap(let pin, let droppedAt): (pin, try history(of: pin, from: droppedAt))
+        case .gone(let pin, let events): (pin, events)
         }
     }
 
@@ -143,14 +137,30 @@ extension StoreReader {
     /// reader's last), oldest first (`vt log --pin`): one filtered pass for a pin that is gone,
     /// which both finds the pin and reads its events.
     public func events(aboutPinMatching text: String, from: UInt64 = 1, through: UInt64? = nil) throws -> (pin: PinID, events: [RecordedEvent]) {
-        let onMap = try pinsOnMap()
         let through = min(through ?? lastSequence, lastSequence)
+        switch try named(text) {
+        case .onMap(let pin, _):
+            return (pin, try history(of: pin, from: from, through: through, halvingAt: Self.halvingThreshold))
+        case .gone(let pin, let events):
+            return (pin, events.filter { $0.sequence >= from && $0.sequence <= through })
+        }
+    }
+
+    /// What `text` names: a pin on the map now, with its drop, or else a pin the log once
+    /// dropped, with every event about it (the one pass that finds it reads them).
+    private enum NamedPin {
+        case onMap(PinID, droppedAt: UInt64)
+        case gone(PinID, events: [RecordedEvent])
+    }
+
+    private func named(_ text: String) throws -> NamedPin {
+        let onMap = try pinsOnMap()
         do {
             let pin = PinID(parsing: try TouristState.resolve(text, among: onMap.keys.map(\.description), what: "pin"))!
-            return (pin, try history(of: pin, from: from, through: through, halvingAt: Self.halvingThreshold))
+            return .onMap(pin, droppedAt: onMap[pin]!)
         } catch let error as DomainError where error.code == .unknownPin {
             let (pin, events) = try removedPin(matching: text)
-            return (pin, events.filter { $0.sequence >= from && $0.sequence <= through })
+            return .gone(pin, events: events)
         }
     }
 
@@ -163,12 +173,12 @@ extension StoreReader {
     /// dropped pin first and then reading the history meant two passes that decoded everything
     /// (docs/BENCHMARKS.md).
     ///
+    /// `text` has passed a lookup among the pins on the map (``TouristState/resolve(_:among:what:)``
+    /// checks that it is a hex prefix long enough), which found none.
+    ///
     /// - Throws: ``DomainError`` `.unknownPin` when no dropped pin matches, `.invalidArgument`
-    ///   when `text` is not a hex prefix of at least ``TouristState/minimumPrefix`` digits or
-    ///   matches several pins.
+    ///   when several do.
     func removedPin(matching text: String, halvingAt threshold: UInt64 = halvingThreshold) throws -> (pin: PinID, events: [RecordedEvent]) {
-        // Checks the text as any lookup does (an empty list: nothing can match yet).
-        do { _ = try TouristState.resolve(text, among: [String](), what: "pin") } catch let error as DomainError where error.code == .unknownPin {}
         let wanted = text.lowercased()
         guard wanted.utf8.count <= 16 else { throw DomainError(.unknownPin, "no pin id starts with \(wanted.prefix(40)): pin ids have 16 digits") }
         let fixedBytes = Self.wireBytes(ofIDPrefix: wanted)

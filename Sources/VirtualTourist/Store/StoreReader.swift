@@ -137,23 +137,15 @@ public final class StoreReader {
         from: UInt64 = 1, through: UInt64? = nil, doing: String = "the events cannot be read",
         _ body: (RecordedEvent) throws -> Void
     ) throws {
-        try forEachEvent(from: from, through: through, doing: doing, decodingOnly: nil, body)
-    }
-
-    /// The same, leaving undecoded (and unseen by `body`) the events `wanted` turns down by
-    /// their stored bytes.
-    func forEachEvent(
-        from: UInt64 = 1, through: UInt64? = nil, doing: String, decodingOnly wanted: ((LogEvent) -> Bool)?,
-        _ body: (RecordedEvent) throws -> Void
-    ) throws {
         do {
-            try Self.scan(log, from: from, through: min(through ?? lastSequence, lastSequence), decodingOnly: wanted, body)
+            try Self.scan(log, from: from, through: min(through ?? lastSequence, lastSequence), decodingOnly: nil, body)
         } catch {
             throw TouristStore.storageError(error, doing)
         }
     }
 
-    /// The loop of ``forEachEvent(from:through:doing:decodingOnly:_:)``, on any reader of the log.
+    /// The loop of ``forEachEvent(from:through:doing:_:)``, on any reader of the log, leaving
+    /// undecoded (and unseen by `body`) the events `wanted` turns down by their stored bytes.
     static func scan(
         _ log: LogReader, from: UInt64, through: UInt64, decodingOnly wanted: ((LogEvent) -> Bool)?,
         _ body: (RecordedEvent) throws -> Void
