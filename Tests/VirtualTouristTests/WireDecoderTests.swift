@@ -67,6 +67,34 @@ import TouristWorkload
         #expect(checked == 2_000 + Self.unusualButValid.count)
     }
 
+    /// A listing's photos come out of the fast path with their texts in one array they all
+    /// slice (one allocation a listing): each still reads, compares and hashes as a photo of its
+    /// own, and changing one leaves the others as they were.
+    @Test func aListingsPhotosShareOneTextBufferAndStayApart() throws {
+        guard case .photosListed(let written) = Self.unusualButValid[3].0 else {
+            Issue.record("the fixture moved")
+            return
+        }
+        let payload = EventCodec.encode(.photosListed(written), cause: nil)
+        guard case .photosListed(let decoded)? = EventWireDecoder.decode(payload[...])?.event else {
+            Issue.record("the fast path stepped aside")
+            return
+        }
+        #expect(decoded.photos == written.photos)
+        #expect(decoded.photos.map(\.hashValue) == written.photos.map(\.hashValue))
+        let starts = decoded.photos.map { photo in photo.utf8.withUnsafeBufferPointer { $0.baseAddress } }
+        for index in 1..<decoded.photos.count {
+            let previous = decoded.photos[index - 1]
+            // Back to back in one buffer: each photo starts where the one before it ends.
+            #expect(starts[index] == starts[index - 1].map { $0 + previous.utf8.count }, "photo \(index)")
+        }
+        var photos = decoded.photos
+        photos[1].title = "changed"
+        #expect(photos[1].title == "changed" && photos[1].remoteID == "53")
+        #expect(Array(photos[0...0] + photos[2...]) == Array(written.photos[0...0] + written.photos[2...]))
+        #expect(decoded.photos == written.photos, "the decoded listing itself is untouched")
+    }
+
     @Test func damagedPayloadsGetTheSameAnswerFromBothPaths() {
         var story = StoryGenerator(seed: 5)
         story.generate(400)

@@ -5,7 +5,8 @@
 /// become `String`s only when read: one allocation a photo instead of one for each long text,
 /// one reference to copy instead of eight (docs/BENCHMARKS.md, "Replay at memory speed"). The
 /// photos of an album loaded from a snapshot share one array, each keeping a slice of it
-/// (docs/FORMAT.md, "Snapshot file").
+/// (docs/FORMAT.md, "Snapshot file"), and so do the photos of a listing the wire decoder reads
+/// (docs/BENCHMARKS.md, "Cold replay at 2.5 M events/s").
 /// Equality and hashing compare the texts' bytes.
 public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
     public var width: UInt32
@@ -69,26 +70,52 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
 
     /// From texts already checked to be UTF-8 (the wire decoders), copied into one array.
     init(width: UInt32, height: UInt32, validatedTexts texts: TextFields) {
-        self.width = width
-        self.height = height
-        var ends = TextEnds()
-        var total = 0
-        for index in 0..<8 {
-            total += texts[index].count
-            ends[index] = UInt32(total)
-        }
-        self.ends = ends
-        utf8 = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+        self = Self.sharingOneBuffer([WireParts(width: width, height: height, texts: texts)])[0]
+    }
+
+    /// A photo as a wire decoder finds it: its texts are views into the payload being read.
+    struct WireParts {
+        var width: UInt32 = 0
+        var height: UInt32 = 0
+        var texts = TextFields()
+    }
+
+    /// The photos of one listing, their texts copied into one array that they all keep a
+    /// slice of: one allocation for the listing instead of one a photo. Each photo compares,
+    /// hashes and reads exactly as if it had its own.
+    static func sharingOneBuffer(_ photos: [WireParts]) -> [ListedPhoto] {
+        let total = photos.reduce(0) { $0 + $1.texts.byteCount }
+        let shared = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
             var offset = 0
-            for index in 0..<8 {
-                let text = texts[index]
-                if let source = text.baseAddress, !text.isEmpty {
-                    UnsafeMutableRawPointer(buffer.baseAddress! + offset).copyMemory(from: source, byteCount: text.count)
+            for photo in photos {
+                for index in 0..<8 {
+                    let text = photo.texts[index]
+                    if let source = text.baseAddress, !text.isEmpty {
+                        UnsafeMutableRawPointer(buffer.baseAddress! + offset).copyMemory(from: source, byteCount: text.count)
+                    }
+                    offset += text.count
                 }
-                offset += text.count
             }
             count = total
-        }[...]
+        }
+        var start = 0
+        return photos.map { photo in
+            var ends = TextEnds()
+            var length = 0
+            for index in 0..<8 {
+                length += photo.texts[index].count
+                ends[index] = UInt32(length)
+            }
+            defer { start += length }
+            return ListedPhoto(width: photo.width, height: photo.height, utf8: shared[start..<start + length], ends: ends)
+        }
+    }
+
+    private init(width: UInt32, height: UInt32, utf8: ArraySlice<UInt8>, ends: TextEnds) {
+        self.width = width
+        self.height = height
+        self.utf8 = utf8
+        self.ends = ends
     }
 
     /// Texts already back to back and checked (a snapshot's packed form): `ends` are where
@@ -148,6 +175,9 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
             UnsafeRawBufferPointer(start: nil, count: 0), UnsafeRawBufferPointer(start: nil, count: 0),
             UnsafeRawBufferPointer(start: nil, count: 0), UnsafeRawBufferPointer(start: nil, count: 0))
 
+        /// The eight texts' bytes in all.
+        var byteCount: Int { (0..<8).reduce(0) { $0 + self[$1].count } }
+
         subscript(index: Int) -> UnsafeRawBufferPointer {
             get {
                 switch index {
@@ -191,11 +221,13 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
     /// Whether a text is empty, without making a `String` (the rules ask it of every photo).
     func isEmpty(_ field: Field) -> Bool { range(field).isEmpty }
 
-    /// A text's first bytes, at most `count` of them (the rules' scheme check).
-    func prefix(_ field: Field, _ count: Int) -> ArraySlice<UInt8> {
+    /// Reads a text's first bytes, at most `count` of them, where they lie (the rules' scheme
+    /// check, twice a listed photo: a slice would count a reference each time).
+    func withPrefix<Result>(_ field: Field, _ count: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         let range = range(field)
-        let base = utf8.startIndex
-        return utf8[base + range.lowerBound..<base + min(range.upperBound, range.lowerBound + count)]
+        return utf8.withUnsafeBytes { bytes in
+            body(UnsafeRawBufferPointer(rebasing: bytes[range.lowerBound..<min(range.upperBound, range.lowerBound + count)]))
+        }
     }
 
     private mutating func set(_ field: Field, _ value: String) {

@@ -58,21 +58,16 @@ extension TouristState {
                 return DomainError(
                     .invalidArgument, "a listing holds at most \(Self.maxPhotosPerListing) photos, not \(listing.photos.count)")
             }
-            if let blank = listing.photos.firstIndex(where: { $0.isEmpty(.remoteID) || $0.isEmpty(.url) }) {
-                return DomainError(.invalidArgument, "listed photo \(blank) has no id or no URL")
-            }
-            // Credit links are shown as links: only the web's own schemes.
-            if let bad = listing.photos.firstIndex(where: { !Self.isCreditLink($0, .pageURL) || !Self.isCreditLink($0, .licenceURL) }) {
-                return DomainError(.invalidArgument, "listed photo \(bad)'s page or licence link is not an http(s) URL")
-            }
-            return nil
+            return Self.problem(withPhotos: listing.photos)
 
         case .photoDownloaded(let photo):
-            if case .failure(let problem) = downloadTarget(photo) { return problem }
+            guard let pin = pins[photo.pin] else { return unknown(photo.pin) }
+            if case .failure(let problem) = Self.downloadPosition(photo, in: pin) { return problem }
             return nil
 
-        case .photoDownloadFailed(let pin, let collection, let number, let reason):
-            if case .failure(let problem) = failureTarget(pin: pin, collection: collection, slot: number, reason: reason) {
+        case .photoDownloadFailed(let pinID, let collection, let number, let reason):
+            guard let pin = pins[pinID] else { return unknown(pinID) }
+            if case .failure(let problem) = Self.failurePosition(collection: collection, slot: number, reason: reason, in: pin) {
                 return problem
             }
             return nil
@@ -106,44 +101,54 @@ extension TouristState {
         }
     }
 
-    /// The pins' storage position, for changing a pin where it lies.
-    typealias PinIndex = Dictionary<PinID, Pin>.Index
+    /// A listing's photos each need an id and a URL, and credit links the web's own schemes
+    /// (they are shown as links). Read through the buffer: `firstIndex(where:)` copied each
+    /// photo, its text buffer's reference counted, twice a photo on every replay.
+    private static func problem(withPhotos photos: [ListedPhoto]) -> DomainError? {
+        photos.withUnsafeBufferPointer { photos in
+            for index in photos.indices where photos[index].isEmpty(.remoteID) || photos[index].isEmpty(.url) {
+                return DomainError(.invalidArgument, "listed photo \(index) has no id or no URL")
+            }
+            for index in photos.indices
+            where !isCreditLink(photos[index], .pageURL) || !isCreditLink(photos[index], .licenceURL) {
+                return DomainError(.invalidArgument, "listed photo \(index)'s page or licence link is not an http(s) URL")
+            }
+            return nil
+        }
+    }
 
-    /// The rules for a downloaded photo, and where it goes when it may: its pin's index and its
-    /// slot's position. The fold's commonest event looks its pin up once for both.
-    func downloadTarget(_ photo: DownloadedPhoto) -> Result<(PinIndex, Int), DomainError> {
-        resultTarget(photo.pin, photo.collection, photo.slot, "a photo").flatMap { target in
+    /// The rules for a downloaded photo, given its pin, and the position of the slot it goes
+    /// to when it may. The pin is passed in rather than looked up, so that the fold (its
+    /// commonest event) checks and changes the pin where it lies, one lookup and no copy.
+    static func downloadPosition(_ photo: DownloadedPhoto, in pin: Pin) -> Result<Int, DomainError> {
+        resultPosition(pin, photo.collection, photo.slot, "a photo").flatMap { position in
             if photo.byteCount == 0 { return .failure(DomainError(.invalidArgument, "a downloaded photo cannot be empty")) }
-            if !Self.isPhotoMediaType(photo.mediaType) {
+            if !isPhotoMediaType(photo.mediaType) {
                 return .failure(DomainError(.invalidArgument, "\(photo.mediaType) is not a photo type (JPEG, PNG, GIF or WebP)"))
             }
-            return .success(target)
+            return .success(position)
         }
     }
 
-    /// The rules for a failed download, and where it goes when it may.
-    func failureTarget(pin id: PinID, collection: UInt32, slot number: UInt32, reason: String)
-        -> Result<(PinIndex, Int), DomainError>
-    {
-        resultTarget(id, collection, number, "a download failure").flatMap { target in
-            reason.isEmpty ? .failure(DomainError(.invalidArgument, "a failure needs a reason")) : .success(target)
+    /// The rules for a failed download, given its pin, and the position of its slot.
+    static func failurePosition(collection: UInt32, slot number: UInt32, reason: String, in pin: Pin) -> Result<Int, DomainError> {
+        resultPosition(pin, collection, number, "a download failure").flatMap { position in
+            reason.isEmpty ? .failure(DomainError(.invalidArgument, "a failure needs a reason")) : .success(position)
         }
     }
 
-    /// What a download's result (a photo or a failure) needs of its pin's album, and where
-    /// the result goes: the pin's index and the slot's position.
-    private func resultTarget(_ id: PinID, _ collection: UInt32, _ number: UInt32, _ what: String)
-        -> Result<(PinIndex, Int), DomainError>
+    /// What a download's result (a photo or a failure) needs of its pin's album, and the
+    /// position of the slot it goes to.
+    private static func resultPosition(_ pin: Pin, _ collection: UInt32, _ number: UInt32, _ what: String)
+        -> Result<Int, DomainError>
     {
-        guard let index = pins.index(forKey: id) else { return .failure(unknown(id)) }
-        let pin = pins.values[index]
-        if let stale = Self.staleness(pin, collection) { return .failure(stale) }
-        guard pin.album.phase == .listed else { return .failure(Self.notExpecting(what, pin)) }
-        guard let position = pin.album.position(of: number) else { return .failure(Self.unknownPhoto(number, pin)) }
+        if let stale = staleness(pin, collection) { return .failure(stale) }
+        guard pin.album.phase == .listed else { return .failure(notExpecting(what, pin)) }
+        guard let position = pin.album.position(of: number) else { return .failure(unknownPhoto(number, pin)) }
         if case .downloaded = pin.album.slots[position].state {
             return .failure(DomainError(.wrongAlbumState, "photo \(number) of pin \(pin.id) was downloaded already"))
         }
-        return .success((index, position))
+        return .success(position)
     }
 
     /// ``photoMediaTypes``' membership, compared as text instead of hashed: one per download.
@@ -196,9 +201,11 @@ extension TouristState {
     /// (every real link): a listing's check then makes no `String`. Nine bytes are looked at,
     /// because a non-ASCII ninth (a combining mark) would join the eighth character.
     static func isCreditLink(_ photo: ListedPhoto, _ field: ListedPhoto.Field) -> Bool {
-        let start = photo.prefix(field, 9)
-        guard start.allSatisfy({ $0 < 0x80 }) else { return isCreditLink(photo.text(field)) }
-        let lowered = start.prefix(8).lazy.map { $0 | (UInt8(ascii: "A")...UInt8(ascii: "Z") ~= $0 ? 0x20 : 0) }
-        return start.isEmpty || lowered.starts(with: "https://".utf8) || lowered.starts(with: "http://".utf8)
+        let ascii: Bool? = photo.withPrefix(field, 9) { start in
+            guard start.allSatisfy({ $0 < 0x80 }) else { return nil }
+            let lowered = start.prefix(8).lazy.map { $0 | (UInt8(ascii: "A")...UInt8(ascii: "Z") ~= $0 ? 0x20 : 0) }
+            return start.isEmpty || lowered.starts(with: "https://".utf8) || lowered.starts(with: "http://".utf8)
+        }
+        return ascii ?? isCreditLink(photo.text(field))
     }
 }
