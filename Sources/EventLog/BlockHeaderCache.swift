@@ -25,6 +25,15 @@ final class BlockHeaderCache: Sendable {
     }
 
     private let files = Mutex<[String: Known]>([:])
+    /// One block decoded by a head's lookup, kept for the read that follows it (below).
+    private let handedOver = Mutex<HandedOver?>(nil)
+
+    private struct HandedOver {
+        var path: String
+        var identity: Identity
+        var offset: Int64
+        var block: SealedBlock
+    }
     /// More block files than a log has at once (compaction keeps a handful).
     static let filesKept = 64
 
@@ -37,6 +46,25 @@ final class BlockHeaderCache: Sendable {
                 return []
             }
             return known.blocks
+        }
+    }
+
+    /// Keeps a block that a head's lookup decoded, for a cursor of the same reader to take
+    /// instead of decoding it again. A state at a point looks up the head at its snapshot's
+    /// sequence, then replays from the next event, most often in that same block: a whole
+    /// block's rebuild, about 2.5 ms of a 30 ms time travel (docs/BENCHMARKS.md). One block is
+    /// kept, the last one handed over, until a cursor takes it.
+    func handOver(_ block: SealedBlock, at offset: Int64, of path: String, identity: Identity) {
+        handedOver.withLock { $0 = HandedOver(path: path, identity: identity, offset: offset, block: block) }
+    }
+
+    /// The block handed over at `offset` of `path`, if it is still the same file; taken, so
+    /// that it is used once and its memory let go.
+    func takeHandedOver(at offset: Int64, of path: String, identity: Identity) -> SealedBlock? {
+        handedOver.withLock { kept in
+            guard let found = kept, found.path == path, found.offset == offset, found.identity == identity else { return nil }
+            kept = nil
+            return found.block
         }
     }
 

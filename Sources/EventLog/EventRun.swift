@@ -10,7 +10,7 @@
 ///
 /// A run is read whole or refused whole: a record or block is never half-applied. Parsing is
 /// O(raw bytes) and allocates only for an erasure list.
-struct EventRun {
+struct EventRun: Sendable {
     let raw: [UInt8]
     let layout: Format2.Layout
     let count: Int

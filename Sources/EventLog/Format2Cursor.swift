@@ -192,7 +192,7 @@ final class Format2Cursor {
                     expected = max(expected, scanner.nextSequence)
                     current = .blocks(BlockReadAhead(
                         scanner: scanner, decompressor: decompressor, lastWanted: lastSequence,
-                        readsAhead: files.fileSystem.allowsReadAhead))
+                        readsAhead: files.fileSystem.allowsReadAhead, headers: headers))
                 case .segment:
                     let scanner = try TailScanner.open(path: file.path, fileSystem: files.fileSystem, decompressor: decompressor)
                     if let time = timeAtEnd, scanner.header.timeBefore != time {

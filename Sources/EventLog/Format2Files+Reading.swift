@@ -144,6 +144,9 @@ final class BlockFileScanner {
     private(set) var chain: ChainHash?
     private(set) var time: Int64?
     private(set) var nextSequence: UInt64
+    /// The file's size, modification time and header, once a walk with a header cache has
+    /// looked (``skipBlocks(expectChain:expectTime:cache:while:)``).
+    private(set) var identity: BlockHeaderCache.Identity?
 
     let fileSystem: any FileSystem
 
@@ -193,12 +196,12 @@ final class BlockFileScanner {
     func skipBlocks(
         expectChain: ChainHash?, expectTime: Int64?, cache: BlockHeaderCache? = nil, while skipping: (BlockHeader) -> Bool
     ) throws {
-        var identity: BlockHeaderCache.Identity? = nil
         if let cache, blocksRead == 0 {
             let size = try io("read the size of \(path)") { try window.file.size() }
             if let status = try io("look at \(path)", { try fileSystem.status(path) }) {
-                identity = BlockHeaderCache.Identity(size: size, modificationTime: status.modificationTime, header: header)
-                try jump(over: cache.blocks(of: path, identity: identity!), expectChain: expectChain, expectTime: expectTime, while: skipping)
+                let identity = BlockHeaderCache.Identity(size: size, modificationTime: status.modificationTime, header: header)
+                self.identity = identity
+                try jump(over: cache.blocks(of: path, identity: identity), expectChain: expectChain, expectTime: expectTime, while: skipping)
             }
         }
         let head = UnsafeMutableRawBufferPointer.allocate(byteCount: Format2.blockHeaderSize, alignment: 8)
@@ -240,12 +243,26 @@ final class BlockFileScanner {
         }
     }
 
+    /// Steps over the next block, already decoded from this same file (``identity``) by
+    /// another reader of it: its header is checked where it stands as a read would check it,
+    /// but its payload is not read again.
+    func step(overDecoded block: BlockHeader, at offset: Int64, expectChain: ChainHash?, expectTime: Int64?) throws {
+        precondition(offset == position && blocksRead < Int(header.blockCount), "a decoded block handed to the wrong place")
+        try check(block, expectChain: expectChain, expectTime: expectTime)
+        step(past: block)
+    }
+
     private func checkedHeader(_ head: UnsafeRawBufferPointer, expectChain: ChainHash?, expectTime: Int64?) throws -> BlockHeader {
         let block: BlockHeader
         switch BlockHeader.decode(head) {
         case .failure(let reason): throw corrupt(reason.description, at: position)
         case .success(let decoded): block = decoded
         }
+        try check(block, expectChain: expectChain, expectTime: expectTime)
+        return block
+    }
+
+    private func check(_ block: BlockHeader, expectChain: ChainHash?, expectTime: Int64?) throws {
         guard block.firstSequence == nextSequence else {
             throw corrupt("a block that starts at sequence \(block.firstSequence)", at: position)
         }
@@ -258,7 +275,6 @@ final class BlockFileScanner {
         guard block.lastSequence <= header.lastSequence else {
             throw corrupt("a block that runs past the file's \(header.eventCount) events", at: position)
         }
-        return block
     }
 
     private func step(past block: BlockHeader) {

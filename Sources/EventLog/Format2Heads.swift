@@ -25,6 +25,9 @@ enum Format2Heads {
                 case .failure(let reason):
                     throw LogError.corrupt(reason.description, file: file.path, offset: block.offset, sequence: block.header.firstSequence)
                 case .success(let decoded):
+                    if let headers, let identity = scanner.identity {
+                        headers.handOver(decoded, at: block.offset, of: file.path, identity: identity)
+                    }
                     var chain = EventChain(head: block.header.chainBefore, after: block.header.firstSequence - 1)
                     var events = decoded.run.makeIterator(firstSequence: block.header.firstSequence)
                     while chain.sequence < sequence, let event = events.next() {

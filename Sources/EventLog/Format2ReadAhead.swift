@@ -6,8 +6,8 @@ import Foundation
 ///
 /// At most one block is in flight, so memory stays O(one block). The scanner is used by one
 /// side at a time: the cursor waits for the block in flight before it reads on. Reading ahead
-/// starts with the second block asked for, so a short read (`vt show`, a few events of time
-/// travel) never pays for a block it does not use.
+/// starts with the second block asked for, so a short read (`vt show`) never pays for a block
+/// it does not use; or with the first, when the cursor's last sequence lies past it.
 final class BlockReadAhead: @unchecked Sendable {
     struct Block {
         let header: BlockHeader
@@ -27,11 +27,15 @@ final class BlockReadAhead: @unchecked Sendable {
     private let lastWanted: UInt64?
     private let readsAhead: Bool
 
-    init(scanner: BlockFileScanner, decompressor: ZstdDecompressor, lastWanted: UInt64?, readsAhead: Bool) {
+    /// The reader's cache, which may hold a block a head's lookup has just decoded.
+    private let headers: BlockHeaderCache?
+
+    init(scanner: BlockFileScanner, decompressor: ZstdDecompressor, lastWanted: UInt64?, readsAhead: Bool, headers: BlockHeaderCache? = nil) {
         self.scanner = scanner
         self.decompressor = decompressor
         self.lastWanted = lastWanted
         self.readsAhead = readsAhead
+        self.headers = headers
     }
 
     var path: String { scanner.path }
@@ -44,13 +48,22 @@ final class BlockReadAhead: @unchecked Sendable {
             inFlight.wait()
             self.inFlight = nil
             block = try ahead.get()
+        } else if let identity = scanner.identity, let headers,
+            let decoded = headers.takeHandedOver(at: scanner.position, of: scanner.path, identity: identity)
+        {
+            let offset = scanner.position
+            try scanner.step(overDecoded: decoded.header, at: offset, expectChain: expectChain, expectTime: expectTime)
+            block = Block(header: decoded.header, offset: offset, decoded: .success(decoded))
         } else {
             block = try read(expectChain: expectChain, expectTime: expectTime, with: decompressor)
         }
         blocksHandedOut += 1
-        if readsAhead, block != nil, blocksHandedOut >= 2, scanner.blocksRead < Int(scanner.header.blockCount),
-            lastWanted.map({ scanner.nextSequence <= $0 }) ?? true
-        {
+        // A bounded read whose bound lies past this block will ask for the next one: it is read
+        // ahead from the first block on (a time travel's replay from its snapshot, most often
+        // two blocks). An open-ended read waits for its second block, so that a short read
+        // never pays for a block it does not use.
+        let wantsNext = lastWanted.map { scanner.nextSequence <= $0 } ?? (blocksHandedOut >= 2)
+        if readsAhead, block != nil, wantsNext, scanner.blocksRead < Int(scanner.header.blockCount) {
             startReadingAhead()
         }
         return block

@@ -96,7 +96,7 @@ public struct BlockHeader: Equatable, Sendable {
 /// let block = try SealedBlock.decode(header, stored: payload, decompressor: zstd).get()
 /// for event in block.events { … }
 /// ```
-public struct SealedBlock {
+public struct SealedBlock: Sendable {
     public let header: BlockHeader
     let run: EventRun
 

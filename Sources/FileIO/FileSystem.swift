@@ -119,6 +119,25 @@ extension RandomAccessFile {
     public func readAll() throws -> [UInt8] {
         try read(count: Int(try size()), at: 0)
     }
+
+    /// Reads the whole file into `buffer`, reusing its memory when it is large enough: a
+    /// 20 MB snapshot read into fresh memory spent most of its read in page faults, 5 ms
+    /// instead of 1 (docs/BENCHMARKS.md). Afterwards `buffer` holds the file's bytes, no more.
+    public func readAll(into buffer: inout [UInt8]) throws {
+        let size = Int(try size())
+        guard buffer.capacity >= size else {
+            buffer = []
+            buffer = try read(count: size, at: 0)
+            return
+        }
+        if buffer.count < size {
+            buffer.append(contentsOf: repeatElement(0, count: size - buffer.count))
+        } else {
+            buffer.removeLast(buffer.count - size)
+        }
+        let count = try buffer.withUnsafeMutableBytes { try read(into: $0, at: 0) }
+        buffer.removeLast(size - count)
+    }
 }
 
 extension FileSystem {

@@ -195,6 +195,40 @@ import Testing
     }
 
 
+    /// A head's lookup decodes the block its sequence lies in; the replay that follows it (a
+    /// state at a point: the snapshot's head, then the events after it) takes that block from
+    /// the same reader instead of reading and decoding it again. Once: a second cursor reads it
+    /// itself. And never from a file changed since: damage put there is found.
+    @Test func theBlockAHeadDecodedIsHandedToTheReadThatFollows() throws {
+        let folder = TemporaryDirectory()
+        let appended = try Self.manyBlocks(folder.path)
+        let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
+        let path = folder.path + "/" + blockFile
+        let blocks = try Self.blocks(in: path)
+        try #require(blocks.count > 8)
+        let block = blocks[blocks.count / 2]
+        let sequence = block.first + 2  // inside the block: its head is not in the header
+        let fileSystem = InstrumentedFileSystem()
+        let reader = try LogReader(directory: folder.path, fileSystem: fileSystem)
+        func readsOfEvents(after sequence: UInt64) throws -> Int {
+            let before = fileSystem.reads
+            let sequences = try Self.sequences(try reader.events(from: sequence + 1, through: sequence + 3), checkedAgainst: appended)
+            #expect(sequences == [sequence + 1, sequence + 2, sequence + 3])
+            return fileSystem.reads - before
+        }
+        #expect(try reader.head(at: sequence) == LogReader(directory: folder.path).head(at: sequence))
+        let handed = try readsOfEvents(after: sequence)
+        let again = try readsOfEvents(after: sequence)
+        #expect(handed < again, "with the block handed over: \(handed) reads; reading it again: \(again)")
+
+        // The file changed after the lookup (a payload byte of that block, and its time): the
+        // block handed over is not the file's any more, and the read finds the damage.
+        _ = try reader.head(at: sequence)
+        try flipByte(at: block.offset + Format2.blockHeaderSize + 5, in: path)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 5)], ofItemAtPath: path)
+        #expect(throws: LogError.self) { _ = try readsOfEvents(after: sequence) }
+    }
+
     /// One reader, many seeks in random order (by sequence and by time, into two block files and
     /// the hot tail, and heads between them): every answer is the one a fresh reader gives, so
     /// the headers it keeps never send a seek to the wrong block.

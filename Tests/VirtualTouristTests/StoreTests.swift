@@ -55,6 +55,45 @@ import Testing
         }
     }
 
+    /// A folder reads each snapshot into the buffer of the one before (docs/BENCHMARKS.md): in
+    /// any order of sizes, each load is the file's state, and states loaded before are untouched
+    /// by the loads after them.
+    @Test func oneFolderLoadsSnapshotsInAnyOrderIntoOneBuffer() async throws {
+        let folder = TemporaryFolder("reload")
+        var story = StoryGenerator(seed: 23)
+        story.generate(900)
+        try await write(story, to: folder.path, snapshotInterval: 100)
+        let snapshots = SnapshotFolder(path: folder.sub("snapshots"), fileSystem: PosixFileSystem(), interval: 100)
+        let sequences = try snapshots.sequences()
+        try #require(sequences.count >= 3)
+        let order = [sequences.last!, sequences.first!, sequences[sequences.count / 2], sequences.last!, sequences.first!]
+        var loaded: [TouristState] = []
+        for sequence in order { loaded.append(try snapshots.load(sequence).1) }
+        for (sequence, state) in zip(order, loaded) {
+            let fresh = SnapshotFolder(path: folder.sub("snapshots"), fileSystem: PosixFileSystem(), interval: 100)
+            #expect(state == (try fresh.load(sequence).1), "snapshot \(sequence)")
+            #expect(state == fold(story.events.prefix(Int(sequence))), "snapshot \(sequence)")
+        }
+    }
+
+    /// `readAll(into:)` leaves exactly the file's bytes in the buffer, whether the buffer was
+    /// larger, smaller or empty before.
+    @Test func readingAWholeFileIntoABufferKeepsOnlyItsBytes() throws {
+        let folder = TemporaryFolder("read-into")
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        let fileSystem = PosixFileSystem()
+        var buffer: [UInt8] = []
+        for (index, size) in [5_000, 10, 0, 4_000, 70_000, 1].enumerated() {
+            let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+            let path = folder.sub("file-\(index)")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let file = try fileSystem.openFile(path, .readOnly)
+            try file.readAll(into: &buffer)
+            try file.close()
+            #expect(buffer == bytes, "file \(index) of \(size) bytes")
+        }
+    }
+
     @Test func aDamagedSnapshotIsReportedAndSkipped() async throws {
         let folder = TemporaryFolder("damaged")
         var story = StoryGenerator(seed: 31)
