@@ -22,6 +22,20 @@ import Testing
         return appended
     }
 
+    /// `manyBlocks` in a new folder, with its one block file's path and blocks.
+    static func blockFileLog() throws -> (
+        folder: TemporaryDirectory, appended: [(time: Int64, payload: [UInt8])], path: String,
+        blocks: [(offset: Int, first: UInt64, total: Int, lastTime: Int64)]
+    ) {
+        let folder = TemporaryDirectory()
+        let appended = try manyBlocks(folder.path)
+        let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
+        let path = folder.path + "/" + blockFile
+        let blocks = try Self.blocks(in: path)
+        try #require(blocks.count > 8)
+        return (folder, appended, path, blocks)
+    }
+
     /// The sequences `cursor` hands out, each event's payload checked against what was appended.
     static func sequences(_ cursor: LogCursor, checkedAgainst appended: [(time: Int64, payload: [UInt8])]) throws -> [UInt64] {
         var sequences: [UInt64] = []
@@ -55,18 +69,13 @@ import Testing
 
     /// A flipped byte in any block's payload is named at that block, whichever thread read it.
     @Test func damageInAReadAheadBlockIsNamedWhereItLies() throws {
-        let folder = TemporaryDirectory()
-        let appended = try Self.manyBlocks(folder.path)
-        let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
-        let path = folder.path + "/" + blockFile
-        let offsets = try Self.blocks(in: path)
-        #expect(offsets.count > 8)
+        let (folder, appended, path, offsets) = try Self.blockFileLog()
         #expect(appended.count > 1_000)
         for target in [1, 4, offsets.count - 1] {
             let copy = TemporaryDirectory()
             try copyDirectory(folder.path, to: copy.path)
             let block = offsets[target]
-            try flipByte(at: block.offset + Format2.blockHeaderSize + 5, in: copy.path + "/" + blockFile)
+            try flipByte(at: block.offset + Format2.blockHeaderSize + 5, in: copy.path + "/" + Path.name(of: path))
             let cursor = try LogReader(directory: copy.path).events()
             var last: UInt64 = 0
             do {
@@ -74,7 +83,7 @@ import Testing
                 Issue.record("damage in block \(target) went unseen")
             } catch let error as LogError {
                 #expect(error.code == .corrupt)
-                #expect(error.file == copy.path + "/" + blockFile)
+                #expect(error.file == copy.path + "/" + Path.name(of: path))
                 #expect(error.offset == Int64(block.offset), "block \(target)")
                 #expect(error.sequence == block.first)
                 #expect(last == block.first - 1, "every event before the damaged block was read")
@@ -103,12 +112,7 @@ import Testing
     /// goes unseen, and the bytes read are a fraction of the file) nor trusts a header that
     /// breaks the chain of links (named at that block). Starting by time does the same.
     @Test func aSeekReadsOnlyTheHeadersOfTheBlocksBeforeIt() throws {
-        let folder = TemporaryDirectory()
-        let appended = try Self.manyBlocks(folder.path)
-        let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
-        let path = folder.path + "/" + blockFile
-        let blocks = try Self.blocks(in: path)
-        #expect(blocks.count > 8)
+        let (folder, appended, path, blocks) = try Self.blockFileLog()
         let target = blocks[blocks.count - 2]
         try flipByte(at: blocks[1].offset + Format2.blockHeaderSize + 5, in: path)
 
@@ -132,7 +136,7 @@ import Testing
         // A header stepped over that does not link to the block before it is named there.
         let linkBroken = TemporaryDirectory()
         try copyDirectory(folder.path, to: linkBroken.path)
-        let brokenPath = linkBroken.path + "/" + blockFile
+        let brokenPath = linkBroken.path + "/" + Path.name(of: path)
         var bytes = try readBytes(brokenPath)
         let third = blocks[3].offset
         // Swap in the second block's header (its own CRC intact): it starts at the wrong
@@ -153,12 +157,7 @@ import Testing
     /// none before the block it wants (forwards, backwards, by time, for a head), with the same
     /// events; a file changed since is walked, and checked, anew.
     @Test func aReaderSeeksAgainWithoutRereadingTheHeadersBeforeItsBlock() throws {
-        let folder = TemporaryDirectory()
-        let appended = try Self.manyBlocks(folder.path)
-        let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
-        let path = folder.path + "/" + blockFile
-        let blocks = try Self.blocks(in: path)
-        try #require(blocks.count > 8)
+        let (folder, appended, path, blocks) = try Self.blockFileLog()
         let fileSystem = InstrumentedFileSystem()
         let reader = try LogReader(directory: folder.path, fileSystem: fileSystem)
         func firstEvents(from sequence: UInt64) throws -> (read: Int, sequences: [UInt64]) {
@@ -200,12 +199,7 @@ import Testing
     /// the same reader instead of reading and decoding it again. Once: a second cursor reads it
     /// itself. And never from a file changed since: damage put there is found.
     @Test func theBlockAHeadDecodedIsHandedToTheReadThatFollows() throws {
-        let folder = TemporaryDirectory()
-        let appended = try Self.manyBlocks(folder.path)
-        let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
-        let path = folder.path + "/" + blockFile
-        let blocks = try Self.blocks(in: path)
-        try #require(blocks.count > 8)
+        let (folder, appended, path, blocks) = try Self.blockFileLog()
         let block = blocks[blocks.count / 2]
         let sequence = block.first + 2  // inside the block: its head is not in the header
         let fileSystem = InstrumentedFileSystem()
