@@ -105,6 +105,11 @@ public final class EventLog: @unchecked Sendable {
         if let tail = writer as? TailWriter {
             let compactor = Compactor(directory: directory, configuration: configuration, fileSystem: fileSystem)
             tail.onSealed = { activeFirst in compactor.schedule(before: activeFirst) }
+            // Segments sealed under an earlier writer are compacted now, in the background:
+            // a store opened and closed in short sessions (a closing log stops a compaction
+            // under way) would otherwise keep them until its next roll, and opening for writing
+            // reads every sealed segment whole (docs/BENCHMARKS.md).
+            if tail.hadSealedSegmentsAtOpen { compactor.schedule(before: tail.segment.header.firstSequence) }
             self.compactor = compactor
         } else {
             self.compactor = nil
@@ -183,6 +188,10 @@ public final class EventLog: @unchecked Sendable {
     /// chain, which commits to every byte before it. For an empty log, sequence 0 and the
     /// chain's anchor (FORMAT.md, "The hash chain").
     public var head: LogHead { core.head }
+
+    /// The time of the last event appended (nil for an empty log), as the writer holds it:
+    /// no read of the log's end.
+    public var lastTimestamp: LogTimestamp? { core.lastTimestamp }
 
     // MARK: Appending
 

@@ -148,6 +148,7 @@ enum Format2Recovery {
         let writer = try TailWriter(
             directory: directory, fileSystem: fileSystem, configuration: configuration, logID: files.logID!,
             origin: files.origin, nextSequence: next, lastTime: time, chain: lastChain, segment: active)
+        writer.hadSealedSegmentsAtOpen = segments.count > 1
         return (writer, report)
     }
 

@@ -7,6 +7,8 @@ protocol CommitWriter: AnyObject {
     var nextSequence: UInt64 { get }
     /// The chain's head after the last event written (format 1: the last batch's hash).
     var headHash: ChainHash { get }
+    /// The time of the last event written; nil for an empty log.
+    var lastEventTime: LogTimestamp? { get }
     var hasUnsyncedWrites: Bool { get }
     func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>]
     func sync() throws
@@ -15,6 +17,7 @@ protocol CommitWriter: AnyObject {
 
 extension LogWriter: CommitWriter {
     var headHash: ChainHash { previousHash }
+    var lastEventTime: LogTimestamp? { lastTimestamp }
 }
 
 /// The active hot-tail segment of a format-2 log.
@@ -61,8 +64,12 @@ final class TailWriter: CommitWriter {
     /// Called (on the leader's thread, after a roll) with the new active segment's first
     /// sequence: everything before it is sealed. The background compactor's cue.
     var onSealed: (@Sendable (UInt64) -> Void)?
+    /// Whether the log was opened with sealed segments not yet compacted: a writer before this
+    /// one closed while its compaction was under way (or never ran one).
+    var hadSealedSegmentsAtOpen = false
 
     var headHash: ChainHash { chain.head }
+    var lastEventTime: LogTimestamp? { nextSequence > 1 ? LogTimestamp(microsecondsSinceEpoch: lastTime) : nil }
 
     init(
         directory: String, fileSystem: any FileSystem, configuration: LogConfiguration, logID: [UInt8], origin: LogOrigin,

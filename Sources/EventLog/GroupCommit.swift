@@ -22,6 +22,7 @@ final class GroupCommit: @unchecked Sendable {
     private var stopping = false
     private var appendedThrough: UInt64
     private var headHash: ChainHash
+    private var lastTime: LogTimestamp?
     private var unsynced = false
     /// Blocking callers asleep in ``submit(_:)-(AppendRequest)``: a finished group wakes the
     /// monitor only when someone is there to wake (see ``lead()``).
@@ -35,6 +36,7 @@ final class GroupCommit: @unchecked Sendable {
         if case .interval(let interval) = configuration.durability { syncInterval = interval } else { syncInterval = nil }
         self.appendedThrough = writer.nextSequence - 1
         self.headHash = writer.headHash
+        self.lastTime = writer.lastEventTime
         let thread = Thread { [self] in run() }
         thread.name = "EventLog writer"
         self.thread = thread
@@ -44,6 +46,8 @@ final class GroupCommit: @unchecked Sendable {
     var lastSequence: UInt64 { monitor.withLock { appendedThrough } }
 
     var head: LogHead { monitor.withLock { LogHead(sequence: appendedThrough, hash: headHash) } }
+
+    var lastTimestamp: LogTimestamp? { monitor.withLock { lastTime } }
 
     /// Queues a request and blocks the calling thread until it is written; leads the group
     /// itself when no leader is at work and it is first in line.
@@ -127,6 +131,7 @@ final class GroupCommit: @unchecked Sendable {
         }
         appendedThrough = writer.nextSequence - 1
         headHash = writer.headHash
+        lastTime = writer.lastEventTime
         unsynced = writer.hasUnsyncedWrites
         leaderActive = false
         // A lone blocking appender is both leader and only waiter: a broadcast would only wake

@@ -224,6 +224,9 @@ public struct PendingHead {
 
     init(_ wait: @escaping () throws -> LogHead?) { self.wait = wait }
 
+    /// A head known already (the writer's own), for code that takes a pending one.
+    public static func known(_ head: LogHead?) -> PendingHead { PendingHead { head } }
+
     /// The head, once the lookup is done; what it threw, if it failed.
     public func value() throws -> LogHead? { try wait() }
 

@@ -96,6 +96,32 @@ import Testing
         #expect(try readAll(folder.path).map { Array($0.payload) } == appended.map(\.payload))
     }
 
+    /// Segments left sealed by an earlier writer (closed before its compaction ran or finished)
+    /// are compacted in the background as soon as the log is opened again, without waiting for
+    /// a roll; opened with nothing sealed, the log schedules no compaction.
+    @Test func segmentsSealedBeforeAnOpenAreCompactedInTheBackground() throws {
+        let (folder, configuration) = try Self.closedLogOfSegments()
+        let before = try readAll(folder.path).map { Array($0.payload) }
+        try #require(try Self.names(folder.path).filter { $0.hasSuffix(".seg") }.count > 2)
+        var background = configuration
+        background.compactsInBackground = true
+        let log = try EventLog.open(at: folder.path, configuration: background)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while log.backgroundCompactions.reports.isEmpty, ContinuousClock.now < deadline { usleep(5_000) }
+        #expect(log.backgroundCompactions.lastError == nil)
+        #expect(log.backgroundCompactions.reports.count == 1)
+        try log.close()
+        let names = try Self.names(folder.path)
+        #expect(names.contains { $0.hasSuffix(".blk") })
+        #expect(names.filter { $0.hasSuffix(".seg") }.count == 1, "only the active segment is left: \(names)")
+        #expect(try readAll(folder.path).map { Array($0.payload) } == before)
+
+        let again = try EventLog.open(at: folder.path, configuration: background)
+        usleep(100_000)
+        #expect(again.backgroundCompactions.reports.isEmpty, "nothing was sealed")
+        try again.close()
+    }
+
     /// Closing while background compactions run (each stopped at its next check, or finished)
     /// leaves every event readable, no temporary file, and a log that compacts when asked.
     @Test func closingDuringBackgroundCompactionsLosesNothing() throws {

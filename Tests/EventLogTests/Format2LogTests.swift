@@ -32,6 +32,36 @@ import Testing
         return appended
     }
 
+    /// The log's last event's time as the writer holds it (what a store opening takes instead
+    /// of reading the log's end): nil when empty, then the last event's, after appends, after
+    /// a reopen (from the hot tail, and from blocks after a compaction), in both formats.
+    @Test(arguments: [LogFormatVersion.v1, .v2])
+    func theWriterKnowsItsLastEventsTime(_ format: LogFormatVersion) throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = Self.format2(clock: clock, segmentSize: 4096)
+        configuration.format = format
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        #expect(log.lastTimestamp == nil)
+        let appended = try Self.fill(log, clock: clock, commits: 40)
+        let lastTime = LogTimestamp(microsecondsSinceEpoch: appended.last!.time)
+        #expect(log.lastTimestamp == lastTime)
+        try log.close()
+        func reopened() throws -> LogTimestamp? {
+            let log = try EventLog.open(at: folder.path, configuration: configuration)
+            defer { try? log.close() }
+            #expect(try LogReader(directory: folder.path).event(at: log.lastSequence)?.timestamp == log.lastTimestamp)
+            return log.lastTimestamp
+        }
+        #expect(try reopened() == lastTime)
+        if format == .v2 {
+            let log = try EventLog.open(at: folder.path, configuration: configuration)
+            _ = try log.compact()
+            try log.close()
+            #expect(try reopened() == lastTime, "from the block files alone")
+        }
+    }
+
     /// A cursor following the log meets its end once per commit. The preallocated zeros past
     /// the end (1 MiB ahead) are checked for stray bytes once, not at every end: checked each
     /// time, a replicator read a megabyte a poll and cost more CPU than the app's commits.

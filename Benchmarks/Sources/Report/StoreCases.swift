@@ -23,6 +23,7 @@ struct StoreCases {
         var opens: [(events: Int, pins: Int, photos: Int, seconds: Double)] = []
         for checkpoint in checkpoints {
             try await writer.write(upTo: checkpoint)
+            try writer.letCompactionCatchUp()
             let workload = writer.workload
             var times: [Double] = []
             for _ in 0..<5 {

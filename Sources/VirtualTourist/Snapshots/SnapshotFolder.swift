@@ -77,14 +77,20 @@ final class SnapshotFolder: Sendable {
 
     /// The newest snapshot at or before `limit` that is sound and belongs to the history the
     /// reader sees, with the ones skipped on the way and why.
-    func newest(atOrBefore limit: UInt64, reader: LogReader, pinsOnly: Bool = false) throws -> (TouristState?, [SkippedSnapshot]) {
+    /// `knownHead`, the log's head as its writer holds it, spares the lookup of the head for a
+    /// snapshot taken at that point: the usual one at open, taken when the store last closed,
+    /// whose lookup in the hot tail hashed the events of the active segment up to it.
+    func newest(
+        atOrBefore limit: UInt64, reader: LogReader, knownHead: LogHead? = nil, pinsOnly: Bool = false
+    ) throws -> (TouristState?, [SkippedSnapshot]) {
         var skipped: [SkippedSnapshot] = []
         for sequence in try sequences().reversed() where sequence <= limit {
             let name = SnapshotFile.name(for: sequence)
             do {
                 // The head is looked up beside the load: the file's read and checksum leave the
                 // second core idle (docs/BENCHMARKS.md).
-                let pendingHead = reader.headInBackground(at: sequence)
+                let pendingHead = knownHead?.sequence == sequence
+                    ? PendingHead.known(knownHead) : reader.headInBackground(at: sequence)
                 let (header, state) = try load(sequence, pinsOnly: pinsOnly)
                 guard let head = try pendingHead.value() else {
                     throw SnapshotProblem("the log has no batch ending at sequence \(sequence)")

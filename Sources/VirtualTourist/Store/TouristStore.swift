@@ -64,12 +64,12 @@ public final class TouristStore: Sendable {
             let snapshots = SnapshotFolder(
                 path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
             let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
-            let (base, skipped) = try snapshots.newest(atOrBefore: log.lastSequence, reader: reader)
+            let (base, skipped) = try snapshots.newest(atOrBefore: log.lastSequence, reader: reader, knownHead: log.head)
             let start = base ?? TouristState()
             let (state, lastTime) = try replay(reader, from: start, through: log.lastSequence)
-            let lastTimestamp = try lastTime
-                ?? (log.lastSequence > 0 ? reader.event(at: log.lastSequence)?.timestamp : nil)
-                ?? LogTimestamp(microsecondsSinceEpoch: .min)
+            // The writer knows its last event's time: reading it from the log scanned the
+            // active hot-tail segment from its start.
+            let lastTimestamp = lastTime ?? log.lastTimestamp ?? LogTimestamp(microsecondsSinceEpoch: .min)
             let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem, options: options.blobs)
             let processor = ActionProcessor(
                 log: log, state: state, lastTimestamp: lastTimestamp, lastSnapshot: base?.sequence ?? 0,
