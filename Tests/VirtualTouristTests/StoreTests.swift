@@ -114,6 +114,33 @@ import Testing
         try await store.close()
     }
 
+    /// The newest snapshot is loaded while the log recovers (docs/BENCHMARKS.md); when the
+    /// recovery cuts a torn tail back past it, that snapshot lies beyond the log and is not
+    /// used: the state is the fold of the events that are left.
+    @Test func aSnapshotPastTheRecoveredLogIsNotUsed() async throws {
+        let folder = TemporaryFolder("past")
+        var story = StoryGenerator(seed: 43)
+        story.generate(300)
+        try await write(story, to: folder.path, snapshotInterval: 100)
+        #expect(FileManager.default.fileExists(atPath: folder.sub("snapshots/00000000000000000300.snap")))
+        // Tear the last record of the active segment (its preallocated zeros stay after it).
+        let segment = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.sub("log")).filter { $0.hasSuffix(".seg") }.max())
+        let path = folder.sub("log/" + segment)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let dataEnd = try #require(bytes.lastIndex { $0 != 0 }) + 1
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: UInt64(dataEnd - 3))
+        try handle.close()
+
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(snapshotInterval: 100))
+        try storeFakePhotos(store)
+        #expect(store.report.logRecovery.cutTail != nil)
+        #expect(store.lastSequence < 300)
+        #expect(store.report.snapshot.map { $0 <= store.lastSequence } ?? true, "snapshot \(String(describing: store.report.snapshot))")
+        #expect(store.state == fold(story.events.prefix(Int(store.lastSequence))))
+        try await store.close()
+    }
+
     /// A snapshot from another history of the log (the log was cut back and written again) is
     /// never applied to it.
     @Test func aSnapshotOfAnotherHistoryIsNotUsed() async throws {

@@ -1,3 +1,4 @@
+import Dispatch
 import EventLog
 import FileIO
 import Synchronization
@@ -80,8 +81,11 @@ final class SnapshotFolder: Sendable {
     /// `knownHead`, the log's head as its writer holds it, spares the lookup of the head for a
     /// snapshot taken at that point: the usual one at open, taken when the store last closed,
     /// whose lookup in the hot tail hashed the events of the active segment up to it.
+    /// `preloaded`, a load of one snapshot made beforehand (``preload()``), is used for that
+    /// snapshot instead of loading it again, and checked the same way.
     func newest(
-        atOrBefore limit: UInt64, reader: LogReader, knownHead: LogHead? = nil, pinsOnly: Bool = false
+        atOrBefore limit: UInt64, reader: LogReader, knownHead: LogHead? = nil, preloaded: Preloaded? = nil,
+        pinsOnly: Bool = false
     ) throws -> (TouristState?, [SkippedSnapshot]) {
         var skipped: [SkippedSnapshot] = []
         for sequence in try sequences().reversed() where sequence <= limit {
@@ -91,7 +95,12 @@ final class SnapshotFolder: Sendable {
                 // second core idle (docs/BENCHMARKS.md).
                 let pendingHead = knownHead?.sequence == sequence
                     ? PendingHead.known(knownHead) : reader.headInBackground(at: sequence)
-                let (header, state) = try load(sequence, pinsOnly: pinsOnly)
+                let header: SnapshotFile.Header, state: TouristState
+                if let preloaded, preloaded.sequence == sequence, !pinsOnly {
+                    (header, state) = try preloaded.result.get()
+                } else {
+                    (header, state) = try load(sequence, pinsOnly: pinsOnly)
+                }
                 guard let head = try pendingHead.value() else {
                     throw SnapshotProblem("the log has no batch ending at sequence \(sequence)")
                 }
@@ -104,6 +113,35 @@ final class SnapshotFolder: Sendable {
             }
         }
         return (nil, skipped)
+    }
+
+    /// A snapshot loaded ahead of the question it answers, or why it could not be.
+    struct Preloaded: Sendable {
+        let sequence: UInt64
+        let result: Result<(SnapshotFile.Header, TouristState), SnapshotProblem>
+    }
+
+    /// Starts loading the newest snapshot on another thread, before the log it belongs to is
+    /// open: a store's open recovers its log (the active hot-tail segment read and hashed, on
+    /// one core) and then loads a snapshot (most of it on both), and the two need nothing of
+    /// each other until the snapshot's head is checked (docs/BENCHMARKS.md). The result is
+    /// nil when there is no snapshot, or when the file system wants its calls in one order.
+    func preload() -> () -> Preloaded? {
+        guard fileSystem.allowsReadAhead, let sequence = try? sequences().last else { return { nil } }
+        let group = DispatchGroup()
+        let box = PreloadBox()
+        DispatchQueue.global(qos: .userInitiated).async(group: group) {
+            box.value = Preloaded(sequence: sequence, result: Result { () throws(SnapshotProblem) in try self.load(sequence) })
+        }
+        return {
+            group.wait()
+            return box.value
+        }
+    }
+
+    /// Written by the loading thread before it leaves the group, read after the wait.
+    private final class PreloadBox: @unchecked Sendable {
+        var value: Preloaded?
     }
 
     /// Removes the snapshots bound to another history of the log (after an upgrade, every

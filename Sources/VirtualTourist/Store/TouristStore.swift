@@ -54,17 +54,22 @@ public final class TouristStore: Sendable {
     ) async throws -> TouristStore {
         let started = ContinuousClock.now
         try prepare(folder, options: options, fileSystem: fileSystem)
+        let snapshots = SnapshotFolder(
+            path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
+        // The newest snapshot loads while the log recovers; it is used only once it is checked
+        // against the log as recovered, like any other.
+        let preloaded = snapshots.preload()
         let log: EventLog
         do {
             log = try EventLog.open(at: Path.join(folder, "log"), configuration: options.log, fileSystem: fileSystem)
         } catch let error as LogError {
+            _ = preloaded()
             throw DomainError(.storage, "the store at \(folder) cannot be opened: \(error.message)", cause: error)
         }
         do {
-            let snapshots = SnapshotFolder(
-                path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
             let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
-            let (base, skipped) = try snapshots.newest(atOrBefore: log.lastSequence, reader: reader, knownHead: log.head)
+            let (base, skipped) = try snapshots.newest(
+                atOrBefore: log.lastSequence, reader: reader, knownHead: log.head, preloaded: preloaded())
             let start = base ?? TouristState()
             let (state, lastTime) = try replay(reader, from: start, through: log.lastSequence)
             // The writer knows its last event's time: reading it from the log scanned the
