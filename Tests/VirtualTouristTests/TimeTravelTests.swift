@@ -57,16 +57,20 @@ import Testing
     }
 
     /// A diff replays the later state on from the earlier one when no snapshot lies between
-    /// them, and loads a snapshot otherwise: either way, in both directions, it is the diff of
-    /// the two states folded fresh.
+    /// them or they lie close, and loads a snapshot otherwise: either way, in both directions,
+    /// it is the diff of the two states folded fresh. (Every pair here lies close by the
+    /// default distance; a distance of 0 makes the pairs with a snapshot between load it.)
     @Test func aDiffIsTheDiffOfTheTwoFoldedStatesWhicheverWayItIsComputed() async throws {
         let (folder, story) = try await Self.closedStore("travel-diff", seed: 54, events: 400, snapshotInterval: 37)
         let reader = try StoreReader.open(at: folder.path)
         #expect(try reader.snapshotSequences().count > 3)
         for (from, to) in [(100, 110), (110, 100), (30, 390), (390, 30), (0, 400), (200, 200), (36, 38), (1, 2)] as [(UInt64, UInt64)] {
             let expected = fold(story.events.prefix(Int(from))).difference(to: fold(story.events.prefix(Int(to))))
-            let same = try reader.difference(from: from, to: to) == expected
-            #expect(same, "from \(from) to \(to)")
+            for distance in [0, TimeTravelMemo.replayRatherThanLoad] {
+                let same = try reader.difference(from: from, to: to, replayingUpTo: distance) == expected
+                #expect(same, "from \(from) to \(to), replaying up to \(distance) events")
+            }
+            #expect(try reader.difference(from: from, to: to) == reader.difference(from: from, to: to, replayingUpTo: TimeTravelMemo.replayRatherThanLoad))
         }
         await expectDomainError(.invalidArgument) { try reader.difference(from: 3, to: 401) }
     }

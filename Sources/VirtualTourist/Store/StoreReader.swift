@@ -82,13 +82,22 @@ public final class StoreReader {
     }
 
     /// What changed between the states after `from` and after `to`. The later state is
-    /// replayed on from the earlier one when no snapshot lies between them: one snapshot loaded
+    /// replayed on from the earlier one when no snapshot lies between them, or when they lie
+    /// close enough that replaying the events between costs less than loading a snapshot
+    /// (``TimeTravelMemo/replayRatherThanLoad``, as the slider does): one snapshot loaded
     /// instead of two, for the common diff of two nearby points (docs/BENCHMARKS.md).
     public func difference(from: UInt64, to: UInt64) throws -> StateDiff {
+        try difference(from: from, to: to, replayingUpTo: TimeTravelMemo.replayRatherThanLoad)
+    }
+
+    /// The same, replaying on from the earlier state when the two lie at most `distance`
+    /// events apart (tests take 0, to load a snapshot wherever one lies between).
+    func difference(from: UInt64, to: UInt64, replayingUpTo distance: UInt64) throws -> StateDiff {
         let (early, late) = (min(from, to), max(from, to))
         let earlier = try state(at: early)
         let nearest = try snapshotSequences().last { $0 <= late } ?? 0
-        let later = nearest <= early ? try state(at: late, after: earlier) : try state(at: late)
+        let replays = late - early <= distance || nearest <= early
+        let later = replays ? try state(at: late, after: earlier) : try state(at: late)
         return from <= to ? earlier.difference(to: later) : later.difference(to: earlier)
     }
 
