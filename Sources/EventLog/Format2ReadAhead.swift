@@ -30,7 +30,7 @@ final class BlockReadAhead: @unchecked Sendable {
     /// The reader's cache, which may hold a block a head's lookup has just decoded.
     private let headers: BlockHeaderCache?
 
-    init(scanner: BlockFileScanner, decompressor: ZstdDecompressor, lastWanted: UInt64?, readsAhead: Bool, headers: BlockHeaderCache? = nil) {
+    init(scanner: BlockFileScanner, decompressor: ZstdDecompressor, lastWanted: UInt64?, readsAhead: Bool, headers: BlockHeaderCache?) {
         self.scanner = scanner
         self.decompressor = decompressor
         self.lastWanted = lastWanted

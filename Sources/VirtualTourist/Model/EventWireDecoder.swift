@@ -170,9 +170,9 @@ enum EventWireDecoder {
         return listing
     }
 
+    /// One photo on its own (a version-1 snapshot's slot): its texts in an array of its own.
     static func listedPhoto(_ reader: WireReader) throws(Unusual) -> ListedPhoto {
-        let parts = try listedPhotoParts(reader)
-        return ListedPhoto(width: parts.width, height: parts.height, validatedTexts: parts.texts)
+        ListedPhoto.sharingOneBuffer([try listedPhotoParts(reader)])[0]
     }
 
     /// A `ListedPhoto` message's fields, its texts checked to be UTF-8 but not yet copied.

@@ -68,11 +68,6 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
         self.ends = ends
     }
 
-    /// From texts already checked to be UTF-8 (the wire decoders), copied into one array.
-    init(width: UInt32, height: UInt32, validatedTexts texts: TextFields) {
-        self = Self.sharingOneBuffer([WireParts(width: width, height: height, texts: texts)])[0]
-    }
-
     /// A photo as a wire decoder finds it: its texts are views into the payload being read.
     struct WireParts {
         var width: UInt32 = 0
