@@ -177,15 +177,18 @@ struct NATSConnectionTests {
     @Test func reconnectsAcrossTheClusterAfterKill9() async throws {
         try await withNATSServers(count: 3) { servers in
             let nats = try await NATSConnection.connect(servers.url(1), options: testOptions())
-            let observer = try await NATSConnection.connect(servers.url(3), options: testOptions())
             let subscription = try nats.subscribe("after.crash")
             try await nats.flush()
-            #expect(nats.connectedServer?.port == servers.port(1))
             #expect(await eventually { (nats.serverInfo?.connectURLs?.count ?? 0) >= 2 })
+            // Server 1 as a rule; on a loaded machine a first connection can time out and the
+            // client take another server it has learnt of, which is as good for what follows.
+            let using = try #require((1...3).first { servers.port($0) == nats.connectedServer?.port })
+            let observer = try await NATSConnection.connect(servers.url(using % 3 + 1), options: testOptions())
+            let reconnectsBefore = nats.reconnectCount
 
-            try await servers.kill(1)
-            #expect(await eventually { nats.isConnected && nats.reconnectCount == 1 }, "reconnected within 30 s")
-            #expect(nats.connectedServer?.port != servers.port(1))
+            try await servers.kill(using)
+            #expect(await eventually { nats.isConnected && nats.reconnectCount == reconnectsBefore + 1 }, "reconnected within 30 s")
+            #expect(nats.connectedServer?.port != servers.port(using))
             try await nats.flush()
 
             // Route propagation of the re-made subscription takes a moment: publish until seen.
