@@ -110,6 +110,7 @@ public final class EventLog: @unchecked Sendable {
             // under way) would otherwise keep them until its next roll, and opening for writing
             // reads every sealed segment whole (docs/BENCHMARKS.md).
             if tail.hadSealedSegmentsAtOpen { compactor.schedule(before: tail.segment.header.firstSequence) }
+            compactor.scheduleKeySummaries()
             self.compactor = compactor
         } else {
             self.compactor = nil
@@ -129,7 +130,8 @@ public final class EventLog: @unchecked Sendable {
     /// Format 2: seals the active segment (after the appends queued before this call) and
     /// compacts every sealed segment into a block file, now (FORMAT.md, "Compaction: the swap
     /// protocol"). Appends go on meanwhile, into the new active segment. A format-1 log has
-    /// nothing to compact: ``LogError/Code/invalidArgument``.
+    /// nothing to compact: ``LogError/Code/invalidArgument``. Then builds the key summaries the
+    /// log lacks, with a key function configured (FORMAT.md, "Key summaries").
     @discardableResult
     public func compact() throws -> CompactionReport {
         guard let compactor else {
@@ -173,6 +175,15 @@ public final class EventLog: @unchecked Sendable {
             report.compaction = compaction
             return report
         }
+    }
+
+    /// Format 2: builds now the key summaries the log lacks (FORMAT.md, "Key summaries"), after
+    /// any compaction under way, and returns how many; 0 without a key function
+    /// (``LogConfiguration/blockKeys``) or in a format-1 log. Opening the log starts the same
+    /// work in the background; this is for a caller that wants it done before it goes on.
+    @discardableResult
+    public func buildKeySummaries() throws -> Int {
+        try compactor?.buildKeySummariesNow() ?? 0
     }
 
     /// Format 2: what background compaction has done so far, and its last failure, if the last

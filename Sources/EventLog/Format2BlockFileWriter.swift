@@ -29,6 +29,10 @@ struct BlockFileWriter {
     /// Chain heads the events must reach (``expect(_:after:else:)``) not yet checked.
     private var expectations: [(sequence: UInt64, chain: ChainHash, error: LogError)] = []
     private let decompressor = ZstdDecompressor()
+    /// The keys of each block's events, when the configuration names a key function.
+    private var keys: KeySummaryCollector?
+    /// The file's header, once ``finish(logID:origin:createdAt:)`` wrote it.
+    private var finished: BlockFileHeader?
 
     /// Creates `<firstSequence>.blk.tmp` in `directory`, replacing a leftover one.
     ///
@@ -52,6 +56,7 @@ struct BlockFileWriter {
         temporaryPath = finalPath + LogFormat.temporaryExtension
         compressor = try ZstdCompressor(level: configuration.blockCompressionLevel)
         builder = BlockBuilder(firstSequence: firstSequence, timeBefore: timeBefore, chainBefore: chainBefore, hashesEvents: !chainFromBlocks)
+        keys = configuration.blockKeys.map(KeySummaryCollector.init)
         let path = temporaryPath
         file = try io("create \(path)") { try fileSystem.openFile(path, .createOrTruncate) }
         do {
@@ -99,6 +104,7 @@ struct BlockFileWriter {
             try flush()
         }
         builder.add(payload, at: time)
+        keys?.add(payload)
     }
 
     /// Adds the next event as erased: its payload's digest and what the caller keeps.
@@ -120,6 +126,7 @@ struct BlockFileWriter {
         try io("write \(path)") { try file.write(bytes, at: offset) }
         position += Int64(buffer.count)
         written.append(header)
+        keys?.endBlock(startingAt: header.firstSequence)
         builder = BlockBuilder(
             firstSequence: header.lastSequence + 1, timeBefore: header.lastTime, chainBefore: header.chainAfter,
             hashesEvents: !chainFromBlocks)
@@ -165,14 +172,25 @@ struct BlockFileWriter {
         closed = true
         try Self.check(
             path, header: header, chainBefore: chainBefore, written: written, rehashing: !chainFromBlocks, fileSystem: fileSystem)
+        finished = header
         return header
     }
 
-    /// Step 5, the commit point: the block file gets its name, durably.
+    /// Step 5, the commit point: the block file gets its name, durably. A key summary of the
+    /// file it replaces (an erase's rewrite keeps every field a summary checks) goes first, and
+    /// the new file's follows it (FORMAT.md, "Key summaries"); failing to write that one costs
+    /// only speed, so it is not an error.
     func commit() throws {
         let from = temporaryPath, to = finalPath, directory = directory
+        let summary = KeySummary.path(directory, firstSequence)
+        if try io("look at \(summary)", { try fileSystem.exists(summary) }) {
+            try io("remove \(summary)") { try fileSystem.removeFile(summary) }
+        }
         try io("rename \(from) to \(to)") { try fileSystem.rename(from, to: to) }
         try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }
+        if let keys, let finished {
+            try? keys.summary.write(beside: finished, in: directory, fileSystem: fileSystem)
+        }
     }
 
     /// Gives up: the temporary file goes, nothing else changed.

@@ -12,6 +12,8 @@ final class Compactor: @unchecked Sendable {
     private let monitor = Monitor()
     /// The active segment's first sequence at the last roll not yet compacted.
     private var pending: UInt64?
+    /// Whether the key summaries the log lacks are to be built (after any compaction).
+    private var summariesWanted = false
     private var running = false
     private var stopping = false
     private var thread: Thread?
@@ -42,11 +44,33 @@ final class Compactor: @unchecked Sendable {
         }
     }
 
-    /// Compacts everything before `activeFirst` now, after any compaction in progress.
+    /// Builds the key summaries the log lacks in the background, once nothing waits to be
+    /// compacted (a compaction writes its own file's summary).
+    func scheduleKeySummaries() {
+        monitor.withLock {
+            guard thread != nil, !stopping, configuration.blockKeys != nil else { return }
+            summariesWanted = true
+            monitor.broadcast()
+        }
+    }
+
+    /// Builds the key summaries the log lacks now, after any compaction in progress; nothing
+    /// without a key function.
+    func buildKeySummariesNow() throws -> Int {
+        guard let keys = configuration.blockKeys else { return 0 }
+        return try exclusively { try KeySummaryBuilding.buildMissing(directory: directory, keys: keys, fileSystem: fileSystem) }
+    }
+
+    /// Compacts everything before `activeFirst` now, after any compaction in progress, then
+    /// builds the key summaries the log lacks.
     func compactNow(before activeFirst: UInt64) throws -> CompactionReport {
         try exclusively {
-            try Format2Compaction.compact(
+            var report = try Format2Compaction.compact(
                 directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst)
+            if let keys = configuration.blockKeys {
+                report.keySummariesBuilt = try KeySummaryBuilding.buildMissing(directory: directory, keys: keys, fileSystem: fileSystem)
+            }
+            return report
         }
     }
 
@@ -85,23 +109,35 @@ final class Compactor: @unchecked Sendable {
         monitor.lock()
         while true {
             if stopping { break }
-            guard let activeFirst = pending, !running else {
+            guard !running, pending != nil || summariesWanted else {
                 monitor.wait()
                 continue
             }
+            let activeFirst = pending
             pending = nil
+            if activeFirst == nil { summariesWanted = false }
             running = true
             monitor.unlock()
             // A closing log does not wait for a whole compaction: the one under way stops at
             // its next check, leaving the segments to a later roll's compaction (or `vt compact`).
-            let result = Result { try Format2Compaction.compact(
-                directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst,
-                isCancelled: { self.monitor.withLock { self.stopping } }) }
+            // A summary build stops the same way, keeping the files it finished.
+            let isCancelled = { self.monitor.withLock { self.stopping } }
+            let result = Result { () throws -> CompactionReport? in
+                if let activeFirst {
+                    return try Format2Compaction.compact(
+                        directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst,
+                        isCancelled: isCancelled)
+                }
+                if let keys = configuration.blockKeys {
+                    _ = try KeySummaryBuilding.buildMissing(directory: directory, keys: keys, fileSystem: fileSystem, isCancelled: isCancelled)
+                }
+                return nil
+            }
             monitor.lock()
             running = false
             switch result {
             case .success(let report):
-                completed.append(report)
+                if let report { completed.append(report) }
                 lastFailure = nil
             case .failure(let error) where error is CompactionCancelled:
                 break  // the log is closing; nothing was changed, and nothing failed

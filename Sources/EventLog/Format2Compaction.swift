@@ -10,13 +10,18 @@ public struct CompactionReport: Sendable, Hashable, CustomStringConvertible {
     /// Bytes of the segments replaced, and of the block file that replaced them.
     public var bytesBefore: Int64 = 0
     public var bytesAfter: Int64 = 0
+    /// Key summaries built for block files that lacked one (``EventLog/compact()`` only;
+    /// FORMAT.md, "Key summaries").
+    public var keySummariesBuilt = 0
 
     public init() {}
 
     public var description: String {
-        guard let blockFile else { return "nothing to compact" }
+        let summaries = keySummariesBuilt == 0 ? "" : "built \(keySummariesBuilt) missing key summar\(keySummariesBuilt == 1 ? "y" : "ies")"
+        guard let blockFile else { return summaries.isEmpty ? "nothing to compact" : "nothing to compact; " + summaries }
         return "compacted \(segments) segment\(segments == 1 ? "" : "s") (\(events) events, \(bytesBefore) bytes) into"
             + " \(blocks) block\(blocks == 1 ? "" : "s") in \(Path.name(of: blockFile)) (\(bytesAfter) bytes)"
+            + (summaries.isEmpty ? "" : "; " + summaries)
     }
 }
 

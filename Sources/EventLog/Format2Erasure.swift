@@ -73,19 +73,13 @@ enum Format2Erasure {
         var oldChains: [ChainHash] = []
         var erasedHere: UInt64 = 0, alreadyHere: UInt64 = 0
         do {
-            while let block = try scanner.next(expectChain: nil, expectTime: nil) {
-                let sealed: SealedBlock
-                switch SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor) {
-                case .success(let decoded): sealed = decoded
-                case .failure(let reason):
-                    throw LogError.corrupt(reason.description, file: path, offset: block.offset, sequence: block.header.firstSequence)
-                }
+            while let (block, _) = try scanner.nextDecoded(decompressor: decompressor) {
                 if writer == nil {
                     writer = try BlockFileWriter(
                         directory: directory, firstSequence: header.firstSequence, timeBefore: block.header.timeBefore,
                         chainBefore: block.header.chainBefore, configuration: configuration, fileSystem: fileSystem)
                 }
-                var events = sealed.run.makeIterator(firstSequence: block.header.firstSequence)
+                var events = block.run.makeIterator(firstSequence: block.header.firstSequence)
                 while let event = events.next() {
                     let time = event.timestamp.microsecondsSinceEpoch
                     if event.isErased {

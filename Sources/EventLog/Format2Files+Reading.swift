@@ -183,6 +183,17 @@ final class BlockFileScanner {
         return (block, offset, UnsafeRawBufferPointer(rebasing: whole[Format2.blockHeaderSize...]))
     }
 
+    /// The next block decoded (its payload checked against its CRC), with its offset; nil after
+    /// the last block. A block that does not decode is corruption, named with its place.
+    func nextDecoded(decompressor: ZstdDecompressor) throws -> (block: SealedBlock, offset: Int64)? {
+        guard let block = try next(expectChain: nil, expectTime: nil) else { return nil }
+        switch SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor) {
+        case .success(let decoded): return (decoded, block.offset)
+        case .failure(let reason):
+            throw LogError.corrupt(reason.description, file: path, offset: block.offset, sequence: block.header.firstSequence)
+        }
+    }
+
     /// Steps over the blocks for which `skipping` holds, reading their headers alone: a seek
     /// into the middle of a file (open, time travel, `vt show`) costs a small read a block
     /// before it instead of reading and decoding every block from the file's start. The

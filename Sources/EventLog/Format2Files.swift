@@ -161,6 +161,8 @@ struct Format2Listing {
     var blockFiles: [UInt64] = []
     var segments: [UInt64] = []
     var indexes: Set<UInt64> = []
+    /// First sequences of the key summaries (FORMAT.md, "Key summaries").
+    var keySummaries: [UInt64] = []
     var temporaries: [String] = []
     var foreign: [String] = []
 
@@ -173,6 +175,8 @@ struct Format2Listing {
                 listing.segments.append(sequence)
             } else if let sequence = SegmentFiles.sequence(in: name, LogFormat.indexExtension) {
                 listing.indexes.insert(sequence)
+            } else if let sequence = SegmentFiles.sequence(in: name, KeySummary.fileExtension) {
+                listing.keySummaries.append(sequence)
             } else if name.hasSuffix(LogFormat.temporaryExtension) {
                 listing.temporaries.append(name)
             } else if name != LogFormat.lockFileName && name != LogFormat.quarantineDirectoryName {

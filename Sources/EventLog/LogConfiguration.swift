@@ -46,6 +46,10 @@ public struct LogConfiguration: Sendable {
     public var blockFieldColumns = true
     /// Format 2: the zstd level compaction uses for blocks.
     public var blockCompressionLevel: Int32 = 3
+    /// Format 2: what each block file's key summary records (FORMAT.md, "Key summaries"): none
+    /// when nil. With one, writing a block file writes its summary, and opening the log builds
+    /// the missing ones in the background.
+    public var blockKeys: BlockKeys? = nil
     /// Format 2: compact each sealed segment in the background, in the writer's process.
     public var compactsInBackground = true
     /// Bytes of segment between two sparse-index entries.
@@ -90,6 +94,9 @@ public struct LogConfiguration: Sendable {
         guard hotTailSegmentSize >= 4096 else { throw fail("hotTailSegmentSize must be at least 4096 bytes") }
         guard (1...Format2.maxRawLength / 2).contains(blockSize) else {
             throw fail("blockSize must be between 1 byte and 32 MiB")
+        }
+        if let blockKeys, !blockKeys.isValidName {
+            throw fail("a key function's name must be 1 to 16 printable ASCII bytes, not \"\(blockKeys.name.prefix(40))\"")
         }
         guard ZstdCompressor.levels.contains(blockCompressionLevel) else {
             throw fail("zstd level \(blockCompressionLevel) is outside \(ZstdCompressor.levels)")

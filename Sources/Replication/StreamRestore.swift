@@ -89,7 +89,7 @@ public enum StreamRestore {
         let total = try await lastEvent(jetStream: jetStream, stream: stream)
         var reading = StreamReading(jetStream: jetStream, stream: stream)
         var builder: LogBuilder? = nil
-        var configuration = LogConfiguration()
+        var configuration = LogConfiguration().withPinKeys
         configuration.durability = .none  // block files are synced as they are written
         // Created again from where reading stopped whenever it fails: after a server died, the
         // cluster may take a while to place a consumer, and the one in use may be gone.

@@ -38,6 +38,12 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
         /// Its place among the calls of its kind (from 1).
         public var numberOfKind: Int
         public var description: String { "\(kind) #\(numberOfKind) (I/O #\(number)) \(path)" }
+
+        /// Whether this writes a key summary (FORMAT.md, "Key summaries"): derived data whose
+        /// failed write is swallowed by design, the summary being built again when missing.
+        public var isKeySummaryWrite: Bool {
+            kind != .remove && (path.hasSuffix(".keys") || path.hasSuffix(".keys.tmp"))
+        }
     }
 
     final class Inode {

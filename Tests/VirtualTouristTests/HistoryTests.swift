@@ -134,6 +134,59 @@ import Testing
         }
     }
 
+    /// Compaction records the pins each block's events name (docs/FORMAT.md, "Key summaries"),
+    /// and a history reads only the blocks that name its pin: the same events as reading every
+    /// block, from a small part of the log. The key recorded is, for every event of a story, the
+    /// pin its decoded form names.
+    @Test func aHistoryReadsOnlyTheBlocksThatNameItsPin() async throws {
+        let folder = TemporaryFolder("history-keys")
+        var story = StoryGenerator(seed: 57)
+        story.generate(1_500)
+        var options = storeOptions(snapshotInterval: 500)
+        options.log.hotTailSegmentSize = 4096
+        options.log.blockSize = 4096
+        options.log.compactsInBackground = false
+        let store = try await TouristStore.open(at: folder.path, options: options)
+        try storeFakePhotos(store)
+        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
+        try store.compactLog()
+        try await store.close()
+
+        let log = try LogReader(directory: folder.path + "/log")
+        let cursor = try log.events()
+        var keyed = 0
+        while let event = try cursor.next() {
+            let decoded = try EventCodec.decode(event)
+            #expect(EventCodec.pinKey(of: event.payload) == decoded.event.pin?.rawValue, "event \(event.sequence)")
+            keyed += decoded.event.pin == nil ? 0 : 1
+        }
+        #expect(keyed > 1_000)
+
+        let reader = try StoreReader.open(at: folder.path)
+        let last = reader.lastSequence
+        let pins = Set(story.events.compactMap(\.event.pin))
+        #expect(pins.count > 5)
+        var read: UInt64 = 0
+        for pin in pins {
+            let expected = story.events.filter { $0.event.pin == pin }
+            #expect(try reader.history(of: pin).map(\.sequence) == expected.map(\.sequence), "pin \(pin)")
+            let ranges = try log.ranges(mayHoldKeysIn: pin.rawValue...pin.rawValue, function: EventCodec.pinKeys.name, from: 1, through: last)
+            read += ranges.reduce(0) { $0 + $1.upperBound - $1.lowerBound + 1 }
+        }
+        #expect(read < UInt64(pins.count) * last / 2, "\(read) events read for \(pins.count) pins of \(last)")
+
+        // Without the summaries, the same histories, by any prefix, from every block.
+        let found = try pins.sorted { $0.rawValue < $1.rawValue }.prefix(8).map { try reader.history(matching: $0.description) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path + "/log") where name.hasSuffix(".keys") {
+            try FileManager.default.removeItem(atPath: folder.path + "/log/" + name)
+        }
+        let whole = try StoreReader.open(at: folder.path)
+        for (pin, events) in found {
+            #expect(try whole.history(matching: pin.description).events.map(\.sequence) == events.map(\.sequence))
+            #expect(try whole.history(of: pin).map(\.sequence) == events.map(\.sequence))
+        }
+    }
+
     private static func allEvents(_ reader: StoreReader) throws -> [RecordedEvent] {
         var events: [RecordedEvent] = []
         try reader.forEachEvent { events.append($0) }

@@ -1,4 +1,3 @@
-import Dispatch
 import EventLog
 import Foundation
 
@@ -7,10 +6,11 @@ extension StoreReader {
     /// Every event about `pin`, oldest first, from `start` on (empty for a pin that never
     /// existed). Pass the pin's `droppedAt` when known, to skip the log before it.
     ///
-    /// Every event about a pin carries its id as a `fixed64` (schemas/…/events.proto), so an
-    /// event whose payload lacks those eight bytes is not decoded at all: the scan costs the
-    /// log's read and a byte search, not a decode of every event. A long range is read as two
-    /// halves on two cores (docs/BENCHMARKS.md).
+    /// Only the blocks whose key summary names the pin are read (docs/FORMAT.md, "Key
+    /// summaries"; all of a block file without one, and the hot tail). Every event about a pin
+    /// carries its id as a `fixed64` (schemas/…/events.proto), so an event whose payload lacks
+    /// those eight bytes is not decoded at all. A long read is cut in two halves read on two
+    /// cores (docs/BENCHMARKS.md).
     public func history(of pin: PinID, from start: UInt64 = 1) throws -> [RecordedEvent] {
         try history(of: pin, from: start, halvingAt: Self.halvingThreshold)
     }
@@ -23,10 +23,13 @@ extension StoreReader {
         let through = min(through ?? lastSequence, lastSequence)
         guard through >= from else { return [] }
         do {
-            return try Self.inHalves(self, from: from, through: through, threshold: threshold) { log, first, last in
+            let ranges = try log.ranges(mayHoldKeysIn: pin.rawValue...pin.rawValue, function: EventCodec.pinKeys.name, from: from, through: through)
+            return try Self.inHalves(self, ranges: ranges, threshold: threshold) { log, ranges in
                 var events: [RecordedEvent] = []
-                try Self.scan(log, from: first, through: last, decodingOnly: wanted) {
-                    if $0.event.pin == pin { events.append($0) }
+                for range in ranges {
+                    try Self.scan(log, from: range.lowerBound, through: range.upperBound, decodingOnly: wanted) {
+                        if $0.event.pin == pin { events.append($0) }
+                    }
                 }
                 return events
             }
@@ -41,52 +44,6 @@ extension StoreReader {
         guard pin.rawValue != 0 else { return nil }
         let id = withUnsafeBytes(of: pin.rawValue.littleEndian) { [UInt8]($0) }
         return { Self.payload($0.payload, contains: id) }
-    }
-
-    /// Ranges shorter than this are read on the calling thread: a second reader's seek walks the
-    /// block headers before its start (milliseconds at 10 M events), more than half of a short
-    /// read saves.
-    static let halvingThreshold: UInt64 = 1 << 16
-
-    /// `collect` of `from…through`, in order: at or above `threshold` events, the second
-    /// half is read by a reader of its own on another core while this one reads the first
-    /// (readers are for one thread each). Either half's error is thrown, the first half's first.
-    static func inHalves(
-        _ store: StoreReader, from: UInt64, through: UInt64, threshold: UInt64,
-        _ collect: @escaping (LogReader, UInt64, UInt64) throws -> [RecordedEvent]
-    ) throws -> [RecordedEvent] {
-        // A test file system whose calls must come in one order gets them from one thread.
-        guard through > from, through - from + 1 >= threshold, store.fileSystem.allowsReadAhead else {
-            return try collect(store.log, from, through)
-        }
-        let middle = from + (through - from) / 2
-        let second = try LogReader(directory: store.log.directory, fileSystem: store.fileSystem)
-        let halves = Halves(readers: [store.log, second], ranges: [(from, middle), (middle + 1, through)], collect: collect)
-        DispatchQueue.concurrentPerform(iterations: 2) { halves.run($0) }
-        return try halves.first.get() + halves.second.get()
-    }
-
-    /// Two halves' readers and results. Each iteration touches only its own reader and result,
-    /// and `concurrentPerform` returns after both, so nothing needs a lock.
-    private final class Halves: @unchecked Sendable {
-        let readers: [LogReader]
-        let ranges: [(UInt64, UInt64)]
-        let collect: (LogReader, UInt64, UInt64) throws -> [RecordedEvent]
-        // Two properties, not an array of two: the halves write at the same time, and two
-        // writes into one array are two overlapping accesses to it.
-        var first: Result<[RecordedEvent], any Error> = .success([])
-        var second: Result<[RecordedEvent], any Error> = .success([])
-
-        init(readers: [LogReader], ranges: [(UInt64, UInt64)], collect: @escaping (LogReader, UInt64, UInt64) throws -> [RecordedEvent]) {
-            self.readers = readers
-            self.ranges = ranges
-            self.collect = collect
-        }
-
-        func run(_ half: Int) {
-            let result = Result { try collect(readers[half], ranges[half].0, ranges[half].1) }
-            if half == 0 { first = result } else { second = result }
-        }
     }
 
     /// Whether the bytes of `needle` occur in `payload`: `memchr` for the first byte (for a pin
@@ -167,7 +124,8 @@ extension StoreReader {
     /// Among the pins the log ever dropped (or forgot) whose id starts with `text`, the only
     /// one, with every event about it.
     ///
-    /// One pass over the log, in halves on two cores, decoding only the events whose payload
+    /// One pass over the blocks whose key summary names a pin with that prefix (and any block
+    /// file without a summary, and the hot tail), in halves on two cores, decoding only the events whose payload
     /// holds the bytes the prefix fixes: a pin id is a `fixed64` on the wire, little-endian, so
     /// its leading hex digits are the last bytes of the eight. At 10 M events, listing every
     /// dropped pin first and then reading the history meant two passes that decoded everything
@@ -186,10 +144,13 @@ extension StoreReader {
         var events: [RecordedEvent] = []
         if lastSequence > 0 {
             do {
-                events = try Self.inHalves(self, from: 1, through: lastSequence, threshold: threshold) { log, first, last in
+                let ranges = try log.ranges(mayHoldKeysIn: Self.pinIDs(startingWith: wanted), function: EventCodec.pinKeys.name, from: 1, through: lastSequence)
+                events = try Self.inHalves(self, ranges: ranges, threshold: threshold) { log, ranges in
                     var found: [RecordedEvent] = []
-                    try Self.scan(log, from: first, through: last, decodingOnly: filter) {
-                        if let pin = $0.event.pin, pin.description.hasPrefix(wanted) { found.append($0) }
+                    for range in ranges {
+                        try Self.scan(log, from: range.lowerBound, through: range.upperBound, decodingOnly: filter) {
+                            if let pin = $0.event.pin, pin.description.hasPrefix(wanted) { found.append($0) }
+                        }
                     }
                     return found
                 }

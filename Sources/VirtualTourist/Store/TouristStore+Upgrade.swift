@@ -22,7 +22,7 @@ extension TouristStore {
         }
         let report: UpgradeReport
         do {
-            report = try LogUpgrade.upgrade(directory: logPath, configuration: options.log, fileSystem: fileSystem, progress: progress)
+            report = try LogUpgrade.upgrade(directory: logPath, configuration: options.log.withPinKeys, fileSystem: fileSystem, progress: progress)
         } catch let error as LogError where error.code == .invalidArgument {
             throw DomainError(.invalidArgument, error.message)
         } catch {

@@ -61,7 +61,7 @@ public final class TouristStore: Sendable {
         let preloaded = snapshots.preload()
         let log: EventLog
         do {
-            log = try EventLog.open(at: Path.join(folder, "log"), configuration: options.log, fileSystem: fileSystem)
+            log = try EventLog.open(at: Path.join(folder, "log"), configuration: options.log.withPinKeys, fileSystem: fileSystem)
         } catch let error as LogError {
             _ = preloaded()
             throw DomainError(.storage, "the store at \(folder) cannot be opened: \(error.message)", cause: error)

@@ -156,7 +156,7 @@ struct SnapshotCommand: AsyncParsableCommand {
 struct CompactCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact", abstract: "Seal the log's hot tail and compact it into sealed blocks now (format 2).",
-        discussion: "The store does this by itself in the background as the hot tail grows; this does it at once. Every event and the hash after every event stay as they were; the new blocks are read back and rehashed before the old files go. A format-1 store has nothing to compact: `vt upgrade` converts it first.")
+        discussion: "The store does this by itself in the background as the hot tail grows; this does it at once. Every event and the hash after every event stay as they were; the new blocks are read back and rehashed before the old files go. It then builds the key summaries the log lacks (which pins each block names, so that a pin's history reads only its blocks). A format-1 store has nothing to compact: `vt upgrade` converts it first.")
     @OptionGroup var global: GlobalOptions
 
     struct View: Encodable {
@@ -166,6 +166,7 @@ struct CompactCommand: AsyncParsableCommand {
         var bytes_before: Int64
         var bytes_after: Int64
         var block_file: String?
+        var key_summaries_built: Int
     }
 
     func run() async throws {
@@ -181,7 +182,8 @@ struct CompactCommand: AsyncParsableCommand {
         if global.json {
             return try Output.json(View(
                 segments: report.segments, blocks: report.blocks, events: report.events, bytes_before: report.bytesBefore,
-                bytes_after: report.bytesAfter, block_file: report.blockFile))
+                bytes_after: report.bytesAfter, block_file: report.blockFile,
+                key_summaries_built: report.keySummariesBuilt))
         }
         print(report.description)
     }
