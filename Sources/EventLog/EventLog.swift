@@ -44,6 +44,8 @@ public final class EventLog: @unchecked Sendable {
     private let lock: any HeldLock
     /// Format 2 only: the log's compactions.
     private let compactor: Compactor?
+    /// The check of the tail checkpoint this log was opened from, if it was (format 2).
+    private let tailCheck: TailCheck?
 
     /// Opens the log in `directory` for writing, creating it when missing (unless the
     /// configuration says not to), and recovers from a crash (see ``recovery``).
@@ -112,8 +114,10 @@ public final class EventLog: @unchecked Sendable {
             if tail.hadSealedSegmentsAtOpen { compactor.schedule(before: tail.segment.header.firstSequence) }
             compactor.scheduleKeySummaries()
             self.compactor = compactor
+            self.tailCheck = tail.pendingCheck
         } else {
             self.compactor = nil
+            self.tailCheck = nil
         }
         self.core = GroupCommit(writer: writer, configuration: configuration)
     }
@@ -175,6 +179,17 @@ public final class EventLog: @unchecked Sendable {
             report.compaction = compaction
             return report
         }
+    }
+
+    /// Format 2: starts checking, in the background, the tail checkpoint this log was opened from
+    /// (``RecoveryReport/usedTailCheckpoint``; FORMAT.md, "Tail checkpoint"): the active segment's
+    /// events rehashed and compared with it. An owner that reads the log right after opening it
+    /// (a store replaying to its state) calls this once that is done, so that the two do not
+    /// share the cores; otherwise the first append or the close starts it. Either waits for it,
+    /// and a checkpoint found wrong makes the log refuse appends until it is reopened. Does
+    /// nothing when there is nothing to check or the check has started.
+    public func startTailCheck() {
+        tailCheck?.start()
     }
 
     /// Format 2: builds now the key summaries the log lacks (FORMAT.md, "Key summaries"), after

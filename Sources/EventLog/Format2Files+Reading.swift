@@ -387,6 +387,34 @@ final class TailScanner {
         }
     }
 
+    /// Walks the records checking their framing and CRC alone, neither decompressing nor
+    /// parsing events (a tail checkpoint's test, FORMAT.md "Tail checkpoint"): the end of data
+    /// when every record passes and only zeros follow it, nil at the first one that does not.
+    /// Leaves the scanner past the records it walked; ``restart()`` goes back to the first.
+    func skimToEnd() throws -> Int64? {
+        while true {
+            let peek = try window.available(at: position, upTo: Format2.maxRecordHeadLength + 1)
+            guard let first = peek.first else { return position }
+            if first == 0 { return try nonZeroOffset(from: position) == nil ? position : nil }
+            var cursor = ByteCursor(peek)
+            guard let head = cursor.readVarint(), cursor.position <= Format2.maxRecordHeadLength,
+                head >> 1 <= UInt64(Format2.maxRawLength)
+            else { return nil }
+            let size = TailRecord.Frame.size(headLength: cursor.position, storedLength: Int(head >> 1))
+            guard let whole = try window.bytes(at: position, count: size),
+                case .framed = TailRecord.frame(whole)
+            else { return nil }
+            position += Int64(size)
+        }
+    }
+
+    /// Back to the segment's first record, as just opened.
+    func restart() {
+        position = Int64(Format2.segmentHeaderSize)
+        nextSequence = header.firstSequence
+        time = header.timeBefore
+    }
+
     /// Damage means a torn tail only in the active segment and when no valid record starts
     /// anywhere after it (FORMAT.md, "Damage and recovery (format 2)").
     func isTornTail(at offset: Int64, definite: Bool, isLastSegment: Bool) throws -> Bool {

@@ -163,6 +163,8 @@ struct Format2Listing {
     var indexes: Set<UInt64> = []
     /// First sequences of the key summaries (FORMAT.md, "Key summaries").
     var keySummaries: [UInt64] = []
+    /// First sequences of the tail checkpoints (FORMAT.md, "Tail checkpoint").
+    var tailCheckpoints: [UInt64] = []
     var temporaries: [String] = []
     var foreign: [String] = []
 
@@ -177,6 +179,8 @@ struct Format2Listing {
                 listing.indexes.insert(sequence)
             } else if let sequence = SegmentFiles.sequence(in: name, KeySummary.fileExtension) {
                 listing.keySummaries.append(sequence)
+            } else if let sequence = SegmentFiles.sequence(in: name, TailCheckpoint.fileExtension) {
+                listing.tailCheckpoints.append(sequence)
             } else if name.hasSuffix(LogFormat.temporaryExtension) {
                 listing.temporaries.append(name)
             } else if name != LogFormat.lockFileName && name != LogFormat.quarantineDirectoryName {

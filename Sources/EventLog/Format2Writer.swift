@@ -67,6 +67,9 @@ final class TailWriter: CommitWriter {
     /// Whether the log was opened with sealed segments not yet compacted: a writer before this
     /// one closed while its compaction was under way (or never ran one).
     var hadSealedSegmentsAtOpen = false
+    /// The background check of the tail checkpoint this writer started from, until the first
+    /// append or the close waits for it (FORMAT.md, "Tail checkpoint").
+    var pendingCheck: TailCheck?
 
     var headHash: ChainHash { chain.head }
     var lastEventTime: LogTimestamp? { nextSequence > 1 ? LogTimestamp(microsecondsSinceEpoch: lastTime) : nil }
@@ -88,6 +91,7 @@ final class TailWriter: CommitWriter {
     }
 
     func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>] {
+        settleCheckpoint()
         if let failure { return group.map { _ in .failure(TailWriter.refusal(after: failure)) } }
         builder.reset(timeBefore: lastTime)
         var results: [Result<Range<UInt64>, LogError>] = []
@@ -164,11 +168,32 @@ final class TailWriter: CommitWriter {
         }
     }
 
+    /// Trims the zero tail, syncs, and leaves a tail checkpoint for the next open.
     func close() throws {
         defer { try? segment.file.close() }
+        settleCheckpoint()
         guard failure == nil else { return }
         try io("trim the preallocated tail of \(segment.path)") { try segment.file.truncate(to: segment.dataEnd) }
         try sync()
+        // Derived data: without it the next open only rehashes the segment.
+        let checkpoint = TailCheckpoint(
+            firstSequence: segment.header.firstSequence, logID: logID, dataEnd: segment.dataEnd, nextSequence: nextSequence,
+            lastTime: lastTime, chain: chain.head)
+        try? checkpoint.write(in: directory, fileSystem: fileSystem)
+    }
+
+    /// Waits for the check of the tail checkpoint this writer started from, if any; when the
+    /// segment's events disagree with it, the writer refuses appends until the log is reopened
+    /// (the checkpoint is gone by then, and the reopen rehashes the segment).
+    private func settleCheckpoint() {
+        guard let check = pendingCheck else { return }
+        pendingCheck = nil
+        if let problem = check.wait(), failure == nil {
+            failure = LogError(
+                .writerFailed, "the tail checkpoint this log was opened from disagrees with its events (\(problem));"
+                    + " nothing was appended. Reopen the log: it will rehash the segment instead",
+                file: segment.path)
+        }
     }
 
     private static func refusal(after failure: LogError) -> LogError {

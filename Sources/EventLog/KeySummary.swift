@@ -139,19 +139,26 @@ struct KeySummary: Equatable {
         return decode(bytes, for: header, function: function)
     }
 
-    /// Writes this summary beside the block file with `header`: under a temporary name, then
-    /// renamed, unsynced (derived data: a summary lost to a power cut is built again).
+    /// Writes this summary beside the block file with `header` (derived data: a summary lost to
+    /// a power cut is built again).
     func write(beside header: BlockFileHeader, in directory: String, fileSystem: any FileSystem) throws {
-        let path = Self.path(directory, header.firstSequence)
+        try fileSystem.writeDerived(encoded(for: header), to: Self.path(directory, header.firstSequence))
+    }
+}
+
+extension FileSystem {
+    /// Writes a derived file (a key summary, a tail checkpoint) under a temporary name and
+    /// renames it into place, without syncing: a reader checks it before use, and one that a
+    /// power cut lost or cut short costs only time.
+    func writeDerived(_ bytes: [UInt8], to path: String) throws {
         let temporary = path + LogFormat.temporaryExtension
-        let bytes = encoded(for: header)
         do {
-            let file = try io("create \(temporary)") { try fileSystem.openFile(temporary, .createOrTruncate) }
+            let file = try io("create \(temporary)") { try openFile(temporary, .createOrTruncate) }
             defer { try? file.close() }
             try io("write \(temporary)") { try file.write(bytes, at: 0) }
-            try io("rename \(temporary) to \(path)") { try fileSystem.rename(temporary, to: path) }
+            try io("rename \(temporary) to \(path)") { try rename(temporary, to: path) }
         } catch {
-            try? fileSystem.removeFile(temporary)
+            try? removeFile(temporary)
             throw error
         }
     }

@@ -11,6 +11,10 @@ public struct RecoveryReport: Sendable, Hashable {
     public var removedTemporaryFiles: [String] = []
     /// Index files that were missing, damaged or stale and were written again from the data.
     public var rebuiltIndexes: [String] = []
+    /// Format 2: whether the chain's head at the end came from the tail checkpoint the last
+    /// writer left (FORMAT.md, "Tail checkpoint"), instead of rehashing the active segment; it
+    /// is checked in the background before the first append.
+    public var usedTailCheckpoint = false
 
     /// True when the log was closed cleanly: nothing was cut or deleted.
     public var isClean: Bool { cutTail == nil && removedTemporaryFiles.isEmpty }

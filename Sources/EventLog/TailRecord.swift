@@ -38,38 +38,56 @@ public struct TailRecord {
         case damaged(reason: String, definite: Bool)
     }
 
+    /// A record's framing, checked: its head, its size within the bytes, its CRC.
+    enum Frame {
+        case framed(headLength: Int, storedLength: Int, isCompressed: Bool)
+        case end
+        case damaged(reason: String)
+
+        /// The whole record's bytes: head, body, CRC.
+        static func size(headLength: Int, storedLength: Int) -> Int { headLength + storedLength + Format2.recordCRCSize }
+    }
+
+    /// Checks the framing and the CRC of the record at the start of `bytes`, and nothing of what
+    /// it holds (FORMAT.md, "Hot-tail record": the first two rules).
+    static func frame(_ bytes: UnsafeRawBufferPointer) -> Frame {
+        guard let first = bytes.first, first != 0 else { return .end }
+        var cursor = ByteCursor(bytes)
+        guard let head = cursor.readVarint(), cursor.position <= Format2.maxRecordHeadLength else {
+            if bytes.count < Format2.maxRecordHeadLength, bytes.allSatisfy({ $0 >= 0x80 }) {
+                return .damaged(reason: "an incomplete record head (\(bytes.count) bytes)")
+            }
+            return .damaged(reason: "a malformed record head")
+        }
+        let storedLength = head >> 1
+        guard storedLength >= UInt64(Format2.minRecordStoredLength), storedLength <= UInt64(Format2.maxRawLength) else {
+            return .damaged(reason: "a record head stating \(storedLength) stored bytes")
+        }
+        let headLength = cursor.position
+        let size = Frame.size(headLength: headLength, storedLength: Int(storedLength))
+        guard size <= bytes.count else { return .damaged(reason: "an incomplete record (\(bytes.count) of \(size) bytes)") }
+        let covered = UnsafeRawBufferPointer(rebasing: bytes[0..<headLength + Int(storedLength)])
+        guard CRC32C.checksum(covered) == UInt32(littleEndianBytes: bytes, at: headLength + Int(storedLength)) else {
+            return .damaged(reason: "a record that fails its checksum")
+        }
+        return .framed(headLength: headLength, storedLength: Int(storedLength), isCompressed: head & 1 == 1)
+    }
+
     /// Reads the record at the start of `bytes` (everything available from that position).
     /// Checks the framing, the CRC, the codec and every event: a `.record` is whole and valid.
     public static func read(
         _ bytes: UnsafeRawBufferPointer, timeBefore: Int64, decompressor: ZstdDecompressor
     ) -> Read {
-        guard let first = bytes.first, first != 0 else { return .end }
-        var cursor = ByteCursor(bytes)
-        guard let head = cursor.readVarint(), cursor.position <= Format2.maxRecordHeadLength else {
-            if bytes.count < Format2.maxRecordHeadLength, bytes.allSatisfy({ $0 >= 0x80 }) {
-                return .damaged(reason: "an incomplete record head (\(bytes.count) bytes)", definite: false)
-            }
-            return .damaged(reason: "a malformed record head", definite: false)
+        let headLength: Int, storedLength: Int, isCompressed: Bool
+        switch frame(bytes) {
+        case .end: return .end
+        case .damaged(let reason): return .damaged(reason: reason, definite: false)
+        case .framed(let head, let stored, let compressed): (headLength, storedLength, isCompressed) = (head, stored, compressed)
         }
-        let storedLength = head >> 1
-        let codec = head & 1
-        guard storedLength >= UInt64(Format2.minRecordStoredLength), storedLength <= UInt64(Format2.maxRawLength) else {
-            return .damaged(reason: "a record head stating \(storedLength) stored bytes", definite: false)
-        }
-        let headLength = cursor.position
-        let size = headLength + Int(storedLength) + Format2.recordCRCSize
-        guard size <= bytes.count else {
-            return .damaged(
-                reason: "an incomplete record (\(bytes.count) of \(size) bytes)", definite: false)
-        }
-        let covered = UnsafeRawBufferPointer(rebasing: bytes[0..<headLength + Int(storedLength)])
-        let stored = UInt32(littleEndianBytes: bytes, at: headLength + Int(storedLength))
-        guard CRC32C.checksum(covered) == stored else {
-            return .damaged(reason: "a record that fails its checksum", definite: false)
-        }
-        let body = UnsafeRawBufferPointer(rebasing: bytes[headLength..<headLength + Int(storedLength)])
+        let size = Frame.size(headLength: headLength, storedLength: storedLength)
+        let body = UnsafeRawBufferPointer(rebasing: bytes[headLength..<headLength + storedLength])
         let raw: [UInt8]
-        if codec == 1 {
+        if isCompressed {
             switch decompressor.decompressSingleFrame(body, maxRawLength: Format2.maxRawLength) {
             case .success(let output): raw = output
             case .failure(let reason): return .damaged(reason: "a record whose \(reason)", definite: true)
@@ -79,7 +97,7 @@ public struct TailRecord {
         }
         switch EventRun.parse(raw, layout: .rows, count: nil, timeBefore: timeBefore, hasErasures: false) {
         case .success(let run):
-            return .record(TailRecord(size: size, isCompressed: codec == 1, run: run))
+            return .record(TailRecord(size: size, isCompressed: isCompressed, run: run))
         case .failure(let reason):
             return .damaged(reason: "a record whose checksum holds but whose events do not parse: \(reason)", definite: true)
         }

@@ -39,10 +39,13 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
         public var numberOfKind: Int
         public var description: String { "\(kind) #\(numberOfKind) (I/O #\(number)) \(path)" }
 
-        /// Whether this writes a key summary (FORMAT.md, "Key summaries"): derived data whose
-        /// failed write is swallowed by design, the summary being built again when missing.
-        public var isKeySummaryWrite: Bool {
-            kind != .remove && (path.hasSuffix(".keys") || path.hasSuffix(".keys.tmp"))
+        /// Whether this writes a key summary or a tail checkpoint, or removes a used checkpoint
+        /// (FORMAT.md, "Key summaries", "Tail checkpoint"): derived data whose failed write is
+        /// swallowed by design: a missing one costs only time, and a checkpoint left behind is
+        /// used only while the segment's data still ends where it says, which makes it right.
+        public var isDerivedFileWrite: Bool {
+            if path.hasSuffix(".head") || path.hasSuffix(".head.tmp") { return true }
+            return kind != .remove && (path.hasSuffix(".keys") || path.hasSuffix(".keys.tmp"))
         }
     }
 

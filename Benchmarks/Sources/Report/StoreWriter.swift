@@ -56,7 +56,7 @@ final class StoreWriter {
         log = nil
         let path = folder + "/log"
         let sealed = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".seg") }.count > 1
-        let log = try EventLog.open(at: path, configuration: LogConfiguration())
+        let log = try EventLog.open(at: path, configuration: LogConfiguration().withPinKeys)
         while sealed, log.backgroundCompactions.reports.isEmpty, log.backgroundCompactions.lastError == nil { usleep(2_000) }
         if let error = log.backgroundCompactions.lastError { throw error }
         try log.close()
@@ -64,7 +64,8 @@ final class StoreWriter {
 
     private func openLog() throws -> EventLog {
         if let log { return log }
-        var configuration = LogConfiguration()
+        // The store's own key function, so that block files get their summaries as a store's do.
+        var configuration = LogConfiguration().withPinKeys
         configuration.durability = .none
         let opened = try EventLog.open(at: folder + "/log", configuration: configuration)
         log = opened

@@ -72,6 +72,10 @@ public final class TouristStore: Sendable {
                 atOrBefore: log.lastSequence, reader: reader, knownHead: log.head, preloaded: preloaded())
             let start = base ?? TouristState()
             let (state, lastTime) = try replay(reader, from: start, through: log.lastSequence)
+            // The log opened from the head its last close left; its events are rehashed now, in
+            // the background, rather than beside the load and replay above (docs/FORMAT.md,
+            // "Tail checkpoint").
+            log.startTailCheck()
             // The writer knows its last event's time: reading it from the log scanned the
             // active hot-tail segment from its start.
             let lastTimestamp = lastTime ?? log.lastTimestamp ?? LogTimestamp(microsecondsSinceEpoch: .min)
