@@ -92,9 +92,9 @@ enum Format2Recovery {
                 continue
             }
             // A clean close left the head: when the records still end where it says, they are
-            // the bytes it was computed from (checked again in the background).
-            // A file system whose calls must come in one order (tests) gets the check at once,
-            // and the segment rehashed again when it fails.
+            // the bytes it was computed from (checked again in the background). A file system
+            // whose calls must come in one order (tests) gets the check at once instead, and a
+            // checkpoint that fails it is not used.
             if let checkpoint = TailCheckpoint.read(for: scanner.header, in: directory, fileSystem: fileSystem) {
                 if try scanner.skimToEnd() == checkpoint.dataEnd {
                     let candidate = TailCheck(segment: file.path, checkpoint: checkpoint, fileSystem: fileSystem)
@@ -137,7 +137,8 @@ enum Format2Recovery {
 
         try removeTemporaries(files.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
         // A checkpoint is for one open: the first append makes it stale. (Left behind by a
-        // failed removal, it is still never used: the data would no longer end where it says.)
+        // failed removal, it is used again only while the data still ends where it says, and
+        // then it is right.)
         for first in try Format2Listing.list(directory, fileSystem).tailCheckpoints {
             try? fileSystem.removeFile(TailCheckpoint.path(directory, first))
         }
