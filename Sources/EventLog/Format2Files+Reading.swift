@@ -387,6 +387,22 @@ final class TailScanner {
         }
     }
 
+    /// Reads every record from here to the end of data, appending each event to `chain`: nil at
+    /// the end, or where the first record that is not valid starts, and why.
+    func rehash(into chain: inout EventChain) throws -> (offset: Int64, reason: String, definite: Bool)? {
+        while true {
+            switch try next() {
+            case .record(let record, _):
+                var events = record.run.makeIterator(firstSequence: chain.sequence + 1)
+                while let event = events.next() { chain.append(time: event.timestamp, payload: event.payload) }
+            case .end:
+                return nil
+            case .damaged(let offset, let reason, let definite):
+                return (offset, reason, definite)
+            }
+        }
+    }
+
     /// Walks the records checking their framing and CRC alone, neither decompressing nor
     /// parsing events (a tail checkpoint's test, FORMAT.md "Tail checkpoint"): the end of data
     /// when every record passes and only zeros follow it, nil at the first one that does not.

@@ -111,19 +111,7 @@ enum Format2Recovery {
                 scanner.restart()
             }
             lastChain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
-            var damage: (Int64, String, Bool)? = nil
-            scan: while true {
-                switch try scanner.next() {
-                case .record(let record, _):
-                    var events = record.run.makeIterator(firstSequence: lastChain.sequence + 1)
-                    while let event = events.next() { lastChain.append(time: event.timestamp, payload: event.payload) }
-                case .end:
-                    break scan
-                case .damaged(let offset, let reason, let definite):
-                    damage = (offset, reason, definite)
-                    break scan
-                }
-            }
+            let damage = try scanner.rehash(into: &lastChain)
             if let (offset, reason, definite) = damage,
                 !(try scanner.isTornTail(at: offset, definite: definite, isLastSegment: true))
             {
@@ -132,7 +120,7 @@ enum Format2Recovery {
             }
             next = scanner.nextSequence
             time = scanner.time
-            tail = (scanner, damage.map { (offset: $0.0, reason: $0.1, definite: $0.2) })
+            tail = (scanner, damage)
         }
 
         try removeTemporaries(files.temporaries, directory: directory, fileSystem: fileSystem, report: &report)

@@ -124,16 +124,8 @@ final class TailCheck: @unchecked Sendable {
             let scanner = try TailScanner.open(path: path, fileSystem: fileSystem, decompressor: ZstdDecompressor())
             defer { scanner.close() }
             var chain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
-            scan: while true {
-                switch try scanner.next() {
-                case .record(let record, _):
-                    var events = record.run.makeIterator(firstSequence: chain.sequence + 1)
-                    while let event = events.next() { chain.append(time: event.timestamp, payload: event.payload) }
-                case .end:
-                    break scan
-                case .damaged(let offset, let reason, _):
-                    return "\(path) holds \(reason) at offset \(offset), before the checkpoint's end of data \(checkpoint.dataEnd)"
-                }
+            if let damage = try scanner.rehash(into: &chain) {
+                return "\(path) holds \(damage.reason) at offset \(damage.offset), before the checkpoint's end of data \(checkpoint.dataEnd)"
             }
             let found = (scanner.position, scanner.nextSequence, scanner.time, chain.head)
             guard found == (checkpoint.dataEnd, checkpoint.nextSequence, checkpoint.lastTime, checkpoint.chain) else {

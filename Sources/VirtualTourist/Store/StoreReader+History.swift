@@ -23,15 +23,8 @@ extension StoreReader {
         let through = min(through ?? lastSequence, lastSequence)
         guard through >= from else { return [] }
         do {
-            let ranges = try log.ranges(mayHoldKeysIn: pin.rawValue...pin.rawValue, function: EventCodec.pinKeys.name, from: from, through: through)
-            return try Self.inHalves(self, ranges: ranges, threshold: threshold) { log, ranges in
-                var events: [RecordedEvent] = []
-                for range in ranges {
-                    try Self.scan(log, from: range.lowerBound, through: range.upperBound, decodingOnly: wanted) {
-                        if $0.event.pin == pin { events.append($0) }
-                    }
-                }
-                return events
+            return try events(aboutPinsIn: pin.rawValue...pin.rawValue, from: from, through: through, threshold: threshold, decodingOnly: wanted) {
+                $0 == pin
             }
         } catch {
             throw TouristStore.storageError(error, "the history of pin \(pin) cannot be read")
@@ -144,16 +137,10 @@ extension StoreReader {
         var events: [RecordedEvent] = []
         if lastSequence > 0 {
             do {
-                let ranges = try log.ranges(mayHoldKeysIn: Self.pinIDs(startingWith: wanted), function: EventCodec.pinKeys.name, from: 1, through: lastSequence)
-                events = try Self.inHalves(self, ranges: ranges, threshold: threshold) { log, ranges in
-                    var found: [RecordedEvent] = []
-                    for range in ranges {
-                        try Self.scan(log, from: range.lowerBound, through: range.upperBound, decodingOnly: filter) {
-                            if let pin = $0.event.pin, pin.description.hasPrefix(wanted) { found.append($0) }
-                        }
-                    }
-                    return found
-                }
+                events = try self.events(
+                    aboutPinsIn: Self.pinIDs(startingWith: wanted), from: 1, through: lastSequence, threshold: threshold,
+                    decodingOnly: filter
+                ) { $0.description.hasPrefix(wanted) }
             } catch {
                 throw TouristStore.storageError(error, "the pins matching \(wanted) cannot be read")
             }

@@ -8,6 +8,26 @@ extension StoreReader {
     /// of a short read saves.
     static let halvingThreshold: UInt64 = 1 << 16
 
+    /// The events from `from` through `through` about a pin that `keeps`, oldest first: only the
+    /// ranges whose key summaries may name a pin in `pins` are read (docs/FORMAT.md, "Key
+    /// summaries"), in halves from `threshold` events on, and of those only the events `wanted`
+    /// lets through are decoded.
+    func events(
+        aboutPinsIn pins: ClosedRange<UInt64>, from: UInt64, through: UInt64, threshold: UInt64,
+        decodingOnly wanted: ((LogEvent) -> Bool)?, keeping keeps: @escaping (PinID) -> Bool
+    ) throws -> [RecordedEvent] {
+        let ranges = try log.ranges(mayHoldKeysIn: pins, function: EventCodec.pinKeys.name, from: from, through: through)
+        return try Self.inHalves(self, ranges: ranges, threshold: threshold) { log, ranges in
+            var found: [RecordedEvent] = []
+            for range in ranges {
+                try Self.scan(log, from: range.lowerBound, through: range.upperBound, decodingOnly: wanted) {
+                    if let pin = $0.event.pin, keeps(pin) { found.append($0) }
+                }
+            }
+            return found
+        }
+    }
+
     /// `collect` of `ranges` (ascending and apart), in order: at or above `threshold` events in
     /// all, the second half of them is read by a reader of its own on another core while this
     /// one reads the first (readers are for one thread each). Either half's error is thrown,
