@@ -183,7 +183,7 @@ public final class EventLog: @unchecked Sendable {
 
     /// Format 2: starts checking, in the background, the tail checkpoint this log was opened from
     /// (``RecoveryReport/usedTailCheckpoint``; FORMAT.md, "Tail checkpoint"): the active segment's
-    /// events rehashed and compared with it. An owner that reads the log right after opening it
+    /// events up to its end of data rehashed and compared with it. An owner that reads the log right after opening it
     /// (a store replaying to its state) calls this once that is done, so that the two do not
     /// share the cores; otherwise the first append or the close starts it. Either waits for it,
     /// and a checkpoint found wrong makes the log refuse appends until it is reopened. Does

@@ -387,10 +387,11 @@ final class TailScanner {
         }
     }
 
-    /// Reads every record from here to the end of data, appending each event to `chain`: nil at
-    /// the end, or where the first record that is not valid starts, and why.
-    func rehash(into chain: inout EventChain) throws -> (offset: Int64, reason: String, definite: Bool)? {
-        while true {
+    /// Reads every record from here to the end of data (or to `end`, a record boundary),
+    /// appending each event to `chain`: nil there, or where the first record that is not valid
+    /// starts, and why.
+    func rehash(into chain: inout EventChain, upTo end: Int64 = .max) throws -> (offset: Int64, reason: String, definite: Bool)? {
+        while position < end {
             switch try next() {
             case .record(let record, _):
                 var events = record.run.makeIterator(firstSequence: chain.sequence + 1)
@@ -401,27 +402,31 @@ final class TailScanner {
                 return (offset, reason, definite)
             }
         }
+        return nil
     }
 
-    /// Walks the records checking their framing and CRC alone, neither decompressing nor
-    /// parsing events (a tail checkpoint's test, FORMAT.md "Tail checkpoint"): the end of data
-    /// when every record passes and only zeros follow it, nil at the first one that does not.
-    /// Leaves the scanner past the records it walked; ``restart()`` goes back to the first.
-    func skimToEnd() throws -> Int64? {
-        while true {
+    /// Walks the records up to a tail checkpoint's end of data checking their framing and CRC
+    /// alone, neither decompressing nor parsing events (FORMAT.md, "Tail checkpoint"). When they
+    /// pass and one ends exactly there, the scanner continues from the checkpoint's values and
+    /// the result is true; otherwise it is back at the first record, as just opened.
+    func skip(to checkpoint: TailCheckpoint) throws -> Bool {
+        while position < checkpoint.dataEnd {
             let peek = try window.available(at: position, upTo: Format2.maxRecordHeadLength + 1)
-            guard let first = peek.first else { return position }
-            if first == 0 { return try nonZeroOffset(from: position) == nil ? position : nil }
             var cursor = ByteCursor(peek)
-            guard let head = cursor.readVarint(), cursor.position <= Format2.maxRecordHeadLength,
-                head >> 1 <= UInt64(Format2.maxRawLength)
-            else { return nil }
+            guard peek.first.map({ $0 != 0 }) == true, let head = cursor.readVarint(),
+                cursor.position <= Format2.maxRecordHeadLength, head >> 1 <= UInt64(Format2.maxRawLength)
+            else { break }
             let size = TailRecord.Frame.size(headLength: cursor.position, storedLength: Int(head >> 1))
-            guard let whole = try window.bytes(at: position, count: size),
-                case .framed = TailRecord.frame(whole)
-            else { return nil }
+            guard let whole = try window.bytes(at: position, count: size), case .framed = TailRecord.frame(whole) else { break }
             position += Int64(size)
         }
+        guard position == checkpoint.dataEnd else {
+            restart()
+            return false
+        }
+        nextSequence = checkpoint.nextSequence
+        time = checkpoint.lastTime
+        return true
     }
 
     /// Back to the segment's first record, as just opened.

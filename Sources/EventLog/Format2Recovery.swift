@@ -91,26 +91,24 @@ enum Format2Recovery {
                 scanner.close()
                 continue
             }
-            // A clean close left the head: when the records still end where it says, they are
-            // the bytes it was computed from (checked again in the background). A file system
-            // whose calls must come in one order (tests) gets the check at once instead, and a
-            // checkpoint that fails it is not used.
-            if let checkpoint = TailCheckpoint.read(for: scanner.header, in: directory, fileSystem: fileSystem) {
-                if try scanner.skimToEnd() == checkpoint.dataEnd {
-                    let candidate = TailCheck(segment: file.path, checkpoint: checkpoint, fileSystem: fileSystem)
-                    if fileSystem.allowsReadAhead || candidate.holdsWhenCheckedHere() {
-                        next = checkpoint.nextSequence
-                        time = checkpoint.lastTime
-                        lastChain = EventChain(head: checkpoint.chain, after: checkpoint.nextSequence - 1)
-                        check = fileSystem.allowsReadAhead ? candidate : nil
-                        report.usedTailCheckpoint = true
-                        tail = (scanner, nil)
-                        continue
-                    }
-                }
-                scanner.restart()
-            }
+            // A writer left the head at a point of the segment: when the records up to there
+            // still pass their framing and CRCs, they are the bytes it was computed from
+            // (checked again in the background), and only the records after it are rehashed. A
+            // file system whose calls must come in one order (tests) gets the check at once
+            // instead, and a checkpoint that fails it is not used.
             lastChain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
+            if let checkpoint = TailCheckpoint.read(for: scanner.header, in: directory, fileSystem: fileSystem),
+                try scanner.skip(to: checkpoint)
+            {
+                let candidate = TailCheck(segment: file.path, checkpoint: checkpoint, fileSystem: fileSystem)
+                if fileSystem.allowsReadAhead || candidate.holdsWhenCheckedHere() {
+                    lastChain = EventChain(head: checkpoint.chain, after: checkpoint.nextSequence - 1)
+                    check = fileSystem.allowsReadAhead ? candidate : nil
+                    report.usedTailCheckpoint = true
+                } else {
+                    scanner.restart()
+                }
+            }
             let damage = try scanner.rehash(into: &lastChain)
             if let (offset, reason, definite) = damage,
                 !(try scanner.isTornTail(at: offset, definite: definite, isLastSegment: true))
@@ -124,9 +122,9 @@ enum Format2Recovery {
         }
 
         try removeTemporaries(files.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
-        // A checkpoint is for one open: the first append makes it stale. (Left behind by a
-        // failed removal, it is used again only while the data still ends where it says, and
-        // then it is right.)
+        // A checkpoint is for one open: one found wrong in the background must not be used
+        // again, and the writer leaves new ones as it goes. (Left behind by a failed removal,
+        // it is still right: the bytes before its end of data were synced and never change.)
         for first in try Format2Listing.list(directory, fileSystem).tailCheckpoints {
             try? fileSystem.removeFile(TailCheckpoint.path(directory, first))
         }

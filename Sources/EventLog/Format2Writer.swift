@@ -70,6 +70,8 @@ final class TailWriter: CommitWriter {
     /// The background check of the tail checkpoint this writer started from, until the first
     /// append or the close waits for it (FORMAT.md, "Tail checkpoint").
     var pendingCheck: TailCheck?
+    /// The end of data named by the last tail checkpoint this writer left (or started from).
+    var checkpointedEnd = Int64(Format2.segmentHeaderSize)
 
     var headHash: ChainHash { chain.head }
     var lastEventTime: LogTimestamp? { nextSequence > 1 ? LogTimestamp(microsecondsSinceEpoch: lastTime) : nil }
@@ -152,7 +154,16 @@ final class TailWriter: CommitWriter {
         return results
     }
 
+    /// Syncs the active segment, and leaves a tail checkpoint when enough was written since
+    /// the last one (FORMAT.md, "Tail checkpoint").
     func sync() throws {
+        try syncSegment()
+        if let interval = configuration.tailCheckpointInterval, segment.dataEnd - checkpointedEnd >= Int64(interval) {
+            leaveCheckpoint()
+        }
+    }
+
+    private func syncSegment() throws {
         if let failure { throw TailWriter.refusal(after: failure) }
         do {
             try segment.file.sync()
@@ -168,18 +179,23 @@ final class TailWriter: CommitWriter {
         }
     }
 
+    /// Writes what the writer knows now beside the active segment, whose records up to its end
+    /// of data must be synced. Derived data: without it an open only rehashes more.
+    private func leaveCheckpoint() {
+        let checkpoint = TailCheckpoint(
+            firstSequence: segment.header.firstSequence, logID: logID, dataEnd: segment.dataEnd, nextSequence: nextSequence,
+            lastTime: lastTime, chain: chain.head)
+        if (try? checkpoint.write(in: directory, fileSystem: fileSystem)) != nil { checkpointedEnd = segment.dataEnd }
+    }
+
     /// Trims the zero tail, syncs, and leaves a tail checkpoint for the next open.
     func close() throws {
         defer { try? segment.file.close() }
         settleCheckpoint()
         guard failure == nil else { return }
         try io("trim the preallocated tail of \(segment.path)") { try segment.file.truncate(to: segment.dataEnd) }
-        try sync()
-        // Derived data: without it the next open only rehashes the segment.
-        let checkpoint = TailCheckpoint(
-            firstSequence: segment.header.firstSequence, logID: logID, dataEnd: segment.dataEnd, nextSequence: nextSequence,
-            lastTime: lastTime, chain: chain.head)
-        try? checkpoint.write(in: directory, fileSystem: fileSystem)
+        try syncSegment()
+        leaveCheckpoint()
     }
 
     /// Waits for the check of the tail checkpoint this writer started from, if any; when the
@@ -250,7 +266,7 @@ final class TailWriter: CommitWriter {
         mustRoll = true
         try io("seal the segment \(segment.path)") { try segment.file.truncate(to: segment.dataEnd) }
         segment.allocatedEnd = segment.dataEnd
-        if hasUnsyncedWrites { try sync() }
+        if hasUnsyncedWrites { try syncSegment() }
         let header = TailSegmentHeader(
             firstSequence: nextSequence, logID: logID, createdAt: configuration.clock.now(), timeBefore: lastTime,
             chainBefore: chain.head, origin: origin)
@@ -264,7 +280,12 @@ final class TailWriter: CommitWriter {
             throw error
         }
         try? segment.file.close()
+        // A sealed segment's checkpoint is of no use: only the active one's is read.
+        if checkpointedEnd > Int64(Format2.segmentHeaderSize) {
+            try? fileSystem.removeFile(TailCheckpoint.path(directory, segment.header.firstSequence))
+        }
         segment = next
+        checkpointedEnd = Int64(Format2.segmentHeaderSize)
         mustRoll = false
         if notify { onSealed?(header.firstSequence) }
     }

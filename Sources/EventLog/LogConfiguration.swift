@@ -35,6 +35,10 @@ public struct LogConfiguration: Sendable {
     /// Format 2: a new hot-tail segment starts once the active one reaches this many bytes;
     /// each sealed segment is then compacted into a block file.
     public var hotTailSegmentSize: Int = 4 << 20
+    /// Format 2: after a sync, the writer leaves a tail checkpoint once the active segment holds
+    /// this many more bytes of records than at its last one (FORMAT.md, "Tail checkpoint"), so
+    /// an open after a crash rehashes at most about this much. Nil: only at a clean close.
+    public var tailCheckpointInterval: Int? = 512 << 10
     /// Format 2: raw bytes of events a sealed block aims at (FORMAT.md, "Compaction").
     public var blockSize: Int = 1 << 20
     /// Format 2: how compaction lays out a block's events.
@@ -92,6 +96,9 @@ public struct LogConfiguration: Sendable {
         }
         guard preallocationSize >= 0 else { throw fail("preallocationSize must not be negative") }
         guard hotTailSegmentSize >= 4096 else { throw fail("hotTailSegmentSize must be at least 4096 bytes") }
+        if let tailCheckpointInterval, tailCheckpointInterval < 1 {
+            throw fail("tailCheckpointInterval must be at least 1 byte (nil: only at a clean close)")
+        }
         guard (1...Format2.maxRawLength / 2).contains(blockSize) else {
             throw fail("blockSize must be between 1 byte and 32 MiB")
         }

@@ -2,10 +2,11 @@ import Dispatch
 import FileIO
 import Synchronization
 
-/// What a writer knew when it closed the log cleanly: the active segment's end of data and the
-/// chain's head there (FORMAT.md, "Tail checkpoint"). Derived data: an opening writer uses it
-/// instead of rehashing the segment only when the segment's records end exactly where it says,
-/// and checks it in the background (``TailCheck``).
+/// What a writer knew at a point of the active segment it had synced (while running, and at a
+/// clean close): the end of data there and the chain's head (FORMAT.md, "Tail checkpoint").
+/// Derived data: an opening writer starts from it, rehashing only the records after it, when
+/// the records up to it pass their framing and CRCs and one ends exactly there, and checks it
+/// in the background (``TailCheck``).
 struct TailCheckpoint: Equatable {
     var firstSequence: UInt64
     var logID: [UInt8]
@@ -71,9 +72,9 @@ struct TailCheckpoint: Equatable {
     }
 }
 
-/// The check of a tail checkpoint an opening writer started from: the segment's events
-/// decompressed, parsed and rehashed on another thread, as an open without a checkpoint does,
-/// and compared with what the checkpoint says. Started when the log's owner has finished
+/// The check of a tail checkpoint an opening writer started from: the segment's events up to
+/// its end of data decompressed, parsed and rehashed on another thread, as an open without a
+/// checkpoint does, and compared with what the checkpoint says. Started when the log's owner has finished
 /// reading at open (``EventLog/startTailCheck()``), so that it does not compete with that, or
 /// at the latest by the first append or the close, which wait for it.
 final class TailCheck: @unchecked Sendable {
@@ -124,7 +125,7 @@ final class TailCheck: @unchecked Sendable {
             let scanner = try TailScanner.open(path: path, fileSystem: fileSystem, decompressor: ZstdDecompressor())
             defer { scanner.close() }
             var chain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
-            if let damage = try scanner.rehash(into: &chain) {
+            if let damage = try scanner.rehash(into: &chain, upTo: checkpoint.dataEnd) {
                 return "\(path) holds \(damage.reason) at offset \(damage.offset), before the checkpoint's end of data \(checkpoint.dataEnd)"
             }
             let found = (scanner.position, scanner.nextSequence, scanner.time, chain.head)

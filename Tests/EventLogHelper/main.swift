@@ -39,6 +39,7 @@ do {
         let seed = arguments.count > 3 ? UInt64(arguments[3]) ?? 1 : 1
         var configuration = LogConfiguration()
         configuration.segmentSize = 64 << 10  // roll often, so kills land around rolls too
+        configuration.tailCheckpointInterval = 4 << 10  // and a kill finds a running tail checkpoint
         let log = try EventLog.open(at: directory, configuration: configuration)
         if let cut = log.recovery.cutTail { say("recovered \(cut)") }
         var random = seed | 1

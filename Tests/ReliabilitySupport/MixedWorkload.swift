@@ -158,6 +158,8 @@ public func crashTestOptions() -> StoreOptions {
     options.log.blockSize = 2 << 10
     options.log.compactsInBackground = false
     options.log.preallocationSize = 4 << 10
+    // Tail checkpoints while running, several a segment, so a cut can land in any of them too.
+    options.log.tailCheckpointInterval = 1 << 10
     options.snapshotInterval = 16
     options.retention = .zero
     options.blobs.grace = .zero

@@ -55,11 +55,61 @@ final class StoreWriter {
         try log?.close()
         log = nil
         let path = folder + "/log"
-        let sealed = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".seg") }.count > 1
+        let sealed = try Self.sealedSegments(path) > 0
         let log = try EventLog.open(at: path, configuration: LogConfiguration().withPinKeys)
         while sealed, log.backgroundCompactions.reports.isEmpty, log.backgroundCompactions.lastError == nil { usleep(2_000) }
         if let error = log.backgroundCompactions.lastError { throw error }
         try log.close()
+    }
+
+    /// Appends `count` more events as a running store does (every session synced, so the log
+    /// leaves its tail checkpoints as it goes) and, with the log still open, leaves in `image`
+    /// what a kill -9 would leave of the store: its files as they are (docs/BENCHMARKS.md,
+    /// "Open after a crash"). Returns the workload as of the image.
+    func leaveCrashImage(appending count: Int, in image: String) async throws -> Workload {
+        let log = try openLog()
+        let target = workload.events + count
+        while workload.events < target {
+            for commit in workload.nextSession() {
+                _ = try await log.append(contentsOf: commit.map { EventCodec.encode(transform($0), cause: nil) })
+            }
+            try await log.sync()
+        }
+        // A store open all along has compacted its sealed segments soon after each roll: so
+        // does this one before the crash (a crash in the moment after a roll finds one more
+        // segment to check and compact; not what this case measures).
+        while try Self.sealedSegments(folder + "/log") > 0, log.backgroundCompactions.lastError == nil { usleep(2_000) }
+        if let error = log.backgroundCompactions.lastError { throw error }
+        try Self.copyAsItIs(folder, to: image)
+        // Closed, so that its background compaction does not run beside the timed opens.
+        try log.close()
+        self.log = nil
+        return workload
+    }
+
+    static func sealedSegments(_ log: String) throws -> Int {
+        let names = try FileManager.default.contentsOfDirectory(atPath: log)
+        return names.filter { $0.hasSuffix(".seg") }.count - 1 + names.filter { $0.hasSuffix(".tmp") }.count
+    }
+
+    /// Copies a store folder, linking the files that are never changed in place (block files,
+    /// key summaries, snapshots, photos) and copying the active ones (segments, checkpoints,
+    /// the lock).
+    static func copyAsItIs(_ source: String, to destination: String) throws {
+        let files = FileManager.default
+        try files.createDirectory(atPath: destination, withIntermediateDirectories: true)
+        for name in try files.contentsOfDirectory(atPath: source) {
+            let from = source + "/" + name, to = destination + "/" + name
+            var isDirectory: ObjCBool = false
+            _ = files.fileExists(atPath: from, isDirectory: &isDirectory)
+            if isDirectory.boolValue {
+                try copyAsItIs(from, to: to)
+            } else if name.hasSuffix(".seg") || name.hasSuffix(".head") || name.hasSuffix(".tmp") || name == "LOCK" {
+                try files.copyItem(atPath: from, toPath: to)
+            } else {
+                try files.linkItem(atPath: from, toPath: to)
+            }
+        }
     }
 
     private func openLog() throws -> EventLog {
