@@ -50,10 +50,16 @@ let package = Package(
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
             ]
         ),
-        // Format 2's hot-tail records and sealed blocks, with round trips through their encoders.
+        // Format 2's hot-tail records and sealed blocks, with round trips through their encoders;
+        // and the key summaries and tail checkpoints beside a log, on the tests' in-memory disk.
         .executableTarget(
             name: "FuzzFormat2",
-            dependencies: ["FuzzSupport", .product(name: "EventLog", package: "VirtualTourist")]
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "FileIO", package: "VirtualTourist"),
+                .product(name: "StorageTestSupport", package: "VirtualTourist"),
+            ]
         ),
         // Answers of Wikimedia Commons' Action API: geosearch, the wider search past it, image
         // information.

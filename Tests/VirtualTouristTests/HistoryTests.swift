@@ -192,4 +192,30 @@ import Testing
         try reader.forEachEvent { events.append($0) }
         return events
     }
+
+    /// Payloads the app never writes but a log may hold (from another writer, or restored from
+    /// a stream): the key is still the pin the decoder finds, so a summary never leaves out a
+    /// block that holds the pin's event. Two envelopes back to back decode as the second
+    /// event (protobuf merges them); an unknown group before the event is skipped; a pin field
+    /// written twice decodes as its last value.
+    @Test func aPinKeyIsThePinTheDecoderFindsInPayloadsTheAppNeverWrites() throws {
+        let first = PinID(0x1111_2222_3333_4444), second = PinID(0x5555_6666_7777_8888)
+        let dropped = EventCodec.encode(.pinDropped(first, Coordinate(latitude: 48.8584, longitude: 2.2945)), cause: nil)
+        let removed = EventCodec.encode(.pinRemoved(second), cause: nil)
+        var twice: [UInt8] = [0x08, 0x01, 0x6A, 18, 0x09]  // schema 1; pin_removed, 18 bytes: pin, pin
+        twice += withUnsafeBytes(of: first.rawValue.littleEndian, Array.init) + [0x09]
+        twice += withUnsafeBytes(of: second.rawValue.littleEndian, Array.init)
+        let cases: [(String, [UInt8], PinID)] = [
+            ("two envelopes", dropped + removed, second),
+            ("an unknown group first", [0x2B, 0x2C] + removed, second),
+            ("the pin twice", twice, second),
+            ("as the app writes it", dropped, first),
+        ]
+        for (what, payload, pin) in cases {
+            let decoded = try EventCodec.decode(LogEvent(sequence: 1, timestamp: LogTimestamp(microsecondsSinceEpoch: 0), payload: payload[...]))
+            #expect(decoded.event.pin == pin, "\(what): the case tests what it says")
+            #expect(EventCodec.pinKey(of: payload[...]) == pin.rawValue, "\(what)")
+        }
+        #expect(EventCodec.pinKey(of: [0x2B][...]) == nil, "a payload that does not parse names no pin")
+    }
 }

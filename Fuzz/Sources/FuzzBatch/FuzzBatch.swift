@@ -137,11 +137,15 @@ struct FixedClock: LogClock {
 // MARK: - One payload
 
 /// EventCodec on its own: whatever decodes must survive a round trip through the codec (the
-/// fast path and swift-protobuf's must agree on what they read) and through the JSON form.
+/// fast path and swift-protobuf's must agree on what they read) and through the JSON form, and
+/// its pin key must be its pin.
 func checkPayload(_ payload: [UInt8]) {
     let time = LogTimestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
     let event = LogEvent(sequence: 7, timestamp: time, payload: payload[...])
     guard let recorded = try? EventCodec.decode(event) else { return }
+    // The key compaction records for it (docs/FORMAT.md, "Key summaries"): a pin's history
+    // skips blocks by it, so it must be the pin the event decodes to.
+    require(EventCodec.pinKeys.key(payload[...]) == recorded.event.pin?.rawValue, "the pin key is not the decoded event's pin")
     var state = TouristState()
     state.apply(recorded)
     let encoded = EventCodec.encode(recorded.event, cause: recorded.cause)

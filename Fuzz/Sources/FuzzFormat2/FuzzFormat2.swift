@@ -2,9 +2,11 @@
 // another as a segment's data, or sealed blocks read one after another as a block file's. A
 // record or block that comes out valid must keep what the document promises (times never
 // decrease, the counts add up, erased events hold 32-byte digests) and must survive a round
-// trip through the encoder; for blocks, the chain it states is rehashed too.
+// trip through the encoder; for blocks, the chain it states is rehashed too. Or one of the
+// derived files beside a log, a key summary or a tail checkpoint (DerivedFiles.swift).
 //
-// Input: byte 0 holds the options below; the rest is the data.
+// Input: byte 0 holds the options below; the rest is the data (for a derived file, the bytes
+// XORed onto a genuine one).
 
 import EventLog
 import FuzzSupport
@@ -15,6 +17,10 @@ struct Options: OptionSet {
     static let blocks = Options(rawValue: 0x01)
     /// Recompute the checksums of each record or block, so mutations reach what they protect.
     static let fixChecksums = Options(rawValue: 0x02)
+    /// The data changes a log's key summary (`.keys`).
+    static let keySummary = Options(rawValue: 0x04)
+    /// The data changes a log's tail checkpoint (`.head`).
+    static let tailCheckpoint = Options(rawValue: 0x08)
 }
 
 /// zstd's fastest level: the round trip checks the field form, not the compression.
@@ -26,7 +32,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let options = Options(rawValue: data[0])
     var bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     let decompressor = ZstdDecompressor()
-    if options.contains(.blocks) {
+    if options.contains(.keySummary) {
+        fuzzKeySummary(bytes, fix: options.contains(.fixChecksums))
+    } else if options.contains(.tailCheckpoint) {
+        fuzzTailCheckpoint(bytes, fix: options.contains(.fixChecksums))
+    } else if options.contains(.blocks) {
         fuzzBlocks(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor)
     } else {
         fuzzRecords(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor)

@@ -16,39 +16,67 @@ extension EventCodec {
     /// `fixed64`, left out when 0. A case added later without a pin counts as pin 0: a summary
     /// may name more than an event holds, never less.
     static func pinKey(of payload: ArraySlice<UInt8>) -> UInt64? {
-        payload.withUnsafeBytes { bytes -> UInt64? in
-            var cursor = RawWire(bytes)
-            while let (field, wireType) = cursor.tag() {
-                if wireType == 2 {
-                    guard let body = cursor.lengthDelimited() else { return nil }
-                    if field >= Self.firstPinEventField { return Self.pinField(of: body) }
-                } else if !cursor.skip(wireType) {
-                    return nil
-                }
-            }
-            return nil
+        switch scannedPinKey(of: payload) {
+        case .key(let key):
+            return key
+        case .unusual:
+            // Protobuf merges an envelope holding two events, or an event naming its pin twice,
+            // and skips groups, in ways a scan should not imitate. The app never writes such a
+            // payload, nor one that does not parse; if a log holds one anyway, the decoder says
+            // which pin it is about, if any.
+            let event = LogEvent(sequence: 1, timestamp: LogTimestamp(microsecondsSinceEpoch: 0), payload: payload)
+            return (try? decode(event))?.event.pin?.rawValue
         }
     }
 
+    private enum ScannedKey {
+        case key(UInt64?)
+        /// Not what the app writes: one event, its pin at most once, fields the scan can step
+        /// over.
+        case unusual
+    }
+
+    private static func scannedPinKey(of payload: ArraySlice<UInt8>) -> ScannedKey {
+        payload.withUnsafeBytes { bytes -> ScannedKey in
+            var cursor = RawWire(bytes)
+            var event: (field: UInt64, body: UnsafeRawBufferPointer)?
+            while let (field, wireType) = cursor.tag() {
+                if wireType == 2 {
+                    guard let body = cursor.lengthDelimited() else { return .unusual }
+                    if field >= Self.firstEventField {
+                        if event != nil { return .unusual }
+                        event = (field, body)
+                    }
+                } else if field >= Self.firstEventField || !cursor.skip(wireType) {
+                    return .unusual
+                }
+            }
+            guard cursor.isAtEnd else { return .unusual }
+            guard let event, event.field >= Self.firstPinEventField else { return .key(nil) }
+            return Self.pinField(of: event.body)
+        }
+    }
+
+    /// `Envelope`'s field number of `RegionChanged`, the oneof's first case.
+    static let firstEventField: UInt64 = 10
     /// `Envelope`'s field number of `PinDropped`, the first event about a pin.
     static let firstPinEventField: UInt64 = 11
 
-    /// Field 1 (`fixed64`) of an event's message, 0 when it is left out; nil when the message
-    /// does not parse.
-    private static func pinField(of message: UnsafeRawBufferPointer) -> UInt64? {
+    /// Field 1 (`fixed64`) of an event's message, 0 when it is left out.
+    private static func pinField(of message: UnsafeRawBufferPointer) -> ScannedKey {
         var cursor = RawWire(message)
-        var pin: UInt64 = 0
+        var pin: UInt64?
         while let (field, wireType) = cursor.tag() {
-            if field == 1, wireType == 1 {
-                guard let value = cursor.fixed64() else { return nil }
+            if field == 1 {
+                guard wireType == 1, pin == nil, let value = cursor.fixed64() else { return .unusual }
                 pin = value
             } else if wireType == 2 {
-                guard cursor.lengthDelimited() != nil else { return nil }
+                guard cursor.lengthDelimited() != nil else { return .unusual }
             } else if !cursor.skip(wireType) {
-                return nil
+                return .unusual
             }
         }
-        return cursor.isAtEnd ? pin : nil
+        return cursor.isAtEnd ? .key(pin ?? 0) : .unusual
     }
 }
 
