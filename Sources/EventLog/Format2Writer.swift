@@ -70,8 +70,9 @@ final class TailWriter: CommitWriter {
     /// The background check of the tail checkpoint this writer started from, until the first
     /// append or the close waits for it (FORMAT.md, "Tail checkpoint").
     var pendingCheck: TailCheck?
-    /// The end of data named by the last tail checkpoint this writer left (or started from).
-    var checkpointedEnd = Int64(Format2.segmentHeaderSize)
+    /// The end of data named by the last tail checkpoint this writer left beside the active
+    /// segment; the end of its header before the first.
+    private var checkpointedEnd = Int64(Format2.segmentHeaderSize)
 
     var headHash: ChainHash { chain.head }
     var lastEventTime: LogTimestamp? { nextSequence > 1 ? LogTimestamp(microsecondsSinceEpoch: lastTime) : nil }

@@ -74,9 +74,9 @@ struct TailCheckpoint: Equatable {
 
 /// The check of a tail checkpoint an opening writer started from: the segment's events up to
 /// its end of data decompressed, parsed and rehashed on another thread, as an open without a
-/// checkpoint does, and compared with what the checkpoint says. Started when the log's owner has finished
-/// reading at open (``EventLog/startTailCheck()``), so that it does not compete with that, or
-/// at the latest by the first append or the close, which wait for it.
+/// checkpoint does, and compared with what the checkpoint says. Started when the log's owner
+/// has finished reading at open (``EventLog/startTailCheck()``), so that it does not compete
+/// with that, or at the latest by the first append or the close, which wait for it.
 final class TailCheck: @unchecked Sendable {
     private let group = DispatchGroup()
     private let started = Mutex(false)
