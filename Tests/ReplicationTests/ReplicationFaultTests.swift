@@ -10,8 +10,9 @@ import VirtualTourist
 struct ReplicationFaultTests {
     /// The stream's leader, as server number 1…3 (scripts/nats-cluster names them n1…n3).
     func leader(_ nats: NATSConnection, stream: String) async throws -> Int? {
+        // scripts/nats-cluster names server N "nN-" and its folder's name.
         let name = try await JetStream(nats).streamInfo(stream).cluster?.leader
-        return name.flatMap { Int($0.dropFirst()) }
+        return name.flatMap { Int($0.dropFirst().prefix { $0 != "-" }) }
     }
 
     @Test("kill -9 of the stream's leader while the app writes: no gap, no duplicate, replication catches up")
