@@ -87,6 +87,8 @@ final class StoreWriter {
         return workload
     }
 
+    /// Segments of the log at `log` other than the active one, plus unfinished writes: what a
+    /// compaction under way still has to do.
     static func sealedSegments(_ log: String) throws -> Int {
         let names = try FileManager.default.contentsOfDirectory(atPath: log)
         return names.filter { $0.hasSuffix(".seg") }.count - 1 + names.filter { $0.hasSuffix(".tmp") }.count
