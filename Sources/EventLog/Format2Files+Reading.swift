@@ -23,6 +23,8 @@ struct Format2Directory {
     /// Segments hidden because a block file covers them.
     private(set) var covered: [UInt64] = []
     private(set) var temporaries: [String] = []
+    /// The first sequences of the segments with a tail checkpoint beside them.
+    private(set) var tailCheckpoints: [UInt64] = []
     private(set) var foreign: [String] = []
 
     init(directory: String, fileSystem: any FileSystem) {
@@ -37,6 +39,7 @@ struct Format2Directory {
     mutating func refresh() throws {
         let listing = try Format2Listing.list(directory, fileSystem)
         temporaries = listing.temporaries
+        tailCheckpoints = listing.tailCheckpoints
         foreign = listing.foreign
         var files: [DataFile] = []
         var end: UInt64 = 0  // the last sequence the block files cover

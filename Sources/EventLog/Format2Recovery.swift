@@ -97,7 +97,8 @@ enum Format2Recovery {
             // file system whose calls must come in one order (tests) gets the check at once
             // instead, and a checkpoint that fails it is not used.
             lastChain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
-            if let checkpoint = TailCheckpoint.read(for: scanner.header, in: directory, fileSystem: fileSystem),
+            if files.tailCheckpoints.contains(scanner.header.firstSequence),
+                let checkpoint = TailCheckpoint.read(for: scanner.header, in: directory, fileSystem: fileSystem),
                 try scanner.skip(to: checkpoint)
             {
                 let candidate = TailCheck(segment: file.path, checkpoint: checkpoint, fileSystem: fileSystem)
@@ -125,7 +126,7 @@ enum Format2Recovery {
         // A checkpoint is for one open: one found wrong in the background must not be used
         // again, and the writer leaves new ones as it goes. (Left behind by a failed removal,
         // it is still right: the bytes before its end of data were synced and never change.)
-        for first in try Format2Listing.list(directory, fileSystem).tailCheckpoints {
+        for first in files.tailCheckpoints {
             try? fileSystem.removeFile(TailCheckpoint.path(directory, first))
         }
         // A compaction that stopped after its rename: the block file was checked above.

@@ -169,7 +169,7 @@ public enum LogVerifier {
                     done += Int64(header.totalSize)
                     if report.batches % 256 == 0 { progress?(done, total) }
                 case .end(let offset):
-                    if let stray = try scanner.nonZeroOffset(from: offset) {
+                    if let stray = try scanner.window.nonZeroOffset(from: offset) {
                         let damage = Damage(
                             offset: offset, reason: "non-zero bytes at offset \(stray), after the end of data",
                             header: nil, definite: false)

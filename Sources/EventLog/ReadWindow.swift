@@ -57,6 +57,17 @@ final class ReadWindow {
         return UnsafeRawBufferPointer(rebasing: storage[0..<length])
     }
 
+    /// The offset of the first non-zero byte at or after `offset`, or nil when only zeros follow.
+    func nonZeroOffset(from offset: Int64) throws -> Int64? {
+        var chunkStart = offset
+        while true {
+            let chunk = try available(at: chunkStart, upTo: 1 << 20)
+            if chunk.isEmpty { return nil }
+            if let index = chunk.firstIndex(where: { $0 != 0 }) { return chunkStart + Int64(index) }
+            chunkStart += Int64(chunk.count)
+        }
+    }
+
     /// Up to `length` bytes at `offset`: fewer at the end of the file.
     func available(at offset: Int64, upTo length: Int) throws -> UnsafeRawBufferPointer {
         if let whole = try bytes(at: offset, count: length) { return whole }

@@ -115,7 +115,7 @@ struct SegmentTail {
                 tail.end = active.position
             case .end(let offset):
                 tail.end = offset
-                if let stray = try active.nonZeroOffset(from: offset) {
+                if let stray = try active.window.nonZeroOffset(from: offset) {
                     tail.damage = Damage(
                         offset: offset, reason: "non-zero bytes at offset \(stray), after the end of data",
                         header: nil, definite: false)

@@ -155,15 +155,4 @@ final class SegmentScanner {
             chunkStart += Int64(chunk.count - headerSize + 1)
         }
     }
-
-    /// The offset of the first non-zero byte at or after `offset`, or nil when only zeros follow.
-    func nonZeroOffset(from offset: Int64) throws -> Int64? {
-        var chunkStart = offset
-        while true {
-            let chunk = try window.available(at: chunkStart, upTo: 1 << 20)
-            if chunk.isEmpty { return nil }
-            if let index = chunk.firstIndex(where: { $0 != 0 }) { return chunkStart + Int64(index) }
-            chunkStart += Int64(chunk.count)
-        }
-    }
 }

@@ -52,7 +52,7 @@ final class TailScanner {
             // end stays zero past a later one. (Checked on every poll, it cost a replicator more
             // CPU than the app's own commits.) Recovery and verification scan afresh.
             if zerosFrom.map({ position < $0 }) ?? true {
-                if let stray = try nonZeroOffset(from: position) {
+                if let stray = try window.nonZeroOffset(from: position) {
                     return .damaged(offset: position, reason: "non-zero bytes at offset \(stray), after the end of data", definite: false)
                 }
                 zerosFrom = position
@@ -156,16 +156,6 @@ final class TailScanner {
                 }
             }
             return nil
-        }
-    }
-
-    func nonZeroOffset(from offset: Int64) throws -> Int64? {
-        var chunkStart = offset
-        while true {
-            let chunk = try window.available(at: chunkStart, upTo: 1 << 20)
-            if chunk.isEmpty { return nil }
-            if let index = chunk.firstIndex(where: { $0 != 0 }) { return chunkStart + Int64(index) }
-            chunkStart += Int64(chunk.count)
         }
     }
 }
