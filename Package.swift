@@ -227,6 +227,7 @@ let package = Package(
             name: "VTTests",
             dependencies: [
                 "vt", "DemoPhotoServer", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport", "NATSTestSupport",
+                "TouristWorkload",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -32,6 +32,9 @@ import TouristWorkload
                 // Compared as one Bool: printed, two diffs of thousands of photos drown the log.
                 let same = diff == reference
                 #expect(same, "from \(from.sequence) to \(to.sequence): \(diff.photosAdded.count) and \(diff.photosRemoved.count) photos, the reference \(reference.photosAdded.count) and \(reference.photosRemoved.count)")
+                // The lists made on two cores, whatever the states' size.
+                let onTwoCores = from.difference(to: to, twoCoresFrom: 0) == reference
+                #expect(onTwoCores, "on two cores, from \(from.sequence) to \(to.sequence)")
                 photosCompared += diff.photosAdded.count + diff.photosRemoved.count
             }
         }

@@ -213,6 +213,13 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
         return utf8.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
     }
 
+    /// The photo service's id as UTF-8, where it lies: a listing of many photos need not make a
+    /// `String` of each (`vt diff`).
+    public func withRemoteIDUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let range = range(.remoteID)
+        return utf8.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+
     /// Whether a text is empty, without making a `String` (the rules ask it of every photo).
     func isEmpty(_ field: Field) -> Bool { range(field).isEmpty }
 

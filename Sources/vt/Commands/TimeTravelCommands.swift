@@ -44,7 +44,9 @@ struct DiffCommand: AsyncParsableCommand {
         let reader = try global.reader()
         let diff = try reader.difference(from: from, to: to)
         if global.json { return try Output.json(StateDiffJSON(diff)) }
-        Output.lines(Describe.diff(diff))
+        let out = LineWriter()
+        Describe.diff(diff, to: out)
+        out.flush()
     }
 }
 
