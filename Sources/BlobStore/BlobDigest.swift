@@ -52,6 +52,12 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
         [words.0, words.1, words.2, words.3].flatMap { word in (0..<8).reversed().map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } }
     }
 
+    /// The 32 bytes where they lie, without making an array (a snapshot writes one a photo).
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        let big = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+        return try Swift.withUnsafeBytes(of: big) { try body($0) }
+    }
+
     public static func == (a: BlobDigest, b: BlobDigest) -> Bool {
         a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
     }

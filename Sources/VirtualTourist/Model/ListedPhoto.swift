@@ -162,6 +162,9 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
     /// The eight ends, from the start of ``utf8``.
     var textEnds: [UInt32] { (0..<8).map { ends[$0] } }
 
+    /// One of them, without an array.
+    func textEnd(_ index: Int) -> UInt32 { ends[index] }
+
     /// The eight texts of a photo as the wire decoders find them: views into the payload.
     struct TextFields {
         private var fields = (

@@ -27,26 +27,38 @@ enum SnapshotFile {
 
     /// The file's bytes: the payload compressed with `compressor` when that makes it smaller,
     /// stored raw (codec 0) when it does not or when `compressor` is nil.
+    /// The payload is written by ``SnapshotWireEncoder``, the same bytes swift-protobuf writes
+    /// for `SnapshotCodec.message(for:)`; raw, straight after the room left for the header.
     static func encode(_ state: TouristState, head: LogHead, compressor: ZstdCompressor?) throws -> [UInt8] {
         precondition(head.sequence == state.sequence, "a snapshot's head must be at its state's sequence")
-        let raw: [UInt8] = try SnapshotCodec.message(for: state).serializedBytes()
+        guard let compressor else {
+            return SnapshotWireEncoder.encode(state, prefix: headerSize) { payload, room in
+                let header = self.header(state, head, codec: 0, rawLength: payload.count, stored: payload)
+                room.copyBytes(from: header)
+            }
+        }
+        let raw = SnapshotWireEncoder.encode(state)
         var stored: [UInt8] = []
-        let compressed = compressor.flatMap { compressor in raw.withUnsafeBytes { compressor.compress($0, appendingTo: &stored) } }
-        let codec: UInt8 = compressed != nil && stored.count < raw.count ? 1 : 0
-        if codec == 0 { stored = raw }
+        let compressed = raw.withUnsafeBytes { compressor.compress($0, appendingTo: &stored) }
+        if compressed == nil || stored.count >= raw.count { stored = raw }
+        let codec: UInt8 = stored.count < raw.count ? 1 : 0
+        return stored.withUnsafeBytes { header(state, head, codec: codec, rawLength: raw.count, stored: $0) } + stored
+    }
+
+    private static func header(_ state: TouristState, _ head: LogHead, codec: UInt8, rawLength: Int, stored: UnsafeRawBufferPointer) -> [UInt8] {
         var bytes = magic
         append(version, to: &bytes)
         bytes.append(codec)
         bytes.append(contentsOf: repeatElement(0, count: 5))
         append(state.sequence, to: &bytes)
         bytes.append(contentsOf: head.hash.bytes)
-        append(UInt64(raw.count), to: &bytes)
+        append(UInt64(rawLength), to: &bytes)
         append(UInt64(stored.count), to: &bytes)
         bytes.append(contentsOf: repeatElement(0, count: 16))
         append(CRC32C.checksum(stored), to: &bytes)
         append(CRC32C.checksum(bytes), to: &bytes)
         assert(bytes.count == headerSize)
-        return bytes + stored
+        return bytes
     }
 
     static func decodeHeader(_ bytes: [UInt8]) throws(SnapshotProblem) -> Header {
