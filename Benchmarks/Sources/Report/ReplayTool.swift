@@ -17,6 +17,9 @@ import VirtualTourist
 ///   vt-bench --write-store DIR EVENTS      a whole store (log and snapshots) of the workload,
 ///                                          for Benchmarks/scripts/slider
 ///   vt-bench --open-store DIR [TIMES]      opens it TIMES times, and the state at 20 points
+///   vt-bench --crash-image DIR EVENTS IMAGE  a store of EVENTS, then half a snapshot interval
+///                                          more and what a kill -9 leaves of it, in IMAGE
+///   vt-bench --open-crashed IMAGE [TIMES]  opens fresh copies of IMAGE, TIMES times
 ///
 /// so `perf record … vt-bench --replay-stages DIR` profiles nothing but the replay, and
 /// `--compact` on a fresh copy of a `--write-hot-tail` folder nothing but a compaction.
@@ -55,6 +58,34 @@ enum ReplayTool {
         _ = try store.compactLog()
         try await store.close()
         print("wrote a store of \(writer.workload.events) events to \(folder)")
+    }
+
+    static func writeCrashImage(at folder: String, events count: Int, image: String, interval: UInt64 = 10_000) async throws {
+        let writer = try StoreWriter(folder: folder, interval: interval, seed: 2026)
+        try await writer.write(upTo: count)
+        try writer.letCompactionCatchUp()
+        let crashed = try await writer.leaveCrashImage(appending: Int(interval) / 2, in: image)
+        print("left what a crash leaves of a store of \(crashed.events) events in \(image)")
+    }
+
+    /// Opens of a crash image as the store cases time them ("open after a crash"), each on a
+    /// fresh copy; only the opens are timed, so a profile of this mode is mostly theirs.
+    static func openCrashed(_ image: String, times: Int) async throws {
+        let attempt = image + "-attempt"
+        defer { try? FileManager.default.removeItem(atPath: attempt) }
+        var options = StoreOptions()
+        options.collectionInterval = nil
+        var opens: [Double] = []
+        for _ in 0..<max(1, times) {
+            try? FileManager.default.removeItem(atPath: attempt)
+            try StoreWriter.copyAsItIs(image, to: attempt)
+            let start = ContinuousClock.now
+            let store = try await TouristStore.open(at: attempt, options: options)
+            opens.append(Measure.seconds(since: start))
+            try await store.close()
+        }
+        print("open after a crash: median \(Figure.milliseconds(Measure.median(opens))) of \(opens.count), "
+            + "fastest \(Figure.milliseconds(opens.min() ?? 0)), slowest \(Figure.milliseconds(opens.max() ?? 0))")
     }
 
     static func openStore(_ folder: String, times: Int) async throws {
