@@ -164,6 +164,49 @@ import Testing
         try await store.close()
     }
 
+    /// After a crash the newest snapshot lies before the log's end, and the open looks up the
+    /// log's head there beside the snapshot's load: the snapshot is used when the head is its
+    /// own, and skipped when it is another history's.
+    @Test func aSnapshotBeforeTheLogsEndIsCheckedAgainstTheHeadLookedUpBesideItsLoad() async throws {
+        func record(_ events: some Sequence<RecordedEvent>, to folder: String) async throws {
+            let store = try await TouristStore.open(at: folder, options: storeOptions(snapshotInterval: 1_000))
+            try storeFakePhotos(store)
+            for recorded in events { try await store.record(recorded.event, cause: recorded.cause) }
+            try await store.close()
+        }
+        func keepOnlySnapshot(_ sequence: UInt64, in folder: TemporaryFolder) throws {
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder.sub("snapshots")) where name != SnapshotFile.name(for: sequence) {
+                try FileManager.default.removeItem(atPath: folder.sub("snapshots/" + name))
+            }
+        }
+        let folder = TemporaryFolder("crashed-snapshot")
+        var story = StoryGenerator(seed: 43)
+        story.generate(400)
+        try await record(story.events.prefix(300), to: folder.path)
+        try await record(story.events.dropFirst(300), to: folder.path)
+        try keepOnlySnapshot(300, in: folder)
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions())
+        #expect(store.report.snapshot == 300 && store.report.skippedSnapshots.isEmpty)
+        #expect(store.report.replayedEvents == UInt64(story.events.count - 300))
+        #expect(store.state == fold(story.events))
+        try await store.close()
+
+        // The same snapshot beside another history of 400 events.
+        let kept = try Data(contentsOf: URL(fileURLWithPath: folder.sub("snapshots/00000000000000000300.snap")))
+        try FileManager.default.removeItem(atPath: folder.path)
+        var other = StoryGenerator(seed: 44)
+        other.generate(400)
+        try await record(other.events, to: folder.path)
+        try keepOnlySnapshot(300, in: folder)
+        try kept.write(to: URL(fileURLWithPath: folder.sub("snapshots/00000000000000000300.snap")))
+        let reopened = try await TouristStore.open(at: folder.path, options: storeOptions())
+        #expect(reopened.report.snapshot == nil)
+        #expect(reopened.report.skippedSnapshots.first?.reason.contains("another history") == true)
+        #expect(reopened.report.replayedEvents == UInt64(other.events.count))
+        #expect(reopened.state == fold(other.events))
+        try await reopened.close()
+    }
+
     /// Opening reads the newest snapshot and the tail only: the events replayed do not grow
     /// with the log.
     @Test func openingReplaysOnlyTheTail() async throws {

@@ -82,10 +82,11 @@ final class SnapshotFolder: Sendable {
     /// snapshot taken at that point: the usual one at open, taken when the store last closed,
     /// whose lookup in the hot tail hashed the events of the active segment up to it.
     /// `preloaded`, a load of one snapshot made beforehand (``preload()``), is used for that
-    /// snapshot instead of loading it again, and checked the same way.
+    /// snapshot instead of loading it again, and checked the same way; `lookedUp`, a lookup of
+    /// its head started beside that load, instead of looking it up again.
     func newest(
         atOrBefore limit: UInt64, reader: LogReader, knownHead: LogHead? = nil, preloaded: Preloaded? = nil,
-        pinsOnly: Bool = false
+        lookedUp: (sequence: UInt64, head: PendingHead)? = nil, pinsOnly: Bool = false
     ) throws -> (TouristState?, [SkippedSnapshot]) {
         var skipped: [SkippedSnapshot] = []
         for sequence in try sequences().reversed() where sequence <= limit {
@@ -94,7 +95,8 @@ final class SnapshotFolder: Sendable {
                 // The head is looked up beside the load: the file's read and checksum leave the
                 // second core idle (docs/BENCHMARKS.md).
                 let pendingHead = knownHead?.sequence == sequence
-                    ? PendingHead.known(knownHead) : reader.headInBackground(at: sequence)
+                    ? PendingHead.known(knownHead)
+                    : lookedUp?.sequence == sequence ? lookedUp!.head : reader.headInBackground(at: sequence)
                 let header: SnapshotFile.Header, state: TouristState
                 if let preloaded, preloaded.sequence == sequence, !pinsOnly {
                     (header, state) = try preloaded.result.get()
@@ -121,20 +123,30 @@ final class SnapshotFolder: Sendable {
         let result: Result<(SnapshotFile.Header, TouristState), SnapshotProblem>
     }
 
+    /// A load started by ``preload()``: the snapshot it loads (nil when none), and the wait for
+    /// it, which hands the load over once (later waits give nil).
+    struct Preloading {
+        let sequence: UInt64?
+        let wait: () -> Preloaded?
+    }
+
     /// Starts loading the newest snapshot on another thread, before the log it belongs to is
     /// open: a store's open recovers its log (the active hot-tail segment read and hashed, on
     /// one core) and then loads a snapshot (most of it on both), and the two need nothing of
     /// each other until the snapshot's head is checked (docs/BENCHMARKS.md). The result is
     /// nil when there is no snapshot, or when the file system wants its calls in one order.
-    func preload() -> () -> Preloaded? {
-        guard fileSystem.allowsReadAhead, let sequence = try? sequences().last else { return { nil } }
+    func preload() -> Preloading {
+        guard fileSystem.allowsReadAhead, let sequence = try? sequences().last else { return Preloading(sequence: nil) { nil } }
         let group = DispatchGroup()
         let box = PreloadBox()
         DispatchQueue.global(qos: .userInitiated).async(group: group) {
             box.value = Preloaded(sequence: sequence, result: Result { () throws(SnapshotProblem) in try self.load(sequence) })
         }
-        return {
+        return Preloading(sequence: sequence) {
             group.wait()
+            // Handed over, not kept: a state still held here would be copied whole (its pins
+            // and photo references) by the first event replayed onto it.
+            defer { box.value = nil }
             return box.value
         }
     }

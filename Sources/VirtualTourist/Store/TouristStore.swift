@@ -58,20 +58,29 @@ public final class TouristStore: Sendable {
             path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
         // The newest snapshot loads while the log recovers; it is used only once it is checked
         // against the log as recovered, like any other.
-        let preloaded = snapshots.preload()
+        let preloading = snapshots.preload()
         let log: EventLog
         do {
             log = try EventLog.open(at: Path.join(folder, "log"), configuration: options.log.withPinKeys, fileSystem: fileSystem)
         } catch let error as LogError {
-            _ = preloaded()
+            _ = preloading.wait()
             throw DomainError(.storage, "the store at \(folder) cannot be opened: \(error.message)", cause: error)
         }
         do {
             let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
+            // After a crash the newest snapshot lies before the log's end, and its head is
+            // looked up by hashing the hot tail's events up to it: that lookup starts now, beside
+            // the snapshot's load, instead of after it (docs/BENCHMARKS.md, "Open after a crash:
+            // the snapshot's head beside its load").
+            let lookedUp = preloading.sequence.flatMap { sequence in
+                sequence == log.head.sequence || sequence > log.lastSequence ? nil : (sequence, reader.headInBackground(at: sequence))
+            }
             let (base, skipped) = try snapshots.newest(
-                atOrBefore: log.lastSequence, reader: reader, knownHead: log.head, preloaded: preloaded())
-            let start = base ?? TouristState()
-            let (state, lastTime) = try replay(reader, from: start, through: log.lastSequence)
+                atOrBefore: log.lastSequence, reader: reader, knownHead: log.head, preloaded: preloading.wait(), lookedUp: lookedUp)
+            // The snapshot's state is handed to the replay, not kept here: held twice, it would
+            // be copied whole (pins, photo references) by the first event folded onto it.
+            let snapshotSequence = base?.sequence
+            let (state, lastTime) = try replay(reader, from: (consume base) ?? TouristState(), through: log.lastSequence)
             // The log opened from the head its last close left; its events are rehashed now, in
             // the background, rather than beside the load and replay above (docs/FORMAT.md,
             // "Tail checkpoint").
@@ -81,14 +90,14 @@ public final class TouristStore: Sendable {
             let lastTimestamp = lastTime ?? log.lastTimestamp ?? LogTimestamp(microsecondsSinceEpoch: .min)
             let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem, options: options.blobs)
             let processor = ActionProcessor(
-                log: log, state: state, lastTimestamp: lastTimestamp, lastSnapshot: base?.sequence ?? 0,
+                log: log, state: state, lastTimestamp: lastTimestamp, lastSnapshot: snapshotSequence ?? 0,
                 snapshots: snapshots, blobs: blobs,
                 refusal: options.replicaOf.map {
                     "this store is a read-only replica of \($0); make changes on the original store"
                 })
             let report = OpenReport(
-                logRecovery: log.recovery, snapshot: base?.sequence, skippedSnapshots: skipped,
-                replayedEvents: state.sequence - start.sequence, duration: ContinuousClock.now - started)
+                logRecovery: log.recovery, snapshot: snapshotSequence, skippedSnapshots: skipped,
+                replayedEvents: state.sequence - (snapshotSequence ?? 0), duration: ContinuousClock.now - started)
             let store = TouristStore(
                 folder: folder, report: report, options: options, fileSystem: fileSystem, log: log,
                 snapshots: snapshots, processor: processor, blobs: blobs)
@@ -209,10 +218,12 @@ public final class TouristStore: Sendable {
     }
 
     /// Folds the log's events after `state` through `last`, decoding each.
-    static func replay(_ reader: LogReader, from state: TouristState, through last: UInt64) throws
+    /// `state` is taken, not borrowed: a caller that keeps its own copy makes the first event
+    /// folded copy the whole state.
+    static func replay(_ reader: LogReader, from state: consuming TouristState, through last: UInt64) throws
         -> (TouristState, LogTimestamp?)
     {
-        var state = state
+        var state = consume state
         var lastTime: LogTimestamp? = nil
         guard last > state.sequence else { return (state, nil) }
         let cursor = try reader.events(from: state.sequence + 1, through: last)
