@@ -188,8 +188,11 @@ public final class EventLog: @unchecked Sendable {
     /// share the cores; otherwise the first append or the close starts it. Either waits for it,
     /// and a checkpoint found wrong makes the log refuse appends until it is reopened. Does
     /// nothing when there is nothing to check or the check has started.
-    public func startTailCheck() {
-        tailCheck?.start()
+    ///
+    /// `position`, where the owner's own scan of the active segment stopped
+    /// (``PendingHead/tailPosition()``), spares the check the events before it.
+    public func startTailCheck(from position: TailPosition? = nil) {
+        tailCheck?.start(from: position)
     }
 
     /// Format 2: builds now the key summaries the log lacks (FORMAT.md, "Key summaries"), after

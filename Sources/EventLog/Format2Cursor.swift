@@ -31,11 +31,16 @@ final class Format2Cursor {
     /// The reader's headers of blocks walked before, for seeks.
     private let headers: BlockHeaderCache?
 
+    /// Where the cursor may start reading the segment that holds its first event, instead of at
+    /// its first record (``TailPosition``); used once.
+    private var tailPosition: TailPosition?
+
     init(
         directory: String, fileSystem: any FileSystem, start: LogCursor.Start, lastSequence: UInt64?, lastTime: LogTimestamp?,
-        headers: BlockHeaderCache? = nil
+        headers: BlockHeaderCache? = nil, tailPosition: TailPosition? = nil
     ) {
         self.headers = headers
+        self.tailPosition = tailPosition
         self.files = Format2Directory(directory: directory, fileSystem: fileSystem)
         self.start = start
         self.lastSequence = lastSequence
@@ -211,6 +216,8 @@ final class Format2Cursor {
                     }
                     chainAtEnd = nil
                     timeAtEnd = nil
+                    if let position = tailPosition, position.nextSequence <= sequence { _ = scanner.resume(at: position) }
+                    tailPosition = nil
                     current = .tail(scanner)
                 }
                 return true

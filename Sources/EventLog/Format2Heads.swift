@@ -6,10 +6,18 @@ enum Format2Heads {
     /// The chain's head after `sequence`, or nil when the log does not reach it. Costs at most
     /// one block's or one segment's events hashed.
     static func head(at sequence: UInt64, directory: String, fileSystem: any FileSystem, headers: BlockHeaderCache? = nil) throws -> LogHead? {
+        try headAndPosition(at: sequence, directory: directory, fileSystem: fileSystem, headers: headers)?.head
+    }
+
+    /// The same, with the position after the event when it lies in a hot-tail segment and ends
+    /// a record there (``TailPosition``).
+    static func headAndPosition(
+        at sequence: UInt64, directory: String, fileSystem: any FileSystem, headers: BlockHeaderCache? = nil
+    ) throws -> (head: LogHead, position: TailPosition?)? {
         var files = Format2Directory(directory: directory, fileSystem: fileSystem)
         try files.refresh()
         guard let anchor = files.anchor else { return nil }
-        if sequence == 0 { return LogHead(sequence: 0, hash: anchor) }
+        if sequence == 0 { return (LogHead(sequence: 0, hash: anchor), nil) }
         guard let position = files.position(holding: sequence) else { return nil }
         let file = files.files[position]
         let decompressor = ZstdDecompressor()
@@ -20,7 +28,7 @@ enum Format2Heads {
             try scanner.skipBlocks(expectChain: nil, expectTime: nil, cache: headers) { $0.lastSequence < sequence }
             while let block = try scanner.next(expectChain: nil, expectTime: nil) {
                 guard block.header.lastSequence >= sequence else { continue }
-                if block.header.lastSequence == sequence { return LogHead(sequence: sequence, hash: block.header.chainAfter) }
+                if block.header.lastSequence == sequence { return (LogHead(sequence: sequence, hash: block.header.chainAfter), nil) }
                 switch SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor) {
                 case .failure(let reason):
                     throw LogError.corrupt(reason.description, file: file.path, offset: block.offset, sequence: block.header.firstSequence)
@@ -37,7 +45,7 @@ enum Format2Heads {
                             chain.append(time: event.timestamp, payload: event.payload)
                         }
                     }
-                    return LogHead(sequence: sequence, hash: chain.head)
+                    return (LogHead(sequence: sequence, hash: chain.head), nil)
                 }
             }
             return nil
@@ -45,6 +53,7 @@ enum Format2Heads {
             let scanner = try TailScanner.open(path: file.path, fileSystem: fileSystem, decompressor: decompressor)
             defer { scanner.close() }
             var chain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
+            var standing: TailPosition? = nil
             while chain.sequence < sequence {
                 switch try scanner.next() {
                 case .record(let record, _):
@@ -52,6 +61,7 @@ enum Format2Heads {
                     while chain.sequence < sequence, let event = events.next() {
                         chain.append(time: event.timestamp, payload: event.payload)
                     }
+                    if chain.sequence == sequence, scanner.nextSequence == sequence + 1 { standing = scanner.standing(chain: chain.head) }
                 case .end:
                     return nil
                 case .damaged(let offset, let reason, let definite):
@@ -60,7 +70,7 @@ enum Format2Heads {
                     throw LogError.corrupt(reason, file: file.path, offset: offset, sequence: scanner.nextSequence)
                 }
             }
-            return LogHead(sequence: sequence, hash: chain.head)
+            return (LogHead(sequence: sequence, hash: chain.head), standing)
         }
     }
 

@@ -20,6 +20,8 @@ public final class LogCursor {
     private let start: Start
     private let lastSequence: UInt64?
     private let lastTime: LogTimestamp?
+    /// Where a format-2 cursor may start reading the active segment (``TailPosition``).
+    private let tailPosition: TailPosition?
     private let decompressor = ZstdDecompressor()
 
     private var positioned = false
@@ -40,11 +42,12 @@ public final class LogCursor {
     /// The engine for a format-2 log, made on the first read that finds one.
     private var format2: Format2Cursor?
 
-    init(reader: LogReader, start: Start, lastSequence: UInt64?, lastTime: LogTimestamp?) {
+    init(reader: LogReader, start: Start, lastSequence: UInt64?, lastTime: LogTimestamp?, tailPosition: TailPosition? = nil) {
         self.reader = reader
         self.start = start
         self.lastSequence = lastSequence
         self.lastTime = lastTime
+        self.tailPosition = tailPosition
     }
 
     deinit { segment?.close() }
@@ -56,7 +59,7 @@ public final class LogCursor {
         if reader.format == .v2 {
             let engine = Format2Cursor(
                 directory: reader.directory, fileSystem: reader.fileSystem, start: start, lastSequence: lastSequence,
-                lastTime: lastTime, headers: reader.blockHeaders)
+                lastTime: lastTime, headers: reader.blockHeaders, tailPosition: tailPosition)
             format2 = engine
             return try engine.next()
         }

@@ -78,8 +78,15 @@ public final class LogReader {
     /// Events from `sequence` (default: the first) through `last` (default: as far as the log
     /// goes, including appends that land while the cursor is used).
     public func events(from sequence: UInt64 = 1, through last: UInt64? = nil) throws -> LogCursor {
+        try events(from: sequence, through: last, startingAt: nil)
+    }
+
+    /// The same, reading the active segment from `position` (a head lookup's, just made:
+    /// ``PendingHead/tailPosition()``) rather than from its first record, when the position is
+    /// in that segment and at or before `sequence`.
+    public func events(from sequence: UInt64, through last: UInt64?, startingAt position: TailPosition?) throws -> LogCursor {
         guard sequence >= 1 else { throw LogError(.invalidArgument, "sequence numbers start at 1") }
-        return LogCursor(reader: self, start: .sequence(sequence), lastSequence: last, lastTime: nil)
+        return LogCursor(reader: self, start: .sequence(sequence), lastSequence: last, lastTime: nil, tailPosition: position)
     }
 
     /// Events whose timestamp is at or after `time`, through `last` (inclusive) when given.
@@ -114,13 +121,13 @@ public final class LogReader {
     /// called.
     public func headInBackground(at sequence: UInt64) -> PendingHead {
         if segments.isEmpty { try? refresh() }
-        guard format == .v2, fileSystem.allowsReadAhead else { return PendingHead { try self.head(at: sequence) } }
+        guard format == .v2, fileSystem.allowsReadAhead else { return PendingHead { try self.head(at: sequence).map { ($0, nil) } } }
         let (directory, fileSystem, headers) = (directory, fileSystem, blockHeaders)
         let pending = PendingHead.Box()
         DispatchQueue.global(qos: .userInitiated).async(group: pending.group) {
-            pending.result = Result { try Format2Heads.head(at: sequence, directory: directory, fileSystem: fileSystem, headers: headers) }
+            pending.result = Result { try Format2Heads.headAndPosition(at: sequence, directory: directory, fileSystem: fileSystem, headers: headers) }
         }
-        return PendingHead { () throws -> LogHead? in
+        return PendingHead {
             pending.group.wait()
             return try pending.result!.get()
         }
@@ -220,19 +227,25 @@ public struct LogFollower: AsyncSequence {
 
 /// A head being looked up (``LogReader/headInBackground(at:)``).
 public struct PendingHead {
-    private let wait: () throws -> LogHead?
+    private let wait: () throws -> (head: LogHead, position: TailPosition?)?
 
-    init(_ wait: @escaping () throws -> LogHead?) { self.wait = wait }
+    init(_ wait: @escaping () throws -> (head: LogHead, position: TailPosition?)?) { self.wait = wait }
 
     /// A head known already (the writer's own), for code that takes a pending one.
-    public static func known(_ head: LogHead?) -> PendingHead { PendingHead { head } }
+    public static func known(_ head: LogHead?) -> PendingHead { PendingHead { head.map { ($0, nil) } } }
 
     /// The head, once the lookup is done; what it threw, if it failed.
-    public func value() throws -> LogHead? { try wait() }
+    public func value() throws -> LogHead? { try wait()?.head }
+
+    /// Where the lookup's scan stopped, once it is done, when the head lies in a hot-tail
+    /// segment and ends a record there: a replay from the head on, or a check of the segment,
+    /// can start there (``LogReader/events(from:through:startingAt:)``,
+    /// ``EventLog/startTailCheck(from:)``).
+    public func tailPosition() -> TailPosition? { (try? wait())??.position }
 
     /// The lookup's result, written by its thread before `group` is left and read after a wait.
     final class Box: @unchecked Sendable {
         let group = DispatchGroup()
-        var result: Result<LogHead?, any Error>?
+        var result: Result<(head: LogHead, position: TailPosition?)?, any Error>?
     }
 }

@@ -92,15 +92,17 @@ final class TailCheck: @unchecked Sendable {
         self.fileSystem = fileSystem
     }
 
-    /// Starts the check on another thread, unless it was started already.
-    func start() {
+    /// Starts the check on another thread, unless it was started already; from `position` (a
+    /// scan of the segment's start made by the opener: ``TailPosition``) when it lies at or
+    /// before the checkpoint's end of data.
+    func start(from position: TailPosition? = nil) {
         let first = started.withLock { wasStarted in
             defer { wasStarted = true }
             return !wasStarted
         }
         guard first else { return }
         DispatchQueue.global(qos: .utility).async(group: group) { [self] in
-            problem = Self.problem(segment: path, checkpoint: checkpoint, fileSystem: fileSystem)
+            problem = Self.problem(segment: path, checkpoint: checkpoint, fileSystem: fileSystem, from: position)
         }
     }
 
@@ -120,11 +122,14 @@ final class TailCheck: @unchecked Sendable {
         return problem
     }
 
-    static func problem(segment path: String, checkpoint: TailCheckpoint, fileSystem: any FileSystem) -> String? {
+    static func problem(segment path: String, checkpoint: TailCheckpoint, fileSystem: any FileSystem, from position: TailPosition? = nil) -> String? {
         do {
             let scanner = try TailScanner.open(path: path, fileSystem: fileSystem, decompressor: ZstdDecompressor())
             defer { scanner.close() }
             var chain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
+            if let position, position.offset <= checkpoint.dataEnd, scanner.resume(at: position) {
+                chain = EventChain(head: position.chain, after: position.sequence)
+            }
             if let damage = try scanner.rehash(into: &chain, upTo: checkpoint.dataEnd) {
                 return "\(path) holds \(damage.reason) at offset \(damage.offset), before the checkpoint's end of data \(checkpoint.dataEnd)"
             }

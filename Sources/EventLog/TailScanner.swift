@@ -128,6 +128,23 @@ final class TailScanner {
         return true
     }
 
+    /// Continues from `position`, a record boundary an earlier scan of this segment stood at;
+    /// false (and nothing changed) when it is not a position in this segment.
+    func resume(at position: TailPosition) -> Bool {
+        guard position.isIn(path, header) else { return false }
+        self.position = position.offset
+        nextSequence = position.nextSequence
+        time = position.time
+        return true
+    }
+
+    /// Where the scan stands, with the chain's head there.
+    func standing(chain: ChainHash) -> TailPosition {
+        TailPosition(
+            path: path, firstSequence: header.firstSequence, chainBefore: header.chainBefore, offset: position,
+            nextSequence: nextSequence, time: time, chain: chain)
+    }
+
     /// Back to the segment's first record, as just opened.
     func restart() {
         position = Int64(Format2.segmentHeaderSize)

@@ -80,11 +80,16 @@ public final class TouristStore: Sendable {
             // The snapshot's state is handed to the replay, not kept here: held twice, it would
             // be copied whole (pins, photo references) by the first event folded onto it.
             let snapshotSequence = base?.sequence
-            let (state, lastTime) = try replay(reader, from: (consume base) ?? TouristState(), through: log.lastSequence)
+            // The lookup's scan of the active segment's start is not made again: the replay, and
+            // the check of the tail checkpoint, start where it stopped (docs/BENCHMARKS.md, "Open
+            // after a crash: one pass over the segment's start").
+            let scanned = lookedUp?.1.tailPosition()
+            let (state, lastTime) = try replay(
+                reader, from: (consume base) ?? TouristState(), through: log.lastSequence, startingAt: scanned)
             // The log opened from the head its last close left; its events are rehashed now, in
             // the background, rather than beside the load and replay above (docs/FORMAT.md,
             // "Tail checkpoint").
-            log.startTailCheck()
+            log.startTailCheck(from: scanned)
             // The writer knows its last event's time: reading it from the log scanned the
             // active hot-tail segment from its start.
             let lastTimestamp = lastTime ?? log.lastTimestamp ?? LogTimestamp(microsecondsSinceEpoch: .min)
@@ -219,14 +224,14 @@ public final class TouristStore: Sendable {
 
     /// Folds the log's events after `state` through `last`, decoding each.
     /// `state` is taken, not borrowed: a caller that keeps its own copy makes the first event
-    /// folded copy the whole state.
-    static func replay(_ reader: LogReader, from state: consuming TouristState, through last: UInt64) throws
-        -> (TouristState, LogTimestamp?)
-    {
+    /// folded copy the whole state. `position`, as in ``LogReader/events(from:through:startingAt:)``.
+    static func replay(
+        _ reader: LogReader, from state: consuming TouristState, through last: UInt64, startingAt position: TailPosition? = nil
+    ) throws -> (TouristState, LogTimestamp?) {
         var state = consume state
         var lastTime: LogTimestamp? = nil
         guard last > state.sequence else { return (state, nil) }
-        let cursor = try reader.events(from: state.sequence + 1, through: last)
+        let cursor = try reader.events(from: state.sequence + 1, through: last, startingAt: position)
         while let event = try cursor.next() {
             state.apply(try EventCodec.decode(event))
             lastTime = event.timestamp
