@@ -121,13 +121,15 @@ public final class LogReader {
     /// called.
     public func headInBackground(at sequence: UInt64) -> PendingHead {
         if segments.isEmpty { try? refresh() }
-        guard format == .v2, fileSystem.allowsReadAhead else { return PendingHead { try self.head(at: sequence).map { ($0, nil) } } }
+        guard format == .v2, fileSystem.allowsReadAhead else {
+            return PendingHead(givesPositions: false) { try self.head(at: sequence).map { ($0, nil) } }
+        }
         let (directory, fileSystem, headers) = (directory, fileSystem, blockHeaders)
         let pending = PendingHead.Box()
         DispatchQueue.global(qos: .userInitiated).async(group: pending.group) {
             pending.result = Result { try Format2Heads.headAndPosition(at: sequence, directory: directory, fileSystem: fileSystem, headers: headers) }
         }
-        return PendingHead {
+        return PendingHead(givesPositions: true) {
             pending.group.wait()
             return try pending.result!.get()
         }
@@ -228,11 +230,17 @@ public struct LogFollower: AsyncSequence {
 /// A head being looked up (``LogReader/headInBackground(at:)``).
 public struct PendingHead {
     private let wait: () throws -> (head: LogHead, position: TailPosition?)?
+    /// False for a lookup that cannot give a position: ``tailPosition()`` then gives nil without
+    /// waiting (a lookup made on the calling thread would be made again).
+    private let givesPositions: Bool
 
-    init(_ wait: @escaping () throws -> (head: LogHead, position: TailPosition?)?) { self.wait = wait }
+    init(givesPositions: Bool, _ wait: @escaping () throws -> (head: LogHead, position: TailPosition?)?) {
+        self.givesPositions = givesPositions
+        self.wait = wait
+    }
 
     /// A head known already (the writer's own), for code that takes a pending one.
-    public static func known(_ head: LogHead?) -> PendingHead { PendingHead { head.map { ($0, nil) } } }
+    public static func known(_ head: LogHead?) -> PendingHead { PendingHead(givesPositions: false) { head.map { ($0, nil) } } }
 
     /// The head, once the lookup is done; what it threw, if it failed.
     public func value() throws -> LogHead? { try wait()?.head }
@@ -241,7 +249,7 @@ public struct PendingHead {
     /// segment and ends a record there: a replay from the head on, or a check of the segment,
     /// can start there (``LogReader/events(from:through:startingAt:)``,
     /// ``EventLog/startTailCheck(from:)``).
-    public func tailPosition() -> TailPosition? { (try? wait())??.position }
+    public func tailPosition() -> TailPosition? { givesPositions ? (try? wait())??.position : nil }
 
     /// The lookup's result, written by its thread before `group` is left and read after a wait.
     final class Box: @unchecked Sendable {

@@ -40,6 +40,23 @@ import Testing
         #expect(positions >= 10 && withoutPosition >= 10, "\(positions) with a position, \(withoutPosition) without")
     }
 
+    /// A format-1 log's lookup, and a head known already, give none (and a format-1 lookup is
+    /// not made a second time to say so).
+    @Test func aLookupThatCannotGiveAPositionGivesNone() throws {
+        let folder = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = TailCheckpointTests.configuration(clock)
+        configuration.format = .v1
+        let log = try EventLog.open(at: folder.path, configuration: configuration)
+        let appended = try Format2LogTests.fill(log, clock: clock, commits: 30)
+        try log.close()
+        let reader = try LogReader(directory: folder.path)
+        let pending = reader.headInBackground(at: UInt64(appended.count))
+        #expect(try pending.value() != nil)
+        #expect(pending.tailPosition() == nil)
+        #expect(PendingHead.known(try pending.value()).tailPosition() == nil)
+    }
+
     @Test func aPositionOfAnotherSegmentOrPastTheReadsStartIsNotUsed() throws {
         let clock = ManualClock()
         let (one, other) = (TemporaryDirectory(), TemporaryDirectory())
