@@ -36,12 +36,18 @@ public struct PinJSON: Encodable, Sendable {
     public var album: AlbumJSON
 
     public init(_ pin: Pin) {
+        self.init(pin, albumPhotos: true)
+    }
+
+    /// Without `albumPhotos`, the album's photo list is left empty (for a writer that writes
+    /// it itself: `StateDiffJSON.line(_:)`).
+    init(_ pin: Pin, albumPhotos: Bool) {
         id = pin.id.description
         latitude = pin.coordinate.latitude
         longitude = pin.coordinate.longitude
         dropped_at = pin.droppedAt
         place = PlaceJSON(pin.coordinate)
-        album = AlbumJSON(pin.album)
+        album = AlbumJSON(pin.album, photos: albumPhotos)
     }
 }
 
@@ -73,6 +79,10 @@ public struct AlbumJSON: Encodable, Sendable {
     }
 
     public init(_ album: Album) {
+        self.init(album, photos: true)
+    }
+
+    init(_ album: Album, photos withPhotos: Bool) {
         collection = album.collection
         let shown = album.status
         status = Self.name(of: shown)
@@ -83,7 +93,7 @@ public struct AlbumJSON: Encodable, Sendable {
         downloaded = album.slots.count { $0.digest != nil }
         new_collection_enabled = album.isNewCollectionEnabled
         other_photos = album.hasOtherPhotos
-        photos = album.slots.map(PhotoJSON.init)
+        photos = withPhotos ? album.slots.map(PhotoJSON.init) : []
     }
 }
 
@@ -167,11 +177,15 @@ public struct StateDiffJSON: Encodable, Sendable {
     public var photos_removed: [Photo]
 
     public init(_ diff: StateDiff) {
+        self.init(diff, albumPhotos: true)
+    }
+
+    init(_ diff: StateDiff, albumPhotos: Bool) {
         from = diff.from
         to = diff.to
         region = diff.region.map { RegionChange(before: $0.before.map(RegionJSON.init), after: $0.after.map(RegionJSON.init)) }
-        pins_added = diff.pinsAdded.map(PinJSON.init)
-        pins_removed = diff.pinsRemoved.map(PinJSON.init)
+        pins_added = diff.pinsAdded.map { PinJSON($0, albumPhotos: albumPhotos) }
+        pins_removed = diff.pinsRemoved.map { PinJSON($0, albumPhotos: albumPhotos) }
         pins_moved = diff.pinsMoved.map {
             Move(pin: $0.pin.description, from: [$0.from.latitude, $0.from.longitude], to: [$0.to.latitude, $0.to.longitude])
         }

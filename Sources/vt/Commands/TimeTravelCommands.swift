@@ -43,8 +43,12 @@ struct DiffCommand: AsyncParsableCommand {
     func run() async throws {
         let reader = try global.reader()
         let diff = try reader.difference(from: from, to: to)
-        if global.json { return try Output.json(StateDiffJSON(diff)) }
         let out = LineWriter()
+        if global.json {
+            try StateDiffJSON.line(diff).withUnsafeBytes { out.append(utf8: $0) }
+            out.endLine()
+            return out.flush()
+        }
         Describe.diff(diff, to: out)
         out.flush()
     }
