@@ -6,9 +6,14 @@ public struct StateJSON: Encodable, Sendable {
     public var pins: [PinJSON]
 
     public init(_ state: TouristState) {
+        self.init(state, albumPhotos: true)
+    }
+
+    /// Without `albumPhotos`, every album's photo list is left empty (``line(_:)`` writes them).
+    init(_ state: TouristState, albumPhotos: Bool) {
         seq = state.sequence
         region = state.region.map(RegionJSON.init)
-        pins = state.pinsInDropOrder.map(PinJSON.init)
+        pins = state.pinsInDropOrder.map { PinJSON($0, albumPhotos: albumPhotos) }
     }
 }
 

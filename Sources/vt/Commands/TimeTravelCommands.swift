@@ -26,7 +26,7 @@ struct StateCommand: AsyncParsableCommand {
         } else {
             state = try reader.currentState()
         }
-        if global.json { return try Output.json(StateJSON(state)) }
+        if global.json { return Output.jsonLine(try StateJSON.line(state)) }
         Output.lines(Describe.state(state))
         if photos { for pin in state.pinsInDropOrder { Output.lines([""] + Describe.album(pin)) } }
     }
@@ -43,12 +43,8 @@ struct DiffCommand: AsyncParsableCommand {
     func run() async throws {
         let reader = try global.reader()
         let diff = try reader.difference(from: from, to: to)
+        if global.json { return Output.jsonLine(try StateDiffJSON.line(diff)) }
         let out = LineWriter()
-        if global.json {
-            try StateDiffJSON.line(diff).withUnsafeBytes { out.append(utf8: $0) }
-            out.endLine()
-            return out.flush()
-        }
         Describe.diff(diff, to: out)
         out.flush()
     }

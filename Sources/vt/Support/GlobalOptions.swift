@@ -74,4 +74,12 @@ enum Output {
     static func lines(_ lines: [String]) {
         for line in lines { print(line) }
     }
+
+    /// A line of JSON written already (`StateJSON.line`, `StateDiffJSON.line`).
+    static func jsonLine(_ bytes: [UInt8]) {
+        let out = LineWriter(colour: false)
+        bytes.withUnsafeBytes { out.append(utf8: $0) }
+        out.endLine()
+        out.flush()
+    }
 }

@@ -5,15 +5,16 @@ import Testing
 import TouristWorkload
 @testable import VirtualTourist
 
-/// `StateDiffJSON.line(_:)` writes a diff's photos straight from the diff. Its bytes must be
-/// the encoder's: `EventJSON.encodeLine(StateDiffJSON(diff))`, for diffs along the workload
-/// (far and near, both ways) and for photos in every state with texts that need escaping.
-@Suite struct StateDiffJSONLineTests {
+/// `StateDiffJSON.line(_:)` and `StateJSON.line(_:)` write the photos straight from the diff or
+/// the state. Their bytes must be the encoder's (`EventJSON.encodeLine` of `StateDiffJSON` or
+/// `StateJSON`), for states and diffs along the workload (far and near, both ways) and for
+/// photos in every state with texts that need escaping.
+@Suite struct StateJSONLineTests {
     static func encoderBytes(_ diff: StateDiff) throws -> [UInt8] {
         Array(try EventJSON.encodeLine(StateDiffJSON(diff)).utf8)
     }
 
-    @Test func theLineIsTheEncodersAlongTheWorkload() throws {
+    @Test func theLinesAreTheEncodersAlongTheWorkload() throws {
         var workload = Workload(seed: 2028, livePins: 25)
         var state = TouristState()
         var states: [TouristState] = [state]
@@ -26,6 +27,10 @@ import TouristWorkload
             }
         }
         var photos = 0
+        for state in states {
+            let same = try StateJSON.line(state) == Array(EventJSON.encodeLine(StateJSON(state)).utf8)
+            #expect(same, "the state at \(state.sequence)")
+        }
         for (a, b) in [(0, states.count - 1), (1, 3), (states.count - 1, 1), (2, 2)] {
             let diff = states[a].difference(to: states[b])
             let same = try StateDiffJSON.line(diff) == Self.encoderBytes(diff)

@@ -9,35 +9,69 @@ extension StateDiffJSON {
     public static func line(_ diff: StateDiff) throws -> [UInt8] {
         var skeleton = diff
         (skeleton.photosAdded, skeleton.photosRemoved) = ([], [])
-        let encoded = Array(try EventJSON.encodeLine(StateDiffJSON(skeleton, albumPhotos: false)).utf8)
         // Keys are sorted: the two lists come first, then the pins added, moved and removed,
-        // each with one album and one photo list. Inside a string every quote is escaped, so
-        // each pattern found next is the list itself.
-        var json = JSONBytes()
-        json.bytes.reserveCapacity(encoded.count + (diff.photosAdded.count + diff.photosRemoved.count) * 600)
-        var copied = 0
-        func fill(after pattern: String, _ write: (inout JSONBytes) -> Void) {
-            guard let end = firstEnd(of: Array(pattern.utf8), in: encoded, from: copied) else {
-                preconditionFailure("the diff's JSON has no \(pattern) where its keys put one")
-            }
-            json.bytes.append(contentsOf: encoded[copied..<end - 1])
-            copied = end - 1
-            write(&json)
-        }
-        fill(after: "\"photos_added\":[]") { json in json.photos(diff.photosAdded) }
-        fill(after: "\"photos_removed\":[]") { json in json.photos(diff.photosRemoved) }
+        // each with one album and one photo list.
+        var line = PhotoListFiller(try EventJSON.encodeLine(StateDiffJSON(skeleton, albumPhotos: false)),
+                                   photos: diff.photosAdded.count + diff.photosRemoved.count)
+        line.fill(after: "\"photos_added\":[]") { $0.photos(diff.photosAdded) }
+        line.fill(after: "\"photos_removed\":[]") { $0.photos(diff.photosRemoved) }
         for pin in diff.pinsAdded + diff.pinsRemoved {
-            fill(after: "\"photos\":[]") { json in json.slots(pin.album.slots) }
+            line.fill(after: "\"photos\":[]") { $0.slots(pin.album.slots) }
         }
+        return line.finished()
+    }
+}
+
+extension StateJSON {
+    /// The state as one line of JSON: the bytes `EventJSON.encodeLine(StateJSON(state))` writes,
+    /// the albums' photos written straight from the state (as ``StateDiffJSON/line(_:)`` does;
+    /// docs/BENCHMARKS.md, "vt diff --json of far points").
+    public static func line(_ state: TouristState) throws -> [UInt8] {
+        let pins = state.pinsInDropOrder
+        // Keys are sorted: the pins come first, in drop order, each with one photo list.
+        var line = PhotoListFiller(
+            try EventJSON.encodeLine(StateJSON(state, albumPhotos: false)), photos: pins.reduce(0) { $0 + $1.album.slots.count })
+        for pin in pins {
+            line.fill(after: "\"photos\":[]") { $0.slots(pin.album.slots) }
+        }
+        return line.finished()
+    }
+}
+
+/// A line of JSON from the encoder with empty photo lists, and the lists written into it. Each
+/// empty list is found by its key, after the one before: inside a string every quote is
+/// escaped, so a key can only match as a key, and sorted keys put the lists in a known order.
+private struct PhotoListFiller {
+    private let encoded: [UInt8]
+    private var json = JSONBytes()
+    private var copied = 0
+
+    init(_ encoded: String, photos: Int) {
+        self.encoded = Array(encoded.utf8)
+        json.bytes.reserveCapacity(self.encoded.count + photos * 300)
+    }
+
+    /// Copies the line up to the empty list after the next `pattern` and writes its items.
+    mutating func fill(after pattern: String, _ write: (inout JSONBytes) -> Void) {
+        guard let end = firstEnd(of: Array(pattern.utf8), from: copied) else {
+            preconditionFailure("the line has no \(pattern) where its keys put one")
+        }
+        json.bytes.append(contentsOf: encoded[copied..<end - 1])
+        copied = end - 1
+        write(&json)
+    }
+
+    mutating func finished() -> [UInt8] {
         json.bytes.append(contentsOf: encoded[copied...])
+        copied = encoded.count
         return json.bytes
     }
 
     /// Where the first `pattern` at or after `start` ends.
-    private static func firstEnd(of pattern: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count >= pattern.count, start <= bytes.count - pattern.count else { return nil }
-        for index in start...(bytes.count - pattern.count) where bytes[index] == pattern[0] {
-            if bytes[index..<index + pattern.count].elementsEqual(pattern) { return index + pattern.count }
+    private func firstEnd(of pattern: [UInt8], from start: Int) -> Int? {
+        guard encoded.count >= pattern.count, start <= encoded.count - pattern.count else { return nil }
+        for index in start...(encoded.count - pattern.count) where encoded[index] == pattern[0] {
+            if encoded[index..<index + pattern.count].elementsEqual(pattern) { return index + pattern.count }
         }
         return nil
     }
