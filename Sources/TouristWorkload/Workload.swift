@@ -60,6 +60,23 @@ public struct Workload {
         return session
     }
 
+    /// The state now, then after each session that takes the events to the next multiple of
+    /// `interval` or past it, until at least `count` events, and at the end: points along the
+    /// workload to compare states at (the tests of diffs).
+    public mutating func states(every interval: Int, until count: Int) -> [TouristState] {
+        precondition(interval > 0, "an interval of at least one event")
+        var states = [state]
+        var next = events + interval
+        while events < count {
+            _ = nextSession()
+            guard events >= next else { continue }
+            states.append(state)
+            while next <= events { next += interval }
+        }
+        if states.last?.sequence != state.sequence { states.append(state) }
+        return states
+    }
+
     /// Sessions until at least `count` events; each commit goes to `body`.
     public mutating func produce(atLeast count: Int, _ body: ([DomainEvent]) throws -> Void) rethrows {
         while events < count {

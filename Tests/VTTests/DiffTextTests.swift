@@ -11,19 +11,7 @@ import VirtualTourist
 @Suite struct DiffTextTests {
     @Test func theByteWriterWritesTheLinesThePrintedStringsDid() {
         var workload = Workload(seed: 2027, livePins: 30)
-        var state = TouristState()
-        var states: [TouristState] = [state]
-        var sequence: UInt64 = 0
-        while workload.events < 20_000 {
-            for commit in workload.nextSession() {
-                for event in commit {
-                    sequence += 1
-                    state.apply(RecordedEvent(sequence: sequence, timestamp: LogTimestamp(microsecondsSinceEpoch: 0), cause: nil, event: event))
-                    if sequence % 4_000 == 0 { states.append(state) }
-                }
-            }
-        }
-        states.append(state)
+        let states = workload.states(every: 4_000, until: 20_000)
         var linesCompared = 0, diffsWithBoth = 0
         for (a, b) in [(0, states.count - 1), (1, 3), (states.count - 1, 2), (2, 2), (1, 4)] {
             let diff = states[a].difference(to: states[b])

@@ -11,19 +11,7 @@ import TouristWorkload
 @Suite struct DiffEquivalenceTests {
     @Test func theWalkingDiffGivesTheReferenceDiffAlongTheWorkload() {
         var workload = Workload(seed: 2026, livePins: 40)
-        var state = TouristState()
-        var states: [TouristState] = [state]
-        var sequence: UInt64 = 0
-        while workload.events < 40_000 {
-            for commit in workload.nextSession() {
-                for event in commit {
-                    sequence += 1
-                    state.apply(RecordedEvent(sequence: sequence, timestamp: LogTimestamp(microsecondsSinceEpoch: 0), cause: nil, event: event))
-                    if sequence % 1_500 == 0 { states.append(state) }
-                }
-            }
-        }
-        states.append(state)
+        let states = workload.states(every: 1_500, until: 40_000)
         var photosCompared = 0
         for (a, b) in zip(states.indices, states.indices.dropFirst()) + [(1, states.count - 1), (3, 17), (states.count - 1, 2)] {
             for (from, to) in [(states[a], states[b]), (states[b], states[a])] {

@@ -35,13 +35,8 @@ import TouristWorkload
 
     @Test func aStateWrittenOnTwoCoresIsTheSameBytes() throws {
         var workload = Workload(seed: 2026, livePins: 120)
-        var state = TouristState()
-        while workload.events < 40_000 {
-            for event in workload.nextSession().joined() {
-                state.apply(RecordedEvent(
-                    sequence: state.sequence + 1, timestamp: LogTimestamp(microsecondsSinceEpoch: 0), cause: nil, event: event))
-            }
-        }
+        workload.produce(atLeast: 40_000) { _ in }
+        let state = workload.state
         let expected = try Self.protobufBytes(state)
         try #require(expected.count >= SnapshotWireEncoder.bytesWorthTwoCores, "big enough to be split")
         let written = SnapshotWireEncoder.encode(state)

@@ -16,16 +16,7 @@ import TouristWorkload
 
     @Test func theLinesAreTheEncodersAlongTheWorkload() throws {
         var workload = Workload(seed: 2028, livePins: 25)
-        var state = TouristState()
-        var states: [TouristState] = [state]
-        var sequence: UInt64 = 0
-        while workload.events < 16_000 {
-            for event in workload.nextSession().joined() {
-                sequence += 1
-                state.apply(RecordedEvent(sequence: sequence, timestamp: LogTimestamp(microsecondsSinceEpoch: 0), cause: nil, event: event))
-                if sequence % 4_000 == 0 { states.append(state) }
-            }
-        }
+        let states = workload.states(every: 4_000, until: 16_000)
         var photos = 0
         for state in states {
             let same = try StateJSON.line(state) == Array(EventJSON.encodeLine(StateJSON(state)).utf8)

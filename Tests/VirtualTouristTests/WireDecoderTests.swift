@@ -169,13 +169,8 @@ import TouristWorkload
     /// workload's albums): the halves join to the folded state, pins and references alike.
     @Test func aLargeSnapshotDecodedInTwoHalvesIsTheFoldedState() throws {
         var workload = Workload(seed: 2026, livePins: 120)
-        var state = TouristState()
-        while workload.events < 40_000 {
-            for event in workload.nextSession().joined() {
-                state.apply(RecordedEvent(
-                    sequence: state.sequence + 1, timestamp: LogTimestamp(microsecondsSinceEpoch: 0), cause: nil, event: event))
-            }
-        }
+        workload.produce(atLeast: 40_000) { _ in }
+        let state = workload.state
         let raw: [UInt8] = try SnapshotCodec.message(for: state).serializedBytes()
         try #require(raw.count >= 1 << 20, "big enough to be split")
         let fast = try #require(SnapshotWireDecoder.state(raw))

@@ -234,10 +234,7 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
     /// Reads a text's first bytes, at most `count` of them, where they lie (the rules' scheme
     /// check, twice a listed photo: a slice would count a reference each time).
     func withPrefix<Result>(_ field: Field, _ count: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        let range = range(field)
-        return utf8.withUnsafeBytes { bytes in
-            body(UnsafeRawBufferPointer(rebasing: bytes[range.lowerBound..<min(range.upperBound, range.lowerBound + count)]))
-        }
+        withUTF8(field) { body(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
     }
 
     private mutating func set(_ field: Field, _ value: String) {

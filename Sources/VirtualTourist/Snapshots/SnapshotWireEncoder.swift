@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Encodes a ``TouristState`` as a `StateSnapshot` (schemas/…/snapshot.proto) straight into
 /// bytes, without swift-protobuf's message values in between: the same bytes as
 /// `SnapshotCodec.message(for:).serializedBytes()`, field for field (tests compare the two),
@@ -10,7 +8,8 @@ import Dispatch
 ///
 /// Two passes: the sizes of every nested message first (protobuf writes a message's length
 /// before it), then the bytes, into one buffer of exactly that size. A large state's pins are
-/// written in two halves on two cores, each to the place the sizes give it.
+/// written in two halves on two cores (``onTwoCores(_:_:)``), each to the place the sizes give
+/// it.
 enum SnapshotWireEncoder {
     /// The snapshot's bytes after `prefix` bytes left for the caller (a file header), which
     /// `fillPrefix` writes once the payload is in place.
@@ -18,10 +17,13 @@ enum SnapshotWireEncoder {
         _ state: TouristState, prefix: Int = 0, fillPrefix: (_ payload: UnsafeRawBufferPointer, _ prefix: UnsafeMutableRawBufferPointer) -> Void = { _, _ in }
     ) -> [UInt8] {
         let pins = state.pinsInDropOrder
-        let pinSizes = pins.map { pinSize($0) }
-        var size = Sizes.uint(EventCodec.schemaVersion) + Sizes.uint(state.sequence) + Sizes.uint(state.ignoredEvents)
+        let sizes = pins.map { pin in
+            let album = albumSize(pin.album)
+            return PinSize(pin: pinSize(pin, album: album), album: album)
+        }
+        let pinsSize = sizes.reduce(0) { $0 + Sizes.nested($1.pin) }
+        var size = Sizes.uint(EventCodec.schemaVersion) + Sizes.uint(state.sequence) + Sizes.uint(state.ignoredEvents) + pinsSize
         if let region = state.region { size += Sizes.nested(regionSize(region)) }
-        for pinSize in pinSizes { size += Sizes.nested(pinSize) }
         return [UInt8](unsafeUninitializedCapacity: prefix + size) { buffer, count in
             let base = UnsafeMutableRawPointer(buffer.baseAddress!)
             var out = Writer(base + prefix)
@@ -31,9 +33,8 @@ enum SnapshotWireEncoder {
                 out.header(3, length: regionSize(region))
                 write(region, &out)
             }
-            let pinsStart = out.position
-            writePins(pins, sizes: pinSizes, at: pinsStart)
-            out.position += pinSizes.reduce(0) { $0 + Sizes.nested($1) }
+            writePins(pins, sizes: sizes, bytes: pinsSize, at: out.position)
+            out.position += pinsSize
             out.uint(5, state.ignoredEvents)
             precondition(out.position - base == prefix + size, "the snapshot's sizes and bytes disagree")
             fillPrefix(UnsafeRawBufferPointer(start: base + prefix, count: size), UnsafeMutableRawBufferPointer(start: base, count: prefix))
@@ -41,47 +42,34 @@ enum SnapshotWireEncoder {
         }
     }
 
+    /// A pin message's size and its album's, sized once and written from.
+    private struct PinSize {
+        let pin: Int
+        let album: Int
+    }
+
     /// Below this many bytes of pins, one core writes them all.
     static let bytesWorthTwoCores = 1 << 20
 
-    private static func writePins(_ pins: [Pin], sizes: [Int], at start: UnsafeMutableRawPointer) {
-        let total = sizes.reduce(0) { $0 + Sizes.nested($1) }
-        guard pins.count > 1, total >= bytesWorthTwoCores else {
+    private static func writePins(_ pins: [Pin], sizes: [PinSize], bytes: Int, at start: UnsafeMutableRawPointer) {
+        guard pins.count > 1, bytes >= bytesWorthTwoCores else {
             return write(pins[...], sizes: sizes[...], at: start)
         }
         var middle = 0, firstHalf = 0
-        while middle < pins.count - 1, firstHalf < total / 2 {
-            firstHalf += Sizes.nested(sizes[middle])
+        while middle < pins.count - 1, firstHalf < bytes / 2 {
+            firstHalf += Sizes.nested(sizes[middle].pin)
             middle += 1
         }
-        let halves = Halves(pins: pins, sizes: sizes, middle: middle, start: start, secondStart: start + firstHalf)
-        DispatchQueue.concurrentPerform(iterations: 2) { halves.write($0) }
+        _ = onTwoCores(
+            { write(pins[..<middle], sizes: sizes[..<middle], at: start) },
+            { write(pins[middle...], sizes: sizes[middle...], at: start + firstHalf) })
     }
 
-    /// Each half writes its own bytes of one buffer, and `concurrentPerform` returns only after
-    /// both, so nothing here needs a lock.
-    private final class Halves: @unchecked Sendable {
-        let pins: [Pin], sizes: [Int], middle: Int
-        let start: UnsafeMutableRawPointer, secondStart: UnsafeMutableRawPointer
-
-        init(pins: [Pin], sizes: [Int], middle: Int, start: UnsafeMutableRawPointer, secondStart: UnsafeMutableRawPointer) {
-            (self.pins, self.sizes, self.middle, self.start, self.secondStart) = (pins, sizes, middle, start, secondStart)
-        }
-
-        func write(_ half: Int) {
-            if half == 0 {
-                SnapshotWireEncoder.write(pins[..<middle], sizes: sizes[..<middle], at: start)
-            } else {
-                SnapshotWireEncoder.write(pins[middle...], sizes: sizes[middle...], at: secondStart)
-            }
-        }
-    }
-
-    private static func write(_ pins: ArraySlice<Pin>, sizes: ArraySlice<Int>, at start: UnsafeMutableRawPointer) {
+    private static func write(_ pins: ArraySlice<Pin>, sizes: ArraySlice<PinSize>, at start: UnsafeMutableRawPointer) {
         var out = Writer(start)
         for (pin, size) in zip(pins, sizes) {
-            out.header(4, length: size)
-            write(pin, &out)
+            out.header(4, length: size.pin)
+            write(pin, albumSize: size.album, &out)
         }
     }
 
@@ -101,12 +89,12 @@ enum SnapshotWireEncoder {
         out.double(4, region.longitudeSpan)
     }
 
-    private static func pinSize(_ pin: Pin) -> Int {
+    private static func pinSize(_ pin: Pin, album: Int) -> Int {
         (pin.id.rawValue != 0 ? 9 : 0) + Sizes.double(pin.coordinate.latitude) + Sizes.double(pin.coordinate.longitude)
-            + Sizes.uint(pin.droppedAt) + Sizes.nested(albumSize(pin.album))
+            + Sizes.uint(pin.droppedAt) + Sizes.nested(album)
     }
 
-    private static func write(_ pin: Pin, _ out: inout Writer) {
+    private static func write(_ pin: Pin, albumSize: Int, _ out: inout Writer) {
         if pin.id.rawValue != 0 {
             out.tag(1, .fixed64)
             out.fixed64(pin.id.rawValue)
@@ -114,7 +102,7 @@ enum SnapshotWireEncoder {
         out.double(2, pin.coordinate.latitude)
         out.double(3, pin.coordinate.longitude)
         out.uint(4, pin.droppedAt)
-        out.header(5, length: albumSize(pin.album))
+        out.header(5, length: albumSize)
         write(pin.album, &out)
     }
 

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// What changed between two states: pins added, moved and removed; photos added and removed;
 /// the map region.
 public struct StateDiff: Hashable, Sendable {
@@ -93,26 +91,9 @@ extension TouristState {
             diff.photosAdded = other.photos(missingFrom: self)
             diff.photosRemoved = photos(missingFrom: other)
         } else {
-            let sides = PhotoSides(earlier: self, later: other)
-            DispatchQueue.concurrentPerform(iterations: 2) { sides.compare($0) }
-            (diff.photosAdded, diff.photosRemoved) = (sides.added, sides.removed)
+            (diff.photosAdded, diff.photosRemoved) = onTwoCores({ other.photos(missingFrom: self) }, { photos(missingFrom: other) })
         }
         return diff
-    }
-
-    /// The two lists, each made on a core of its own. Each side writes only its own list, and
-    /// `concurrentPerform` returns only after both are done, so nothing here needs a lock.
-    private final class PhotoSides: @unchecked Sendable {
-        let earlier: TouristState, later: TouristState
-        var added: [StateDiff.Photo] = [], removed: [StateDiff.Photo] = []
-
-        init(earlier: TouristState, later: TouristState) {
-            (self.earlier, self.later) = (earlier, later)
-        }
-
-        func compare(_ side: Int) {
-            if side == 0 { added = later.photos(missingFrom: earlier) } else { removed = earlier.photos(missingFrom: later) }
-        }
     }
 
     /// This state's downloaded photos that `other` does not hold: not the same pin,

@@ -1,4 +1,3 @@
-import Dispatch
 import VirtualTourist
 
 /// How events, pins, albums and differences read as text. One place, so every command words
@@ -199,30 +198,11 @@ enum Describe {
         }
         // Many of both: the removed ones are written on the second core, kept until the added
         // ones are out.
-        let sides = PhotoSides(diff, out)
-        DispatchQueue.concurrentPerform(iterations: 2) { sides.write($0) }
-        out.append(from: sides.removed)
-    }
-
-    /// Each side writes with its own writer, and `concurrentPerform` returns only after both
-    /// are done, so nothing here needs a lock.
-    private final class PhotoSides: @unchecked Sendable {
-        let diff: StateDiff
-        let added: LineWriter
-        let removed: LineWriter
-
-        init(_ diff: StateDiff, _ out: LineWriter) {
-            (self.diff, added) = (diff, out)
-            removed = LineWriter(colour: out.colour, flushThreshold: nil)
-        }
-
-        func write(_ side: Int) {
-            if side == 0 {
-                photoLines(diff.photosAdded, sign: "+", .green, to: added)
-            } else {
-                photoLines(diff.photosRemoved, sign: "-", .red, to: removed)
-            }
-        }
+        let removed = LineWriter(colour: out.colour, flushThreshold: nil)
+        _ = onTwoCores(
+            { photoLines(diff.photosAdded, sign: "+", .green, to: out) },
+            { photoLines(diff.photosRemoved, sign: "-", .red, to: removed) })
+        out.append(from: removed)
     }
 
     /// `  + photo 5001 (pin 11110000, collection 1, slot 1)`: the pin as ``short(_:)`` writes it.
