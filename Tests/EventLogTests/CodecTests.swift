@@ -37,6 +37,31 @@ import Testing
         }
     }
 
+    /// From 6 KiB on, the instruction folds three stretches at once and joins them
+    /// (Sources/CCRC32C): the same values at the edges of that path, at every alignment, from a
+    /// fresh register and from one part-way through.
+    @Test func threeStretchesJoinToTheSameValue() {
+        var generator = SplitMix(seed: 13)
+        let bytes = (0..<100_020).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes.withUnsafeBytes { all in
+            for offset in [0, 1, 5, 8] {
+                for length in [6_143, 6_144, 6_145, 6_151, 6_152, 6_167, 10_000, 65_539, 100_003] {
+                    let part = UnsafeRawBufferPointer(rebasing: all[offset..<offset + length])
+                    var hardware = CRC32C(), software = CRC32C()
+                    hardware.update(part)
+                    software.updateInSoftware(part)
+                    #expect(hardware.value == software.value, "offset \(offset), length \(length)")
+                    // After a first part, the register is no longer the starting one.
+                    var continued = CRC32C(), reference = CRC32C()
+                    continued.update(UnsafeRawBufferPointer(rebasing: part.prefix(13)))
+                    continued.update(UnsafeRawBufferPointer(rebasing: part.dropFirst(13)))
+                    reference.updateInSoftware(part)
+                    #expect(continued.value == reference.value, "offset \(offset), length \(length), continued")
+                }
+            }
+        }
+    }
+
     @Test(arguments: [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 35, UInt64(Int64.max), UInt64.max])
     func varintRoundTrips(_ value: UInt64) {
         var bytes: [UInt8] = []
