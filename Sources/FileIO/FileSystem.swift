@@ -39,10 +39,17 @@ public protocol FileSystem: Sendable {
     /// calls. True unless callers rely on every call coming in one known order (the test file
     /// systems that fail, or cut the power at, the Nth call).
     var allowsReadAhead: Bool { get }
+
+    /// A whole file's bytes mapped into memory for reading (``MappedFile``), or nil when this
+    /// file system reads only through ``openFile(_:_:)`` (the test file systems, whose calls
+    /// are counted and faulted there). Only for files that are replaced by renaming and never
+    /// written in place: see ``MappedFile``.
+    func mapForReading(_ path: String) throws -> MappedFile?
 }
 
 extension FileSystem {
     public var allowsReadAhead: Bool { true }
+    public func mapForReading(_ path: String) throws -> MappedFile? { nil }
 }
 
 /// A lock taken with ``FileSystem/lock(_:holder:)``; it is released by ``release()`` or when

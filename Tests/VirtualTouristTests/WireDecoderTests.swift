@@ -165,18 +165,53 @@ import TouristWorkload
         #expect(fast.photoReferences == state.photoReferences && !state.photoReferences.isEmpty)
     }
 
-    /// A state of over a megabyte is decoded in two halves on two cores (the benchmark
-    /// workload's albums): the halves join to the folded state, pins and references alike.
-    @Test func aLargeSnapshotDecodedInTwoHalvesIsTheFoldedState() throws {
+    /// A state of over a megabyte is decoded in pieces on every core (the benchmark workload's
+    /// albums): the pieces join to the folded state, pins and references alike, and a piece
+    /// that meets damage sends the whole payload the general way, which gives its answer.
+    @Test func aLargeSnapshotDecodedInPiecesIsTheFoldedState() throws {
         var workload = Workload(seed: 2026, livePins: 120)
         workload.produce(atLeast: 40_000) { _ in }
         let state = workload.state
         let raw: [UInt8] = try SnapshotCodec.message(for: state).serializedBytes()
-        try #require(raw.count >= 1 << 20, "big enough to be split")
+        try #require(raw.count >= SnapshotWireDecoder.bytesWorthPieces, "big enough to be cut")
         let fast = try #require(SnapshotWireDecoder.state(raw))
         #expect(fast == state)
         #expect(fast.pins.count == state.pins.count && fast.pins.count > 100)
         #expect(fast.photoReferences == state.photoReferences && fast.photoReferences.count > 1_000)
+
+        // Damage late in the payload falls in the last piece; damage early, in the first.
+        var random = SplitMix(seed: 8)
+        var refused = 0
+        for position in [raw.count / 50, raw.count - raw.count / 50] {
+            for _ in 0..<6 {
+                var damaged = raw
+                damaged[position + Int.random(in: 0..<400, using: &random)] ^= UInt8(1 << Int.random(in: 0..<8, using: &random))
+                let general = try? SnapshotCodec.state(from: VirtualTourist_V1_StateSnapshot(serializedBytes: damaged))
+                if let decoded = SnapshotWireDecoder.state(damaged) {
+                    #expect(decoded == general, "damage near \(position)")
+                } else {
+                    refused += 1
+                }
+            }
+        }
+        #expect(refused > 0)
+    }
+
+    /// The cut gives consecutive ranges covering every message, at most as many as asked,
+    /// of about equal bytes.
+    @Test func piecesCoverEveryPinInOrder() {
+        let cases: [([Int], Int)] = [
+            ([10, 10, 10, 10], 2), ([100, 1, 1], 2), ([1, 1, 100], 2), ([5], 16), ([0, 0, 0, 7, 0, 0], 3),
+            (Array(repeating: 3, count: 1_000), 16), ((0..<500).map { $0 % 17 * 1_000 }, 16),
+        ]
+        for (sizes, count) in cases {
+            let ranges = SnapshotWireDecoder.cut(sizes, into: count)
+            #expect(ranges.first?.lowerBound == 0 && ranges.last?.upperBound == sizes.count, "\(sizes.prefix(6))")
+            #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+            #expect(ranges.allSatisfy { !$0.isEmpty } && ranges.count <= count)
+        }
+        let even = SnapshotWireDecoder.cut(Array(repeating: 3, count: 1_000), into: 16)
+        #expect(even.count == 16 && even.allSatisfy { (62...63).contains($0.count) })
     }
 
     /// A pins-only load keeps each pin's id, place and drop and leaves its album empty, by

@@ -89,23 +89,35 @@ enum SnapshotFile {
     static func decode(
         _ bytes: [UInt8], decompressor: ZstdDecompressor, pinsOnly: Bool = false
     ) throws(SnapshotProblem) -> (Header, TouristState) {
-        let header = try decodeHeader(bytes)
+        try bytes.withUnsafeBytes { bytes in
+            Result { () throws(SnapshotProblem) in try decode(bytes, decompressor: decompressor, pinsOnly: pinsOnly) }
+        }.get()
+    }
+
+    /// The same, from the file's bytes where they lie (a mapped file's: ``SnapshotFolder``).
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer, decompressor: ZstdDecompressor, pinsOnly: Bool = false
+    ) throws(SnapshotProblem) -> (Header, TouristState) {
+        let header = try decodeHeader(Array(bytes.prefix(headerSize)))
         guard UInt64(bytes.count - headerSize) == header.storedLength else {
             throw SnapshotProblem("it holds \(bytes.count - headerSize) payload bytes, not \(header.storedLength)")
         }
-        let stored = bytes[headerSize...]
+        let stored = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
         guard CRC32C.checksum(stored) == header.payloadCRC else { throw SnapshotProblem("its payload fails its checksum") }
         // A raw payload is decoded where it lies in the file's bytes: copying 20 MB first cost
         // a pass over fresh memory (docs/BENCHMARKS.md).
-        let raw: ArraySlice<UInt8>
-        if header.codec == 1 {
-            guard let output = stored.withUnsafeBytes({ decompressor.decompress($0, rawLength: Int(header.rawLength)) }) else {
-                throw SnapshotProblem("its payload does not decompress")
-            }
-            raw = output[...]
-        } else {
-            raw = stored
+        guard header.codec == 1 else { return try decode(raw: stored, header: header, pinsOnly: pinsOnly) }
+        guard let output = decompressor.decompress(stored, rawLength: Int(header.rawLength)) else {
+            throw SnapshotProblem("its payload does not decompress")
         }
+        return try output.withUnsafeBytes { raw in
+            Result { () throws(SnapshotProblem) in try decode(raw: raw, header: header, pinsOnly: pinsOnly) }
+        }.get()
+    }
+
+    private static func decode(
+        raw: UnsafeRawBufferPointer, header: Header, pinsOnly: Bool
+    ) throws(SnapshotProblem) -> (Header, TouristState) {
         if let state = SnapshotWireDecoder.state(raw, pinsOnly: pinsOnly) {
             guard state.sequence == header.sequence else {
                 throw SnapshotProblem("its payload is for sequence \(state.sequence), its header for \(header.sequence)")

@@ -1,7 +1,6 @@
 import Dispatch
 import EventLog
 import FileIO
-import Synchronization
 
 /// A snapshot that was found and not used, and why.
 public struct SkippedSnapshot: Hashable, Sendable, CustomStringConvertible {
@@ -17,16 +16,14 @@ public struct SkippedSnapshot: Hashable, Sendable, CustomStringConvertible {
 /// starts at most about `interval` events away from a snapshot, while snapshots taken on
 /// every close do not pile up.
 ///
-/// Memory: the folder keeps the last snapshot file it read (about the size of a state's photos,
-/// 20 MB for 1,000 full albums) for the next load to read into: a time travel loads a snapshot
-/// every time, and reading one into fresh memory cost page faults, up to 5 ms of a 30 ms load.
+/// Snapshot files are mapped, not read, where the file system can (``MappedFile``): a time
+/// travel loads a snapshot every time, and reading one into memory cost a copy and page
+/// faults, up to 5 ms of a 30 ms load. The files are never written in place, which makes
+/// mapping them safe.
 final class SnapshotFolder: Sendable {
     let path: String
     let fileSystem: any FileSystem
     let interval: UInt64
-    /// The last file's bytes: taken out by a load and put back when it is done, so two loads at
-    /// once each have a buffer (the second a fresh one).
-    private let readBuffer = Mutex<[UInt8]>([])
 
     init(path: String, fileSystem: any FileSystem, interval: UInt64) {
         self.path = path
@@ -58,22 +55,22 @@ final class SnapshotFolder: Sendable {
     /// ``SnapshotFile/decode(_:decompressor:pinsOnly:)``.
     func load(_ sequence: UInt64, pinsOnly: Bool = false) throws(SnapshotProblem) -> (SnapshotFile.Header, TouristState) {
         let file = Path.join(path, SnapshotFile.name(for: sequence))
-        var bytes = readBuffer.withLock { buffer in
-            defer { buffer = [] }
-            return buffer
-        }
-        // Nothing decoded keeps the bytes (texts are copied out an album at a time), so the
-        // buffer is unshared again once the load is done; were it not, the next read would
-        // copy it first, never write under a state.
-        defer { readBuffer.withLock { $0 = bytes } }
         do {
+            // Nothing decoded keeps the bytes (texts are copied out an album at a time), so the
+            // mapping can go when the decoding is done.
+            if let mapped = try fileSystem.mapForReading(file) {
+                return try withExtendedLifetime(mapped) {
+                    try SnapshotFile.decode(mapped.bytes, decompressor: ZstdDecompressor(), pinsOnly: pinsOnly)
+                }
+            }
             let handle = try fileSystem.openFile(file, .readOnly)
             defer { try? handle.close() }
-            try handle.readAll(into: &bytes)
+            return try SnapshotFile.decode(try handle.readAll(), decompressor: ZstdDecompressor(), pinsOnly: pinsOnly)
+        } catch let problem as SnapshotProblem {
+            throw problem
         } catch {
             throw SnapshotProblem("it cannot be read (\(error))")
         }
-        return try SnapshotFile.decode(bytes, decompressor: ZstdDecompressor(), pinsOnly: pinsOnly)
     }
 
     /// The newest snapshot at or before `limit` that is sound and belongs to the history the

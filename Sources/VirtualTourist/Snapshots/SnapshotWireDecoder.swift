@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Decodes a `StateSnapshot` (schemas/…/snapshot.proto) straight into a ``TouristState``,
 /// without swift-protobuf's message values in between: opening a store and time travel load a
 /// snapshot each time, and building the messages first cost more than the rest of the load
@@ -16,7 +14,11 @@ enum SnapshotWireDecoder {
     /// With `pinsOnly`, every album is stepped over and left empty (see
     /// ``SnapshotFile/decode(_:decompressor:pinsOnly:)``).
     static func state(_ raw: ArraySlice<UInt8>, pinsOnly: Bool = false) -> TouristState? {
-        raw.withUnsafeBytes { bytes in try? snapshot(WireReader(bytes), pinsOnly: pinsOnly) }
+        raw.withUnsafeBytes { state($0, pinsOnly: pinsOnly) }
+    }
+
+    static func state(_ raw: UnsafeRawBufferPointer, pinsOnly: Bool = false) -> TouristState? {
+        try? snapshot(WireReader(raw), pinsOnly: pinsOnly)
     }
 
     private static func snapshot(_ reader: WireReader, pinsOnly: Bool) throws(Unusual) -> TouristState {
@@ -39,74 +41,73 @@ enum SnapshotWireDecoder {
             }
         }
         guard version >= 1, version <= EventCodec.schemaVersion else { throw Unusual() }
-        let (pins, digests) = pinsOnly ? try self.pins(pinMessages[...], albums: false) : try self.pins(pinMessages)
+        let pieces = pinsOnly ? [try self.pins(pinMessages[...], albums: false)] : try self.pins(pinMessages)
         // The tables are sized once: growing them step by step cost a seventh of the load.
-        state.pins.reserveCapacity(pins.count)
-        state.photoReferences.reserveCapacity(digests.count)
-        for pin in pins {
-            guard state.pins.updateValue(pin, forKey: pin.id) == nil else { throw Unusual() }
+        state.pins.reserveCapacity(pieces.reduce(0) { $0 + $1.pins.count })
+        state.photoReferences.reserveCapacity(pieces.reduce(0) { $0 + $1.digests.count })
+        for piece in pieces {
+            for pin in piece.pins {
+                guard state.pins.updateValue(pin, forKey: pin.id) == nil else { throw Unusual() }
+            }
+            // From the flat lists the decoders made on the way: walking the slots again here
+            // copied each one (a retain and a release a photo) on one thread after the others.
+            for digest in piece.digests { state.photoReferences.add(digest) }
         }
-        // From the flat list the decoders made on the way: walking the slots again here
-        // copied each one (a retain and a release a photo) on one thread after the two.
-        for digest in digests { state.photoReferences.add(digest) }
         return state
     }
 
-    /// The pins decoded, in order. A large state is cut in two halves of about equal bytes,
-    /// the second decoded on another core: pins are independent of each other, and decoding
-    /// their albums' photos is most of a snapshot's load (docs/BENCHMARKS.md). A state under
-    /// a megabyte (tests, young stores) stays on the calling thread.
-    /// With them, the digest of every downloaded photo, for the reference table.
-    private static func pins(_ messages: [WireReader]) throws(Unusual) -> ([Pin], [PhotoDigest]) {
+    /// Some pins decoded, in order, and the digest of every downloaded photo in their albums,
+    /// for the reference table.
+    private typealias Piece = (pins: [Pin], digests: [PhotoDigest])
+
+    /// Below this many bytes of pins, one thread decodes them all (tests, young stores).
+    static let bytesWorthPieces = 1 << 20
+    /// How many pieces a large state is cut into: enough that a core the scheduler lends to
+    /// other work holds back a sixteenth of the load, not a half.
+    static let pieceCount = 16
+
+    /// The pins decoded, in pieces of about equal bytes decoded on every core (``inPieces(_:_:)``):
+    /// pins are independent of each other, and decoding their albums' photos is most of a
+    /// snapshot's load (docs/BENCHMARKS.md).
+    private static func pins(_ messages: [WireReader]) throws(Unusual) -> [Piece] {
         let total = messages.reduce(0) { $0 + $1.remaining }
-        guard messages.count > 1, total >= 1 << 20 else { return try pins(messages[...]) }
-        var middle = 0, firstHalf = 0
-        while middle < messages.count - 1, firstHalf < total / 2 {
-            firstHalf += messages[middle].remaining
-            middle += 1
+        guard messages.count > 1, total >= bytesWorthPieces else { return [try pins(messages[...])] }
+        let ranges = cut(messages.map(\.remaining), into: pieceCount)
+        let results = inPieces(ranges.count) { index in
+            Result { () throws(Unusual) in try pins(messages[ranges[index]]) }
         }
-        let halves = Halves(messages: messages, middle: middle)
-        DispatchQueue.concurrentPerform(iterations: 2) { halves.decode($0) }
-        return try halves.joined()
+        return try results.map { result throws(Unusual) in try result.get() }
     }
 
-    private static func pins(_ messages: ArraySlice<WireReader>, albums: Bool = true) throws(Unusual) -> ([Pin], [PhotoDigest]) {
+    /// `sizes` cut into at most `count` consecutive, non-empty ranges of about equal sums.
+    static func cut(_ sizes: [Int], into count: Int) -> [Range<Int>] {
+        let total = sizes.reduce(0, +)
+        var ranges: [Range<Int>] = []
+        var start = 0, sum = 0
+        for (index, size) in sizes.enumerated() {
+            sum += size
+            // A range ends once the sizes so far reach its share of the whole.
+            if ranges.count + 1 < count, sum * count >= total * (ranges.count + 1), index + 1 < sizes.count {
+                ranges.append(start..<index + 1)
+                start = index + 1
+            }
+        }
+        if start < sizes.count { ranges.append(start..<sizes.count) }
+        return ranges
+    }
+
+    private static func pins(_ messages: ArraySlice<WireReader>, albums: Bool = true) throws(Unusual) -> Piece {
         var pins: [Pin] = []
         var digests: [PhotoDigest] = []
+        var mediaTypes = RepeatedText()
         pins.reserveCapacity(messages.count)
-        for message in messages { pins.append(try pin(message, album: albums, digests: &digests)) }
+        for message in messages { pins.append(try pin(message, album: albums, digests: &digests, mediaTypes: &mediaTypes)) }
         return (pins, digests)
     }
 
-    /// The two halves' work and results. Each half writes only its own property, and
-    /// `concurrentPerform` returns only after both are done, so nothing here needs a lock;
-    /// the readers point into the payload, which outlives the call.
-    private final class Halves: @unchecked Sendable {
-        let messages: [WireReader]
-        let middle: Int
-        var first: Result<([Pin], [PhotoDigest]), Unusual> = .failure(Unusual())
-        var second: Result<([Pin], [PhotoDigest]), Unusual> = .failure(Unusual())
-
-        init(messages: [WireReader], middle: Int) {
-            self.messages = messages
-            self.middle = middle
-        }
-
-        func decode(_ half: Int) {
-            if half == 0 {
-                first = Result { () throws(Unusual) in try pins(messages[..<middle]) }
-            } else {
-                second = Result { () throws(Unusual) in try pins(messages[middle...]) }
-            }
-        }
-
-        func joined() throws(Unusual) -> ([Pin], [PhotoDigest]) {
-            let (one, two) = (try first.get(), try second.get())
-            return (one.0 + two.0, one.1 + two.1)
-        }
-    }
-
-    private static func pin(_ reader: WireReader, album decodesAlbum: Bool, digests: inout [PhotoDigest]) throws(Unusual) -> Pin {
+    private static func pin(
+        _ reader: WireReader, album decodesAlbum: Bool, digests: inout [PhotoDigest], mediaTypes: inout RepeatedText
+    ) throws(Unusual) -> Pin {
         var reader = reader
         var id: UInt64 = 0
         var latitude = 0.0, longitude = 0.0
@@ -125,11 +126,13 @@ enum SnapshotWireDecoder {
             }
         }
         let pin = PinID(id)
-        let album = decodesAlbum ? try self.album(albumMessage ?? WireReader.empty, pin: pin, digests: &digests) : Album()
+        let album = decodesAlbum ? try self.album(albumMessage ?? WireReader.empty, pin: pin, digests: &digests, mediaTypes: &mediaTypes) : Album()
         return Pin(id: pin, coordinate: Coordinate(latitude: latitude, longitude: longitude), droppedAt: droppedAt, album: album)
     }
 
-    private static func album(_ reader: WireReader, pin: PinID, digests: inout [PhotoDigest]) throws(Unusual) -> Album {
+    private static func album(
+        _ reader: WireReader, pin: PinID, digests: inout [PhotoDigest], mediaTypes: inout RepeatedText
+    ) throws(Unusual) -> Album {
         var reader = reader
         var collection: UInt32 = 0, page: UInt32 = 0, perPage: UInt32 = 0, pages: UInt32 = 0, listedCount: UInt32 = 0
         var phase: UInt64 = 0
@@ -152,7 +155,7 @@ enum SnapshotWireDecoder {
             case 10: requestedAt = try reader.uint64(type)
             case 11: listedAt = try reader.uint64(type)
             case 12:
-                let slot = try self.slot(try reader.message(type))
+                let slot = try self.slot(try reader.message(type), mediaTypes: &mediaTypes)
                 // Slots must come in increasing order; the general path names the problem.
                 if let last = slots.last, slot.number <= last.number { throw Unusual() }
                 slots.append(slot)
@@ -182,6 +185,21 @@ enum SnapshotWireDecoder {
         album.listedPhotoCount = Int(listedCount)
         album.slots = photoSlots(slots, packedBytes: packedBytes)
         return album
+    }
+
+    /// The last text of a kind read, as bytes and as a string: nearly every photo of a state has
+    /// one of two media types, and making a new string for each cost 4 % of a load.
+    struct RepeatedText {
+        private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+        private var text = ""
+
+        /// `utf8` (checked UTF-8) as a string, the last one's when the bytes are the same.
+        mutating func string(_ utf8: UnsafeRawBufferPointer) -> String {
+            if utf8.count == bytes.count, utf8.elementsEqual(bytes) { return text }
+            bytes = utf8
+            text = String(decoding: utf8, as: UTF8.self)
+            return text
+        }
     }
 
     /// A slot as read, its packed texts still pointing into the payload.
@@ -227,7 +245,7 @@ enum SnapshotWireDecoder {
         return slots
     }
 
-    private static func slot(_ reader: WireReader) throws(Unusual) -> DecodedSlot {
+    private static func slot(_ reader: WireReader, mediaTypes: inout RepeatedText) throws(Unusual) -> DecodedSlot {
         var reader = reader
         var number: UInt32 = 0
         var photo: WireReader?
@@ -249,7 +267,7 @@ enum SnapshotWireDecoder {
                 guard type == .lengthDelimited else { throw Unusual() }
                 digestBytes = try reader.lengthDelimited()
             case 5: byteCount = try reader.uint64(type)
-            case 6: mediaType = try reader.string(type)
+            case 6: mediaType = mediaTypes.string(try reader.utf8(type))
             case 7: failure = try reader.string(type)
             case 8: resolvedAt = try reader.uint64(type)
             case 9:
