@@ -218,12 +218,12 @@ public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
 
     /// The photo service's id as UTF-8, where it lies: a listing of many photos need not make a
     /// `String` of each (`vt diff`).
-    public func withRemoteIDUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    @inline(__always) public func withRemoteIDUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         withUTF8(.remoteID, body)
     }
 
     /// A text as UTF-8, where it lies.
-    func withUTF8<Result>(_ field: Field, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    @inline(__always) func withUTF8<Result>(_ field: Field, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         let range = range(field)
         return utf8.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }

@@ -23,11 +23,15 @@ public struct StateDiff: Hashable, Sendable {
             set { (slots, position) = ([newValue], 0) }
         }
 
-        /// The slot's number and the photo service's id, read in place (``slot`` makes a copy).
-        public var slotNumber: UInt32 { slots[Int(position)].number }
+        /// The slot's number and the photo service's id, read in place (``slot`` makes a copy;
+        /// so did `slots[position].photo`, a retain and a release of its texts each time,
+        /// which the buffer's element read in place does not).
+        public var slotNumber: UInt32 { slots.withUnsafeBufferPointer { $0[Int(position)].number } }
 
-        public func withRemoteIDUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-            slots[Int(position)].photo.withRemoteIDUTF8(body)
+        /// Not generic, so that callers in other modules reach code made for it rather than the
+        /// generic version, which copied the photo to read it.
+        public func withRemoteIDUTF8(_ body: (UnsafeRawBufferPointer) -> Void) {
+            slots.withUnsafeBufferPointer { $0[Int(position)].photo.withRemoteIDUTF8(body) }
         }
 
         public init(pin: PinID, collection: UInt32, slot: PhotoSlot) {
@@ -111,11 +115,18 @@ extension TouristState {
             let album = pin.album
             let theirs = other.pins[pin.id].flatMap { $0.album.collection == album.collection ? $0.album.slots : nil } ?? []
             var position = 0
-            for (index, slot) in album.slots.enumerated() {
-                guard let digest = slot.digest else { continue }
-                while position < theirs.count, theirs[position].number < slot.number { position += 1 }
-                if position < theirs.count, theirs[position].number == slot.number, theirs[position].digest == digest { continue }
-                missing.append(StateDiff.Photo(pin: pin.id, collection: album.collection, slots: album.slots, position: index))
+            // Read where they lie: taking each slot out of its array copied it, a retain and a
+            // release of its photo's texts, most of the comparison's time.
+            album.slots.withUnsafeBufferPointer { mine in
+                theirs.withUnsafeBufferPointer { theirs in
+                    for index in mine.indices {
+                        guard let digest = mine[index].digest else { continue }
+                        let number = mine[index].number
+                        while position < theirs.count, theirs[position].number < number { position += 1 }
+                        if position < theirs.count, theirs[position].number == number, theirs[position].digest == digest { continue }
+                        missing.append(StateDiff.Photo(pin: pin.id, collection: album.collection, slots: album.slots, position: index))
+                    }
+                }
             }
         }
         return missing

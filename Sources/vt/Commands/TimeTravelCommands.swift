@@ -43,10 +43,14 @@ struct DiffCommand: AsyncParsableCommand {
     func run() async throws {
         let reader = try global.reader()
         let diff = try reader.difference(from: from, to: to)
-        if global.json { return Output.jsonLine(try StateDiffJSON.line(diff)) }
-        let out = LineWriter()
-        Describe.diff(diff, to: out)
-        out.flush()
+        if global.json {
+            Output.jsonLine(try StateDiffJSON.line(diff))
+        } else {
+            let out = LineWriter()
+            Describe.diff(diff, to: out)
+            out.flush()
+        }
+        Output.finish()
     }
 }
 
