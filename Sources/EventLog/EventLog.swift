@@ -46,6 +46,8 @@ public final class EventLog: @unchecked Sendable {
     private let compactor: Compactor?
     /// The check of the tail checkpoint this log was opened from, if it was (format 2).
     private let tailCheck: TailCheck?
+    /// See ``tailStart``.
+    private let openedAfter: TailPosition?
 
     /// Opens the log in `directory` for writing, creating it when missing (unless the
     /// configuration says not to), and recovers from a crash (see ``recovery``).
@@ -115,9 +117,11 @@ public final class EventLog: @unchecked Sendable {
             compactor.scheduleKeySummaries()
             self.compactor = compactor
             self.tailCheck = tail.pendingCheck
+            self.openedAfter = tail.openedAfter
         } else {
             self.compactor = nil
             self.tailCheck = nil
+            self.openedAfter = nil
         }
         self.core = GroupCommit(writer: writer, configuration: configuration)
     }
@@ -194,6 +198,17 @@ public final class EventLog: @unchecked Sendable {
     public func startTailCheck(from position: TailPosition? = nil) {
         tailCheck?.start(from: position)
     }
+
+    /// Format 2: where the writer before this one started appending, as the tail checkpoint
+    /// this log was opened from says (FORMAT.md, "Tail checkpoint": the start), when that lies
+    /// in the active segment: a record boundary, with the head there. A store takes its snapshot
+    /// at a clean close, where the next writer starts, so after a crash its newest snapshot lies
+    /// here, and this head spares it rehashing the segment up to there.
+    ///
+    /// Like the checkpoint's own head, it is not checked when the log opens: the tail check
+    /// (``startTailCheck(from:)``) compares it too, the first append and the close wait for
+    /// that, and a start found wrong makes the log refuse appends until it is reopened.
+    public var tailStart: TailPosition? { openedAfter }
 
     /// Format 2: builds now the key summaries the log lacks (FORMAT.md, "Key summaries"), after
     /// any compaction under way, and returns how many; 0 without a key function

@@ -48,6 +48,7 @@ enum Format2Recovery {
         var tail: (scanner: TailScanner, damage: (offset: Int64, reason: String, definite: Bool)?)? = nil
         var lastChain = EventChain(head: chain, after: next - 1)
         var check: TailCheck? = nil
+        var tailStart: TailPosition? = nil
         let decompressor = ZstdDecompressor()
         defer { tail?.scanner.close() }
         for (position, file) in segments.enumerated() {
@@ -98,14 +99,19 @@ enum Format2Recovery {
             // instead, and a checkpoint that fails it is not used.
             lastChain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
             if files.tailCheckpoints.contains(scanner.header.firstSequence),
-                let checkpoint = TailCheckpoint.read(for: scanner.header, in: directory, fileSystem: fileSystem),
-                try scanner.skip(to: checkpoint)
+                let found = TailCheckpoint.read(for: scanner.header, in: directory, fileSystem: fileSystem),
+                let checkpoint = try scanner.skip(to: found)
             {
                 let candidate = TailCheck(segment: file.path, checkpoint: checkpoint, fileSystem: fileSystem)
                 if fileSystem.allowsReadAhead || candidate.holdsWhenCheckedHere() {
                     lastChain = EventChain(head: checkpoint.chain, after: checkpoint.nextSequence - 1)
                     check = fileSystem.allowsReadAhead ? candidate : nil
                     report.usedTailCheckpoint = true
+                    tailStart = checkpoint.start.map { start in
+                        TailPosition(
+                            path: file.path, firstSequence: scanner.header.firstSequence, chainBefore: scanner.header.chainBefore,
+                            offset: start.dataEnd, nextSequence: start.nextSequence, time: start.lastTime, chain: start.chain)
+                    }
                 } else {
                     scanner.restart()
                 }
@@ -164,6 +170,7 @@ enum Format2Recovery {
             origin: files.origin, nextSequence: next, lastTime: time, chain: lastChain, segment: active)
         writer.hadSealedSegmentsAtOpen = segments.count > 1
         writer.pendingCheck = check
+        writer.openedAfter = tailStart
         return (writer, report)
     }
 

@@ -73,6 +73,12 @@ final class TailWriter: CommitWriter {
     /// The end of data named by the last tail checkpoint this writer left beside the active
     /// segment; the end of its header before the first.
     private var checkpointedEnd = Int64(Format2.segmentHeaderSize)
+    /// Where this writer started appending, written into its checkpoints while the segment is
+    /// the one it started in (FORMAT.md, "Tail checkpoint": the start).
+    private var start: TailCheckpoint.Start?
+    /// Where the writer before this one started, as the checkpoint this one opened from says
+    /// (unchecked until ``pendingCheck`` is done): ``EventLog/tailStart``.
+    var openedAfter: TailPosition?
 
     var headHash: ChainHash { chain.head }
     var lastEventTime: LogTimestamp? { nextSequence > 1 ? LogTimestamp(microsecondsSinceEpoch: lastTime) : nil }
@@ -91,6 +97,7 @@ final class TailWriter: CommitWriter {
         self.chain = chain
         self.segment = segment
         self.compressor = try ZstdCompressor(level: configuration.compressionLevel)
+        start = TailCheckpoint.Start(dataEnd: segment.dataEnd, nextSequence: nextSequence, lastTime: lastTime, chain: chain.head)
     }
 
     func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>] {
@@ -183,9 +190,15 @@ final class TailWriter: CommitWriter {
     /// Writes what the writer knows now beside the active segment, whose records up to its end
     /// of data must be synced. Derived data: without it an open only rehashes more.
     private func leaveCheckpoint() {
+        // A writer that appended nothing leaves the start it opened with, as it found it: a
+        // store opened and closed without a change leaves its files as they were.
+        var start = self.start
+        if let own = start, own.dataEnd == segment.dataEnd, let before = openedAfter {
+            start = TailCheckpoint.Start(dataEnd: before.offset, nextSequence: before.nextSequence, lastTime: before.time, chain: before.chain)
+        }
         let checkpoint = TailCheckpoint(
             firstSequence: segment.header.firstSequence, logID: logID, dataEnd: segment.dataEnd, nextSequence: nextSequence,
-            lastTime: lastTime, chain: chain.head)
+            lastTime: lastTime, chain: chain.head, start: start)
         if (try? checkpoint.write(in: directory, fileSystem: fileSystem)) != nil { checkpointedEnd = segment.dataEnd }
     }
 
@@ -287,6 +300,8 @@ final class TailWriter: CommitWriter {
         }
         segment = next
         checkpointedEnd = Int64(Format2.segmentHeaderSize)
+        // Where this writer started lies in a sealed segment now.
+        start = nil
         mustRoll = false
         if notify { onSealed?(header.firstSequence) }
     }

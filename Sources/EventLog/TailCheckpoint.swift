@@ -3,7 +3,8 @@ import FileIO
 import Synchronization
 
 /// What a writer knew at a point of the active segment it had synced (while running, and at a
-/// clean close): the end of data there and the chain's head (FORMAT.md, "Tail checkpoint").
+/// clean close): the end of data there and the chain's head (FORMAT.md, "Tail checkpoint"),
+/// and where that writer started appending when it was in this segment (``Start``).
 /// Derived data: an opening writer starts from it, rehashing only the records after it, when
 /// the records up to it pass their framing and CRCs and one ends exactly there, and checks it
 /// in the background (``TailCheck``).
@@ -14,11 +15,28 @@ struct TailCheckpoint: Equatable {
     var nextSequence: UInt64
     var lastTime: Int64
     var chain: ChainHash
+    /// Where the writer that left it started appending (the end of data its open found), when
+    /// that was in this segment: where a store took its snapshot at the last clean close.
+    var start: Start? = nil
+
+    /// The checkpoint's own point: its end of data and what the writer knew there.
+    var end: Start { Start(dataEnd: dataEnd, nextSequence: nextSequence, lastTime: lastTime, chain: chain) }
+
+    /// A point of the segment: the end of data there, the next sequence, the last event's time
+    /// and the chain's head after it.
+    struct Start: Equatable {
+        var dataEnd: Int64
+        var nextSequence: UInt64
+        var lastTime: Int64
+        var chain: ChainHash
+    }
 
     static let magic: [UInt8] = Array("VTLOGHED".utf8)
-    static let version: UInt16 = 1
-    static let size = 100
-    static let crcOffset = 96
+    static let version: UInt16 = 2
+    /// Version 2's size and checksum place; version 1 (no start) had the checksum at 96.
+    static let size = 156
+    static let crcOffset = 152
+    static let versionOneSize = 100
     static let fileExtension = ".head"
 
     static func path(_ directory: String, _ firstSequence: UInt64) -> String {
@@ -35,16 +53,28 @@ struct TailCheckpoint: Equatable {
         bytes.appendLittleEndian(nextSequence)
         bytes.appendLittleEndian(lastTime)
         bytes.append(contentsOf: chain.bytes)
+        if let start {
+            bytes.appendLittleEndian(UInt64(start.dataEnd))
+            bytes.appendLittleEndian(start.nextSequence)
+            bytes.appendLittleEndian(start.lastTime)
+            bytes.append(contentsOf: start.chain.bytes)
+        } else {
+            bytes.append(contentsOf: repeatElement(0, count: 56))
+        }
         bytes.appendLittleEndian(CRC32C.checksum(bytes))
         assert(bytes.count == Self.size)
         return bytes
     }
 
-    /// The checkpoint in `bytes`, when they are one for the segment with `header` (nil otherwise).
+    /// The checkpoint in `bytes`, when they are one for the segment with `header` (nil otherwise):
+    /// version 2, or version 1 (without a start). A start that breaks FORMAT.md's rules is left
+    /// out, and the rest still used.
     static func decode(_ bytes: [UInt8], for header: TailSegmentHeader) -> TailCheckpoint? {
-        guard bytes.count == size, Array(bytes[0..<8]) == magic,
-            bytes.getLittleEndian(UInt32.self, at: crcOffset) == CRC32C.checksum(bytes[0..<crcOffset]),
-            bytes.getLittleEndian(UInt16.self, at: 8) == version, bytes[10..<16].allSatisfy({ $0 == 0 }),
+        guard bytes.count >= versionOneSize, Array(bytes[0..<8]) == magic else { return nil }
+        let version = bytes.getLittleEndian(UInt16.self, at: 8)
+        let crcAt = version == 1 ? versionOneSize - 4 : crcOffset
+        guard version == 1 || version == 2, bytes.count == crcAt + 4,
+            bytes.getLittleEndian(UInt32.self, at: crcAt) == CRC32C.checksum(bytes[0..<crcAt]), bytes[10..<16].allSatisfy({ $0 == 0 }),
             bytes.getLittleEndian(UInt64.self, at: 16) == header.firstSequence, Array(bytes[24..<40]) == header.logID
         else { return nil }
         let dataEnd = bytes.getLittleEndian(UInt64.self, at: 40)
@@ -53,9 +83,22 @@ struct TailCheckpoint: Equatable {
         guard dataEnd >= UInt64(Format2.segmentHeaderSize), dataEnd <= UInt64(Int64.max), next >= header.firstSequence,
             lastTime >= header.timeBefore
         else { return nil }
-        return TailCheckpoint(
+        var checkpoint = TailCheckpoint(
             firstSequence: header.firstSequence, logID: header.logID, dataEnd: Int64(dataEnd), nextSequence: next,
             lastTime: lastTime, chain: ChainHash(bytes: Array(bytes[64..<96])))
+        if version == 2 {
+            let startEnd = bytes.getLittleEndian(UInt64.self, at: 96)
+            let startNext = bytes.getLittleEndian(UInt64.self, at: 104)
+            let startTime = bytes.getLittleEndian(Int64.self, at: 112)
+            if startEnd >= UInt64(Format2.segmentHeaderSize), startEnd <= dataEnd,
+                (header.firstSequence...next).contains(startNext), (header.timeBefore...lastTime).contains(startTime)
+            {
+                checkpoint.start = Start(
+                    dataEnd: Int64(startEnd), nextSequence: startNext, lastTime: startTime,
+                    chain: ChainHash(bytes: Array(bytes[120..<152])))
+            }
+        }
+        return checkpoint
     }
 
     /// The checkpoint beside the segment with `header`, if there is a well-formed one for it.
@@ -123,21 +166,30 @@ final class TailCheck: @unchecked Sendable {
     }
 
     static func problem(segment path: String, checkpoint: TailCheckpoint, fileSystem: any FileSystem, from position: TailPosition? = nil) -> String? {
+        typealias Start = TailCheckpoint.Start
         do {
             let scanner = try TailScanner.open(path: path, fileSystem: fileSystem, decompressor: ZstdDecompressor())
             defer { scanner.close() }
             var chain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
-            if let position, position.offset <= checkpoint.dataEnd, scanner.resume(at: position) {
+            // A position past the start would leave the start unchecked: the open may have
+            // handed its head on (``EventLog/tailStart``).
+            let limit = checkpoint.start?.dataEnd ?? checkpoint.dataEnd
+            if let position, position.offset <= limit, scanner.resume(at: position) {
                 chain = EventChain(head: position.chain, after: position.sequence)
             }
-            if let damage = try scanner.rehash(into: &chain, upTo: checkpoint.dataEnd) {
-                return "\(path) holds \(damage.reason) at offset \(damage.offset), before the checkpoint's end of data \(checkpoint.dataEnd)"
-            }
-            let found = (scanner.position, scanner.nextSequence, scanner.time, chain.head)
-            guard found == (checkpoint.dataEnd, checkpoint.nextSequence, checkpoint.lastTime, checkpoint.chain) else {
-                return "the events of \(path) end at offset \(found.0), sequence \(found.1 - 1), time \(found.2), head \(found.3);"
-                    + " its tail checkpoint says offset \(checkpoint.dataEnd), sequence \(checkpoint.nextSequence - 1),"
-                    + " time \(checkpoint.lastTime), head \(checkpoint.chain)"
+            // The start first (when there is one), then the end of data: each a point the
+            // segment's events must reach with the values the checkpoint gives.
+            let points = [checkpoint.start.map { ("its start", $0) }, ("its end of data", checkpoint.end)].compactMap { $0 }
+            for (name, point) in points {
+                if let damage = try scanner.rehash(into: &chain, upTo: point.dataEnd) {
+                    return "\(path) holds \(damage.reason) at offset \(damage.offset), before the tail checkpoint's \(name) \(point.dataEnd)"
+                }
+                let found = Start(dataEnd: scanner.position, nextSequence: scanner.nextSequence, lastTime: scanner.time, chain: chain.head)
+                guard found == point else {
+                    return "the events of \(path) reach offset \(found.dataEnd) at sequence \(found.nextSequence - 1), time \(found.lastTime),"
+                        + " head \(found.chain); the tail checkpoint says, at \(name), offset \(point.dataEnd), sequence"
+                        + " \(point.nextSequence - 1), time \(point.lastTime), head \(point.chain)"
+                }
             }
             return nil
         } catch {

@@ -23,6 +23,9 @@ public struct TailPosition: Sendable, Equatable {
     /// The last event before it.
     public var sequence: UInt64 { nextSequence - 1 }
 
+    /// The chain's head after that event.
+    public var head: LogHead { LogHead(sequence: sequence, hash: chain) }
+
     /// Whether it is a position in the segment `header` heads, at `path`.
     func isIn(_ path: String, _ header: TailSegmentHeader) -> Bool {
         self.path == path && firstSequence == header.firstSequence && chainBefore == header.chainBefore

@@ -107,9 +107,14 @@ final class TailScanner {
     /// Walks the records up to a tail checkpoint's end of data checking their framing and CRC
     /// alone, neither decompressing nor parsing events (FORMAT.md, "Tail checkpoint"). When they
     /// pass and one ends exactly there, the scanner continues from the checkpoint's values and
-    /// the result is true; otherwise it is back at the first record, as just opened.
-    func skip(to checkpoint: TailCheckpoint) throws -> Bool {
-        while position < checkpoint.dataEnd {
+    /// the result is the checkpoint, its start left out unless a record ends (or the first one
+    /// starts) exactly there too; otherwise the scanner is back at the first record, as just
+    /// opened, and the result is nil.
+    func skip(to checkpoint: TailCheckpoint) throws -> TailCheckpoint? {
+        var startIsBoundary = false
+        while true {
+            if position == checkpoint.start?.dataEnd { startIsBoundary = true }
+            guard position < checkpoint.dataEnd else { break }
             let peek = try window.available(at: position, upTo: Format2.maxRecordHeadLength + 1)
             var cursor = ByteCursor(peek)
             guard peek.first.map({ $0 != 0 }) == true, let head = cursor.readVarint(),
@@ -121,11 +126,13 @@ final class TailScanner {
         }
         guard position == checkpoint.dataEnd else {
             restart()
-            return false
+            return nil
         }
         nextSequence = checkpoint.nextSequence
         time = checkpoint.lastTime
-        return true
+        var usable = checkpoint
+        if !startIsBoundary { usable.start = nil }
+        return usable
     }
 
     /// Continues from `position`, a record boundary an earlier scan of this segment stood at;

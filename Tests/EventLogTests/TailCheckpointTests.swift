@@ -104,7 +104,7 @@ import Testing
         let dataEnd = Int64(good.getLittleEndian(UInt64.self, at: 40))
         func withCRC(_ bytes: [UInt8]) -> [UInt8] {
             var bytes = bytes
-            bytes.setLittleEndian(CRC32C.checksum(bytes[0..<96]), at: 96)
+            bytes.setLittleEndian(CRC32C.checksum(bytes[0..<TailCheckpoint.crcOffset]), at: TailCheckpoint.crcOffset)
             return bytes
         }
         func ending(at end: Int64) -> [UInt8] {
@@ -188,7 +188,7 @@ import Testing
         let expected = try Self.rehashedHead(folder)
         var forged = try readBytes(path)
         forged[64] ^= 0x01  // the chain
-        forged.setLittleEndian(CRC32C.checksum(forged[0..<96]), at: 96)
+        forged.setLittleEndian(CRC32C.checksum(forged[0..<TailCheckpoint.crcOffset]), at: TailCheckpoint.crcOffset)
         try writeBytes(forged, to: path)
 
         let log = try EventLog.open(at: folder.path, configuration: Self.configuration(clock))

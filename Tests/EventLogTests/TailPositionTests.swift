@@ -85,7 +85,7 @@ import Testing
             if forges {
                 var forged = try readBytes(path)
                 forged[64] ^= 0x01  // the chain
-                forged.setLittleEndian(CRC32C.checksum(forged[0..<96]), at: 96)
+                forged.setLittleEndian(CRC32C.checksum(forged[0..<TailCheckpoint.crcOffset]), at: TailCheckpoint.crcOffset)
                 try writeBytes(forged, to: path)
             }
             let last = UInt64(appended.count)

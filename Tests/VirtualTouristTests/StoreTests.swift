@@ -207,6 +207,63 @@ import Testing
         try await reopened.close()
     }
 
+    /// After a crash the newest snapshot, the last clean close's, lies where the crashed writer
+    /// started, and its tail checkpoint says so (docs/FORMAT.md, "Tail checkpoint": the start):
+    /// the open takes the head there from it. A start whose head is wrong makes the open pass
+    /// over that snapshot (the state still right) and refuse changes until the store is reopened.
+    static let someRegion = MapRegion(center: Coordinate(latitude: 2, longitude: 3), latitudeSpan: 1, longitudeSpan: 1)
+
+    @Test func anOpenAfterACrashTakesTheSnapshotsHeadFromTheTailCheckpoint() async throws {
+        var options = storeOptions(snapshotInterval: 1_000, durability: .always)
+        options.log.tailCheckpointInterval = 1 << 10
+        let folder = TemporaryFolder("crash-start"), crashed = TemporaryFolder("crash-start-copy")
+        var story = StoryGenerator(seed: 45)
+        story.generate(400)
+        let first = try await TouristStore.open(at: folder.path, options: options)
+        try storeFakePhotos(first)
+        for recorded in story.events.prefix(300) { try await first.record(recorded.event, cause: recorded.cause) }
+        try await first.close()
+        let second = try await TouristStore.open(at: folder.path, options: options)
+        try storeFakePhotos(second)
+        for recorded in story.events.dropFirst(300) { try await second.record(recorded.event, cause: recorded.cause) }
+        // The crash: the files as they are while the store is open.
+        try FileManager.default.copyItem(atPath: folder.path, toPath: crashed.path)
+        try await second.close()
+        let checkpoint = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: crashed.sub("log")).first { $0.hasSuffix(".head") })
+        let good = try Data(contentsOf: URL(fileURLWithPath: crashed.sub("log/" + checkpoint)))
+        #expect(good.count == 156 && good[96..<104].contains { $0 != 0 }, "a running checkpoint with a start")
+
+        let store = try await TouristStore.open(at: crashed.path, options: options)
+        #expect(store.report.snapshot == 300 && store.report.skippedSnapshots.isEmpty)
+        #expect(store.report.replayedEvents == UInt64(story.events.count - 300))
+        #expect(store.state == fold(story.events))
+        try await store.changeRegion(to: Self.someRegion)
+        try await store.close()
+
+        // The same crash with the start's head changed (its checksum made right again).
+        try FileManager.default.removeItem(atPath: crashed.path)
+        try FileManager.default.copyItem(atPath: folder.path, toPath: crashed.path)
+        try FileManager.default.removeItem(atPath: crashed.sub("snapshots/" + SnapshotFile.name(for: 400)))
+        var forged = [UInt8](good)
+        forged[120] ^= 0x01
+        withUnsafeBytes(of: CRC32C.checksum(forged[0..<152]).littleEndian) { forged.replaceSubrange(152..<156, with: $0) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: crashed.sub("log")) where name.hasSuffix(".head") {
+            try FileManager.default.removeItem(atPath: crashed.sub("log/" + name))
+        }
+        try Data(forged).write(to: URL(fileURLWithPath: crashed.sub("log/" + checkpoint)))
+        let misled = try await TouristStore.open(at: crashed.path, options: options)
+        #expect(misled.report.snapshot == nil)
+        #expect(misled.report.skippedSnapshots.first?.reason.contains("another history") == true)
+        #expect(misled.state == fold(story.events))
+        await #expect(throws: DomainError.self) { try await misled.changeRegion(to: Self.someRegion) }
+        try? await misled.close()
+        let reopened = try await TouristStore.open(at: crashed.path, options: options)
+        #expect(reopened.state == fold(story.events))
+        try await reopened.changeRegion(to: Self.someRegion)
+        try await reopened.close()
+    }
+
     /// Opening reads the newest snapshot and the tail only: the events replayed do not grow
     /// with the log.
     @Test func openingReplaysOnlyTheTail() async throws {

@@ -72,20 +72,27 @@ public final class TouristStore: Sendable {
             // looked up by hashing the hot tail's events up to it: that lookup starts now, beside
             // the snapshot's load, instead of after it (docs/BENCHMARKS.md, "Open after a crash:
             // the snapshot's head beside its load").
+            // Unless the tail checkpoint says where the last writer started, which is where the
+            // last clean close took its snapshot: that head is taken as the log's own is, checked
+            // with it in the background (docs/FORMAT.md, "Tail checkpoint": the start).
+            let start = log.tailStart.flatMap { $0.sequence == preloading.sequence ? $0 : nil }
             let lookedUp = preloading.sequence.flatMap { sequence in
-                sequence == log.head.sequence || sequence > log.lastSequence ? nil : (sequence, reader.headInBackground(at: sequence))
+                sequence == log.head.sequence || sequence > log.lastSequence || start != nil
+                    ? nil : (sequence, reader.headInBackground(at: sequence))
             }
             let (base, skipped) = try snapshots.newest(
-                atOrBefore: log.lastSequence, reader: reader, knownHead: log.head, preloaded: preloading.wait(), lookedUp: lookedUp)
+                atOrBefore: log.lastSequence, reader: reader, knownHead: start?.head ?? log.head, preloaded: preloading.wait(),
+                lookedUp: lookedUp)
             // The snapshot's state is handed to the replay, not kept here: held twice, it would
             // be copied whole (pins, photo references) by the first event folded onto it.
             let snapshotSequence = base?.sequence
             // The lookup's scan of the active segment's start is not made again: the replay, and
             // the check of the tail checkpoint, start where it stopped (docs/BENCHMARKS.md, "Open
-            // after a crash: one pass over the segment's start").
+            // after a crash: one pass over the segment's start"). The replay starts at the
+            // checkpoint's start too; the check not, as it must check that start.
             let scanned = lookedUp?.1.tailPosition()
             let (state, lastTime) = try replay(
-                reader, from: (consume base) ?? TouristState(), through: log.lastSequence, startingAt: scanned)
+                reader, from: (consume base) ?? TouristState(), through: log.lastSequence, startingAt: scanned ?? start)
             // The log opened from the head its last close left; its events are rehashed now, in
             // the background, rather than beside the load and replay above (docs/FORMAT.md,
             // "Tail checkpoint").
