@@ -46,8 +46,6 @@ public final class EventLog: @unchecked Sendable {
     private let compactor: Compactor?
     /// The check of the tail checkpoint this log was opened from, if it was (format 2).
     private let tailCheck: TailCheck?
-    /// See ``tailStart``.
-    private let openedAfter: TailPosition?
 
     /// Opens the log in `directory` for writing, creating it when missing (unless the
     /// configuration says not to), and recovers from a crash (see ``recovery``).
@@ -117,11 +115,11 @@ public final class EventLog: @unchecked Sendable {
             compactor.scheduleKeySummaries()
             self.compactor = compactor
             self.tailCheck = tail.pendingCheck
-            self.openedAfter = tail.openedAfter
+            self.tailStart = tail.openedAfter
         } else {
             self.compactor = nil
             self.tailCheck = nil
-            self.openedAfter = nil
+            self.tailStart = nil
         }
         self.core = GroupCommit(writer: writer, configuration: configuration)
     }
@@ -208,7 +206,7 @@ public final class EventLog: @unchecked Sendable {
     /// Like the checkpoint's own head, it is not checked when the log opens: the tail check
     /// (``startTailCheck(from:)``) compares it too, the first append and the close wait for
     /// that, and a start found wrong makes the log refuse appends until it is reopened.
-    public var tailStart: TailPosition? { openedAfter }
+    public let tailStart: TailPosition?
 
     /// Format 2: builds now the key summaries the log lacks (FORMAT.md, "Key summaries"), after
     /// any compaction under way, and returns how many; 0 without a key function

@@ -107,11 +107,7 @@ enum Format2Recovery {
                     lastChain = EventChain(head: checkpoint.chain, after: checkpoint.nextSequence - 1)
                     check = fileSystem.allowsReadAhead ? candidate : nil
                     report.usedTailCheckpoint = true
-                    tailStart = checkpoint.start.map { start in
-                        TailPosition(
-                            path: file.path, firstSequence: scanner.header.firstSequence, chainBefore: scanner.header.chainBefore,
-                            offset: start.dataEnd, nextSequence: start.nextSequence, time: start.lastTime, chain: start.chain)
-                    }
+                    tailStart = checkpoint.start.map(scanner.position(at:))
                 } else {
                     scanner.restart()
                 }

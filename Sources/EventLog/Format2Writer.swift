@@ -75,7 +75,7 @@ final class TailWriter: CommitWriter {
     private var checkpointedEnd = Int64(Format2.segmentHeaderSize)
     /// Where this writer started appending, written into its checkpoints while the segment is
     /// the one it started in (FORMAT.md, "Tail checkpoint": the start).
-    private var start: TailCheckpoint.Start?
+    private var start: TailCheckpoint.Point?
     /// Where the writer before this one started, as the checkpoint this one opened from says
     /// (unchecked until ``pendingCheck`` is done): ``EventLog/tailStart``.
     var openedAfter: TailPosition?
@@ -97,7 +97,7 @@ final class TailWriter: CommitWriter {
         self.chain = chain
         self.segment = segment
         self.compressor = try ZstdCompressor(level: configuration.compressionLevel)
-        start = TailCheckpoint.Start(dataEnd: segment.dataEnd, nextSequence: nextSequence, lastTime: lastTime, chain: chain.head)
+        start = TailCheckpoint.Point(dataEnd: segment.dataEnd, nextSequence: nextSequence, lastTime: lastTime, chain: chain.head)
     }
 
     func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>] {
@@ -193,9 +193,7 @@ final class TailWriter: CommitWriter {
         // A writer that appended nothing leaves the start it opened with, as it found it: a
         // store opened and closed without a change leaves its files as they were.
         var start = self.start
-        if let own = start, own.dataEnd == segment.dataEnd, let before = openedAfter {
-            start = TailCheckpoint.Start(dataEnd: before.offset, nextSequence: before.nextSequence, lastTime: before.time, chain: before.chain)
-        }
+        if let own = start, own.dataEnd == segment.dataEnd, let before = openedAfter { start = before.point }
         let checkpoint = TailCheckpoint(
             firstSequence: segment.header.firstSequence, logID: logID, dataEnd: segment.dataEnd, nextSequence: nextSequence,
             lastTime: lastTime, chain: chain.head, start: start)

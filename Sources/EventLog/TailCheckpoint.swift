@@ -4,7 +4,7 @@ import Synchronization
 
 /// What a writer knew at a point of the active segment it had synced (while running, and at a
 /// clean close): the end of data there and the chain's head (FORMAT.md, "Tail checkpoint"),
-/// and where that writer started appending when it was in this segment (``Start``).
+/// and where that writer started appending when it was in this segment (``start``).
 /// Derived data: an opening writer starts from it, rehashing only the records after it, when
 /// the records up to it pass their framing and CRCs and one ends exactly there, and checks it
 /// in the background (``TailCheck``).
@@ -17,14 +17,14 @@ struct TailCheckpoint: Equatable {
     var chain: ChainHash
     /// Where the writer that left it started appending (the end of data its open found), when
     /// that was in this segment: where a store took its snapshot at the last clean close.
-    var start: Start? = nil
+    var start: Point? = nil
 
     /// The checkpoint's own point: its end of data and what the writer knew there.
-    var end: Start { Start(dataEnd: dataEnd, nextSequence: nextSequence, lastTime: lastTime, chain: chain) }
+    var end: Point { Point(dataEnd: dataEnd, nextSequence: nextSequence, lastTime: lastTime, chain: chain) }
 
     /// A point of the segment: the end of data there, the next sequence, the last event's time
     /// and the chain's head after it.
-    struct Start: Equatable {
+    struct Point: Equatable {
         var dataEnd: Int64
         var nextSequence: UInt64
         var lastTime: Int64
@@ -93,7 +93,7 @@ struct TailCheckpoint: Equatable {
             if startEnd >= UInt64(Format2.segmentHeaderSize), startEnd <= dataEnd,
                 (header.firstSequence...next).contains(startNext), (header.timeBefore...lastTime).contains(startTime)
             {
-                checkpoint.start = Start(
+                checkpoint.start = Point(
                     dataEnd: Int64(startEnd), nextSequence: startNext, lastTime: startTime,
                     chain: ChainHash(bytes: Array(bytes[120..<152])))
             }
@@ -166,7 +166,6 @@ final class TailCheck: @unchecked Sendable {
     }
 
     static func problem(segment path: String, checkpoint: TailCheckpoint, fileSystem: any FileSystem, from position: TailPosition? = nil) -> String? {
-        typealias Start = TailCheckpoint.Start
         do {
             let scanner = try TailScanner.open(path: path, fileSystem: fileSystem, decompressor: ZstdDecompressor())
             defer { scanner.close() }
@@ -184,7 +183,7 @@ final class TailCheck: @unchecked Sendable {
                 if let damage = try scanner.rehash(into: &chain, upTo: point.dataEnd) {
                     return "\(path) holds \(damage.reason) at offset \(damage.offset), before the tail checkpoint's \(name) \(point.dataEnd)"
                 }
-                let found = Start(dataEnd: scanner.position, nextSequence: scanner.nextSequence, lastTime: scanner.time, chain: chain.head)
+                let found = TailCheckpoint.Point(dataEnd: scanner.position, nextSequence: scanner.nextSequence, lastTime: scanner.time, chain: chain.head)
                 guard found == point else {
                     return "the events of \(path) reach offset \(found.dataEnd) at sequence \(found.nextSequence - 1), time \(found.lastTime),"
                         + " head \(found.chain); the tail checkpoint says, at \(name), offset \(point.dataEnd), sequence"

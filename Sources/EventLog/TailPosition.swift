@@ -26,6 +26,9 @@ public struct TailPosition: Sendable, Equatable {
     /// The chain's head after that event.
     public var head: LogHead { LogHead(sequence: sequence, hash: chain) }
 
+    /// The same point as a tail checkpoint writes it.
+    var point: TailCheckpoint.Point { TailCheckpoint.Point(dataEnd: offset, nextSequence: nextSequence, lastTime: time, chain: chain) }
+
     /// Whether it is a position in the segment `header` heads, at `path`.
     func isIn(_ path: String, _ header: TailSegmentHeader) -> Bool {
         self.path == path && firstSequence == header.firstSequence && chainBefore == header.chainBefore

@@ -147,9 +147,14 @@ final class TailScanner {
 
     /// Where the scan stands, with the chain's head there.
     func standing(chain: ChainHash) -> TailPosition {
+        position(at: TailCheckpoint.Point(dataEnd: position, nextSequence: nextSequence, lastTime: time, chain: chain))
+    }
+
+    /// `point` as a position in this segment.
+    func position(at point: TailCheckpoint.Point) -> TailPosition {
         TailPosition(
-            path: path, firstSequence: header.firstSequence, chainBefore: header.chainBefore, offset: position,
-            nextSequence: nextSequence, time: time, chain: chain)
+            path: path, firstSequence: header.firstSequence, chainBefore: header.chainBefore, offset: point.dataEnd,
+            nextSequence: point.nextSequence, time: point.lastTime, chain: point.chain)
     }
 
     /// Back to the segment's first record, as just opened.

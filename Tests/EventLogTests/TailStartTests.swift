@@ -33,11 +33,19 @@ import Testing
         return (start, log)
     }
 
+    /// Changes the checkpoint at `path` and makes its checksum hold again.
+    static func rewrite(_ path: String, _ change: (inout [UInt8]) -> Void) throws {
+        var bytes = try readBytes(path)
+        change(&bytes)
+        bytes.setLittleEndian(CRC32C.checksum(bytes[0..<TailCheckpoint.crcOffset]), at: TailCheckpoint.crcOffset)
+        try writeBytes(bytes, to: path)
+    }
+
     @Test func checkpointsRoundTripWithAndWithoutAStartAndVersionOneStillReads() throws {
         let header = TailSegmentHeader(
             firstSequence: 101, logID: Array(repeating: 7, count: 16), createdAt: LogTimestamp(microsecondsSinceEpoch: 5),
             timeBefore: 1_000, chainBefore: ChainHash(bytes: Array(repeating: 1, count: 32)), origin: .none)
-        let start = TailCheckpoint.Start(dataEnd: 300, nextSequence: 120, lastTime: 1_500, chain: ChainHash(bytes: Array(repeating: 3, count: 32)))
+        let start = TailCheckpoint.Point(dataEnd: 300, nextSequence: 120, lastTime: 1_500, chain: ChainHash(bytes: Array(repeating: 3, count: 32)))
         var checkpoint = TailCheckpoint(
             firstSequence: 101, logID: header.logID, dataEnd: 900, nextSequence: 180, lastTime: 2_000,
             chain: ChainHash(bytes: Array(repeating: 2, count: 32)), start: start)
@@ -59,12 +67,12 @@ import Testing
 
         // A start that breaks a rule is left out; the rest of the checkpoint stands.
         let broken = [
-            TailCheckpoint.Start(dataEnd: 901, nextSequence: 120, lastTime: 1_500, chain: start.chain),
-            TailCheckpoint.Start(dataEnd: 10, nextSequence: 120, lastTime: 1_500, chain: start.chain),
-            TailCheckpoint.Start(dataEnd: 300, nextSequence: 181, lastTime: 1_500, chain: start.chain),
-            TailCheckpoint.Start(dataEnd: 300, nextSequence: 100, lastTime: 1_500, chain: start.chain),
-            TailCheckpoint.Start(dataEnd: 300, nextSequence: 120, lastTime: 2_001, chain: start.chain),
-            TailCheckpoint.Start(dataEnd: 300, nextSequence: 120, lastTime: 999, chain: start.chain),
+            TailCheckpoint.Point(dataEnd: 901, nextSequence: 120, lastTime: 1_500, chain: start.chain),
+            TailCheckpoint.Point(dataEnd: 10, nextSequence: 120, lastTime: 1_500, chain: start.chain),
+            TailCheckpoint.Point(dataEnd: 300, nextSequence: 181, lastTime: 1_500, chain: start.chain),
+            TailCheckpoint.Point(dataEnd: 300, nextSequence: 100, lastTime: 1_500, chain: start.chain),
+            TailCheckpoint.Point(dataEnd: 300, nextSequence: 120, lastTime: 2_001, chain: start.chain),
+            TailCheckpoint.Point(dataEnd: 300, nextSequence: 120, lastTime: 999, chain: start.chain),
         ]
         for wrong in broken {
             checkpoint.start = wrong
@@ -145,15 +153,7 @@ import Testing
         let (start, live) = try Self.crashAfterReopen(folder, crashed, clock: clock)
         try live.close()
         let path = try TailCheckpointTests.checkpointPath(crashed)
-        let good = try readBytes(path)
-        func rewritten(_ change: (inout [UInt8]) -> Void) throws {
-            var bytes = good
-            change(&bytes)
-            bytes.setLittleEndian(CRC32C.checksum(bytes[0..<TailCheckpoint.crcOffset]), at: TailCheckpoint.crcOffset)
-            try writeBytes(bytes, to: path)
-        }
-
-        try rewritten { $0[120] ^= 0x01 }  // the start's chain
+        try Self.rewrite(path) { $0[120] ^= 0x01 }  // the start's chain
         let forged = try EventLog.open(at: crashed.path, configuration: Self.configuration(clock))
         #expect(forged.tailStart.map { $0.sequence == start.sequence && $0.head != start } == true)
         let error = #expect(throws: LogError.self) { try forged.append([1, 2, 3]) }
@@ -167,12 +167,9 @@ import Testing
         #expect(try LogVerifier.verify(directory: crashed.path).isClean)
 
         let reopenedPath = try TailCheckpointTests.checkpointPath(crashed)
-        var inside = try readBytes(reopenedPath)
-        let startEnd = inside.getLittleEndian(UInt64.self, at: 96)
+        let startEnd = try readBytes(reopenedPath).getLittleEndian(UInt64.self, at: 96)
         try #require(startEnd > UInt64(Format2.segmentHeaderSize), "the last writer started after the first record")
-        inside.setLittleEndian(startEnd - 1, at: 96)
-        inside.setLittleEndian(CRC32C.checksum(inside[0..<TailCheckpoint.crcOffset]), at: TailCheckpoint.crcOffset)
-        try writeBytes(inside, to: reopenedPath)
+        try Self.rewrite(reopenedPath) { $0.setLittleEndian(startEnd - 1, at: 96) }
         let shifted = try EventLog.open(at: crashed.path, configuration: Self.configuration(clock))
         #expect(shifted.recovery.usedTailCheckpoint && shifted.tailStart == nil)
         try shifted.append([5])
