@@ -45,7 +45,8 @@ class Server:
 
     def stop(self):
         self.process.terminate()
-        assert self.process.wait(timeout=20) == 0, "vt serve did not stop cleanly on SIGTERM"
+        _, errors = self.process.communicate(timeout=20)
+        assert self.process.returncode == 0, f"vt serve did not stop cleanly on SIGTERM ({self.process.returncode}); stderr:\n{errors[-4000:]}"
 
     def vt(self, *arguments):
         """Runs a `vt` command on the store (while the server is stopped: one writer)."""

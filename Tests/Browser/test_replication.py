@@ -105,5 +105,6 @@ def test_the_replica_shows_the_originals_albums_live_and_offers_no_changes(nats)
         for process in (replica, original):
             if process and process.poll() is None:
                 process.terminate()
-                assert process.wait(timeout=30) == 0, "vt serve did not stop cleanly on SIGTERM"
+                _, errors = process.communicate(timeout=30)
+                assert process.returncode == 0, f"vt serve did not stop cleanly on SIGTERM ({process.returncode}); stderr:\n{errors[-4000:]}"
         shutil.rmtree(folder, ignore_errors=True)

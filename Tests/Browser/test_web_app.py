@@ -41,7 +41,8 @@ def server():
     assert match, f"vt serve printed {line!r}; stderr: {process.stderr.read() if process.poll() is not None else ''}"
     yield match.group(1)
     process.terminate()
-    assert process.wait(timeout=20) == 0, "vt serve did not stop cleanly on SIGTERM"
+    _, errors = process.communicate(timeout=20)
+    assert process.returncode == 0, f"vt serve did not stop cleanly on SIGTERM ({process.returncode}); stderr:\n{errors[-4000:]}"
     shutil.rmtree(store, ignore_errors=True)
 
 
