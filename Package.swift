@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -106,6 +107,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The offline, Flickr-compatible photo service on loopback: deterministic listings
@@ -217,7 +219,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PhotoSourcesTests",
-            dependencies: ["PhotoSources", "DemoPhotoServer", "LogWorkload"]
+            dependencies: [
+                "PhotoSources", "DemoPhotoServer", "LogWorkload", "HTTPListening",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
         ),
         .testTarget(
             name: "AlbumPipelineTests",

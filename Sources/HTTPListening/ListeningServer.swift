@@ -1,8 +1,9 @@
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import Synchronization
 
-/// A Hummingbird server that is listening: started by ``listen(router:host:port:serverName:logLabel:)``,
+/// A Hummingbird server that is listening: started by ``listen(router:host:port:serverName:logLabel:gracePeriod:)``,
 /// which returns only once the port is bound (so a caller can print the URL at once), or
 /// throws when it cannot be. The demo photo service and the web app both start this way.
 ///
@@ -14,6 +15,13 @@ import Synchronization
 public struct ListeningServer: Sendable {
     public let port: Int
     private let task: Task<Void, Never>
+    /// The application runs in a group of its own so that it can be shut down gracefully.
+    /// Cancelling it instead drops connections accepted but not yet served, and NIO traps on
+    /// each one's writer released unfinished (CI saw `vt serve` end on SIGILL at SIGTERM).
+    private let group: ServiceGroup
+    /// How long ``stop()`` lets requests in flight finish before it cancels them: a client
+    /// that stalls must not hold a Ctrl-C up for long.
+    public let gracePeriod: Duration
 
     /// Why the server could not listen; `cause` is what Hummingbird or NIO said, if anything.
     public struct Failure: Error, Sendable {
@@ -21,7 +29,8 @@ public struct ListeningServer: Sendable {
     }
 
     public static func listen(
-        router: Router<BasicRequestContext>, host: String, port: Int, serverName: String, logLabel: String
+        router: Router<BasicRequestContext>, host: String, port: Int, serverName: String, logLabel: String,
+        gracePeriod: Duration = .seconds(5)
     ) async throws(Failure) -> ListeningServer {
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let failure = Mutex<(any Error)?>(nil)
@@ -31,18 +40,26 @@ public struct ListeningServer: Sendable {
             onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) },
             logger: Logger(label: logLabel) { _ in SwiftLogNoOpLogHandler() }
         )
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: logLabel) { _ in SwiftLogNoOpLogHandler() }))
         let task = Task {
-            do { try await app.run() } catch { failure.withLock { $0 = error } }
+            do { try await group.run() } catch { failure.withLock { $0 = error } }
             portContinuation.finish()
         }
-        for await bound in ports { return ListeningServer(port: bound, task: task) }
+        for await bound in ports { return ListeningServer(port: bound, task: task, group: group, gracePeriod: gracePeriod) }
         throw Failure(cause: failure.withLock { $0 })
     }
 
-    /// Stops listening; requests in flight finish first.
+    /// Stops listening, closes idle connections, and lets requests in flight finish, for at
+    /// most ``gracePeriod``; what is still running then is cancelled.
     public func stop() async {
-        task.cancel()
-        await task.value
+        await group.triggerGracefulShutdown()
+        let running = task
+        let deadline = Task {
+            try? await Task.sleep(for: gracePeriod)
+            if !Task.isCancelled { running.cancel() }
+        }
+        await running.value
+        deadline.cancel()
     }
 
     /// `http://HOST:PORT`, with an IPv6 host in brackets.
