@@ -5,10 +5,24 @@ import Foundation
 /// every block file's headers, checksums and links, every block decoded and its events rehashed
 /// from its `chain_before` checkpoint (blocks in parallel, one per core), then the hot tail's
 /// segments record by record, their events rehashed from where the blocks end, each segment's
-/// `chain_before` and `time_before` checked against the chain, and the head at the end.
+/// `chain_before` and `time_before` checked against the chain, and the head at the end. With a
+/// key function, each block file's usable key summary is compared, block by block, with the
+/// keys of the events the block decodes to.
 enum Format2Verifier {
+    /// A block to rehash, and the keys its file's summary says it holds (nil: not checked).
+    struct BlockToCheck {
+        var path: String
+        var offset: Int64
+        var header: BlockHeader
+        /// The first sequence of the block file, which names its summary.
+        var fileFirstSequence: UInt64
+        var summarized: [UInt64]?
+        /// Where the summary's entry for this block starts (it must be the block's start).
+        var entryStart: UInt64?
+    }
+
     static func walk(
-        directory: String, fileSystem: any FileSystem, report: inout VerificationReport,
+        directory: String, fileSystem: any FileSystem, keys: BlockKeys? = nil, report: inout VerificationReport,
         progress: ((Int64, Int64) -> Void)?
     ) throws {
         report.format = .v2
@@ -28,14 +42,20 @@ enum Format2Verifier {
         var chain = anchor
         var time = Format2.timeBeforeFirstEvent
         var next: UInt64 = 1
-        var blocks: [(path: String, offset: Int64, header: BlockHeader)] = []
+        var blocks: [BlockToCheck] = []
         for file in files.files {
             guard case .blocks(let header) = file.kind else { continue }
             report.blockFiles += 1
+            // A summary that fails its own checks is not used by readers: only usable ones matter.
+            let summary = keys.flatMap { KeySummary.read(beside: header, in: directory, function: $0.name, fileSystem: fileSystem) }
+            let firstBlock = blocks.count
             do {
                 let scanner = try BlockFileScanner(path: file.path, header: header, fileSystem: fileSystem)
                 while let block = try scanner.next(expectChain: chain, expectTime: time) {
-                    blocks.append((file.path, block.offset, block.header))
+                    let entry = summary?.blocks[blocks.count - firstBlock]
+                    blocks.append(BlockToCheck(
+                        path: file.path, offset: block.offset, header: block.header, fileFirstSequence: header.firstSequence,
+                        summarized: entry?.keys, entryStart: entry?.firstSequence))
                 }
                 chain = scanner.chain ?? chain
                 time = scanner.time ?? time
@@ -48,7 +68,7 @@ enum Format2Verifier {
             report.blockBytes += size
             done += size
         }
-        if let problem = rehash(blocks, fileSystem: fileSystem, report: &report) {
+        if let problem = rehash(blocks, keys: keys, directory: directory, fileSystem: fileSystem, report: &report) {
             report.problems.append(problem)
             return
         }
@@ -118,9 +138,10 @@ enum Format2Verifier {
     }
 
     /// Decodes and rehashes every block from its own checkpoint, the work shared out between
-    /// the cores. Returns the first problem in log order.
+    /// the cores, and compares its keys with its summary's. Returns the first damage in log
+    /// order; key-summary problems go into `report` (one a file).
     private static func rehash(
-        _ blocks: [(path: String, offset: Int64, header: BlockHeader)], fileSystem: any FileSystem,
+        _ blocks: [BlockToCheck], keys: BlockKeys?, directory: String, fileSystem: any FileSystem,
         report: inout VerificationReport
     ) -> VerificationReport.Problem? {
         guard !blocks.isEmpty else { return nil }
@@ -132,7 +153,7 @@ enum Format2Verifier {
             defer { for file in opened.values { try? file.close() } }
             var index = worker
             while index < blocks.count {
-                let (path, offset, header) = blocks[index]
+                let (path, offset, header) = (blocks[index].path, blocks[index].offset, blocks[index].header)
                 defer { index += workers }
                 do {
                     let file = try opened[path] ?? fileSystem.openFile(path, .readOnly)
@@ -142,25 +163,42 @@ enum Format2Verifier {
                     switch decoded {
                     case .failure(let reason): results.set(index, .failure(BlockProblem(message: reason.description)))
                     case .success(let block):
-                        results.set(index, block.chainHolds()
-                            ? .success((Int(header.rawLength), block.erasedSequences.count))
-                            : .failure(BlockProblem(message: "the block's events do not rehash to its chain_after: an event was changed")))
+                        guard block.chainHolds() else {
+                            results.set(index, .failure(BlockProblem(message: "the block's events do not rehash to its chain_after: an event was changed")))
+                            break
+                        }
+                        var checked = BlockChecked(rawLength: Int(header.rawLength), erased: block.erasedSequences.count)
+                        if let keys, let summarized = blocks[index].summarized {
+                            checked.keyMismatch = KeyMismatch(
+                                block.distinctKeys(keys), summarized: summarized,
+                                entryStart: blocks[index].entryStart ?? header.firstSequence, blockStart: header.firstSequence)
+                        }
+                        results.set(index, .success(checked))
                     }
                 } catch {
                     results.set(index, .failure(BlockProblem(message: "cannot read the block: \(error)")))
                 }
             }
         }
+        var summariesReported = Set<String>()
         for (index, block) in blocks.enumerated() {
             switch results.get(index) {
             case .failure(let problem):
                 return .init(kind: .corruption, file: block.path, offset: block.offset, sequence: block.header.firstSequence, message: problem.message)
-            case .success(let (raw, erased)):
+            case .success(let checked):
                 report.blocks += 1
                 report.checkpoints += 1
                 report.events += UInt64(block.header.eventCount)
-                report.erasedEvents += erased
-                report.rawBytes += Int64(raw)
+                report.erasedEvents += checked.erased
+                report.rawBytes += Int64(checked.rawLength)
+                guard let mismatch = checked.keyMismatch else { continue }
+                let summaryPath = KeySummary.path(directory, block.fileFirstSequence)
+                guard summariesReported.insert(summaryPath).inserted else { continue }
+                report.problems.append(.init(
+                    kind: .keySummary, file: summaryPath, sequence: block.header.firstSequence,
+                    message: "the key summary disagrees with the block from this sequence on: \(mismatch); a question about"
+                        + " a key may miss events (its events are intact; `vt repair` removes the summary, and the next"
+                        + " open for changes builds it again)"))
             }
         }
         return nil
@@ -168,15 +206,60 @@ enum Format2Verifier {
 
     struct BlockProblem: Error { let message: String }
 
+    /// What a block's check found, when its events are intact.
+    struct BlockChecked {
+        var rawLength: Int
+        var erased: Int
+        var keyMismatch: KeyMismatch?
+    }
+
+    /// How a summary's keys for a block differ from the keys its events carry.
+    struct KeyMismatch: CustomStringConvertible {
+        /// Keys the events carry that the summary leaves out: questions about them skip the block.
+        var missing: [UInt64]
+        /// Keys the summary names that no event of the block carries (these cost only time).
+        var extra: [UInt64]
+        /// Where the entry starts, when not at the block's start: it then covers other events.
+        var misplacedAt: UInt64?
+
+        /// nil when both are the same ascending lists and the entry starts with the block.
+        init?(_ carried: [UInt64], summarized: [UInt64], entryStart: UInt64, blockStart: UInt64) {
+            guard carried != summarized || entryStart != blockStart else { return nil }
+            let named = Set(summarized), held = Set(carried)
+            missing = carried.filter { !named.contains($0) }
+            extra = summarized.filter { !held.contains($0) }
+            misplacedAt = entryStart == blockStart ? nil : entryStart
+        }
+
+        var description: String {
+            var parts: [String] = []
+            if let misplacedAt { parts.append("its entry for the block starts at sequence \(misplacedAt)") }
+            if !missing.isEmpty { parts.append("it leaves out \(Self.list(missing)), which the block's events carry") }
+            if !extra.isEmpty { parts.append("it names \(Self.list(extra)), which none of them carries") }
+            return parts.joined(separator: ", and ")
+        }
+
+        private static func list(_ keys: [UInt64]) -> String {
+            let shown = keys.prefix(3).map { "key " + hex($0) }.joined(separator: ", ")
+            return keys.count > 3 ? "\(shown) and \(keys.count - 3) more" : shown
+        }
+
+        /// 16 hex digits: how the app's keys, pin ids, are shown everywhere else.
+        static func hex(_ key: UInt64) -> String {
+            let digits = String(key, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+    }
+
     /// One result per block, written by the workers.
     private final class ResultSlots: @unchecked Sendable {
         private let lock = NSLock()
-        private var slots: [Result<(Int, Int), BlockProblem>]
+        private var slots: [Result<BlockChecked, BlockProblem>]
 
         init(count: Int) { slots = Array(repeating: .failure(BlockProblem(message: "not checked")), count: count) }
 
-        func set(_ index: Int, _ result: Result<(Int, Int), BlockProblem>) { lock.withLock { slots[index] = result } }
+        func set(_ index: Int, _ result: Result<BlockChecked, BlockProblem>) { lock.withLock { slots[index] = result } }
 
-        func get(_ index: Int) -> Result<(Int, Int), BlockProblem> { lock.withLock { slots[index] } }
+        func get(_ index: Int) -> Result<BlockChecked, BlockProblem> { lock.withLock { slots[index] } }
     }
 }

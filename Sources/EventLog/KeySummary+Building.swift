@@ -41,11 +41,7 @@ enum KeySummaryBuilding {
         var collector = KeySummaryCollector(keys)
         var sinceAsked = 0
         while let (block, _) = try scanner.nextDecoded(decompressor: decompressor) {
-            var events = block.run.makeIterator(firstSequence: block.header.firstSequence)
-            while let event = events.next() {
-                if !event.isErased { collector.add(event.payload) }
-            }
-            collector.endBlock(startingAt: block.header.firstSequence)
+            collector.append(block)
             sinceAsked += Int(block.header.eventCount)
             if sinceAsked >= Format2Compaction.eventsBetweenCancellationChecks {
                 sinceAsked = 0
@@ -53,5 +49,15 @@ enum KeySummaryBuilding {
             }
         }
         return collector.summary
+    }
+}
+
+extension SealedBlock {
+    /// The distinct keys of the block's events, ascending: what its entry in a key summary for
+    /// `keys` lists (an erased event carries none).
+    func distinctKeys(_ keys: BlockKeys) -> [UInt64] {
+        var collector = KeySummaryCollector(keys)
+        collector.append(self)
+        return collector.blocks[0].keys
     }
 }

@@ -186,6 +186,15 @@ struct KeySummaryCollector {
         current.removeAll(keepingCapacity: true)
     }
 
+    /// Adds the keys of `block`'s events (an erased event carries none) and ends the block.
+    mutating func append(_ block: SealedBlock) {
+        var events = block.run.makeIterator(firstSequence: block.header.firstSequence)
+        while let event = events.next() {
+            if !event.isErased { add(event.payload) }
+        }
+        endBlock(startingAt: block.header.firstSequence)
+    }
+
     var summary: KeySummary { KeySummary(function: keys.name, blocks: blocks) }
 }
 

@@ -19,12 +19,25 @@ public struct RepairPlan: Sendable, Hashable, CustomStringConvertible {
 
     /// The log's format: it decides how much of a file's start is its header.
     public var format = LogFormatVersion.v1
+    /// The log's folder.
+    public var directory = ""
+    /// Format 2: key summaries whose keys are not their blocks' (``VerificationReport/Problem/Kind/keySummary``),
+    /// removed whole; derived data, which the next writer builds again. No event is touched.
+    public var keySummaries: [String] = []
 
-    public var isNeeded: Bool { damage != nil }
+    public var isNeeded: Bool { damage != nil || !keySummaries.isEmpty }
 
     public var description: String {
-        guard let damage, let segment else { return "the log needs no repair" }
-        var text = "damage: \(damage)\nrepair would cut \(bytes) bytes from offset \(offset) of \(segment)"
+        var summaries = ""
+        if !keySummaries.isEmpty {
+            summaries = "key summaries that disagree with their blocks: \(keySummaries.map(Path.name(of:)).joined(separator: ", "));"
+                + " repair would remove \(keySummaries.count == 1 ? "it" : "them") (the next open for changes builds"
+                + " \(keySummaries.count == 1 ? "it" : "them") again from the events)"
+        }
+        guard let damage, let segment else {
+            return summaries.isEmpty ? "the log needs no repair" : summaries + "; no event is dropped"
+        }
+        var text = (summaries.isEmpty ? "" : summaries + "\n") + "damage: \(damage)\nrepair would cut \(bytes) bytes from offset \(offset) of \(segment)"
         if !laterSegments.isEmpty { text += " and remove \(laterSegments.count) later file(s)" }
         if let last = lastDroppedSequence, last >= firstDroppedSequence {
             text += ", dropping events \(firstDroppedSequence)…\(last) (\(last - firstDroppedSequence + 1) as far as intact headers show)"
@@ -44,9 +57,13 @@ public struct RepairPlan: Sendable, Hashable, CustomStringConvertible {
 /// if userAgrees { try LogRepair.execute(plan) }
 /// ```
 public enum LogRepair {
-    /// Finds the first damage and what cutting there drops. Changes nothing.
-    public static func plan(directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws -> RepairPlan {
+    /// Finds the first damage and what cutting there drops, and (format 2, given the key
+    /// function) the key summaries that disagree with their blocks. Changes nothing.
+    public static func plan(
+        directory: String, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil
+    ) throws -> RepairPlan {
         var plan = RepairPlan()
+        plan.directory = directory
         let reader: LogReader
         do {
             reader = try LogReader(directory: directory, fileSystem: fileSystem)
@@ -61,10 +78,10 @@ public enum LogRepair {
             plan.bytes = try sizes(of: listing.segments.map { SegmentFiles.segmentPath(directory, $0) }, fileSystem)
             return plan
         }
-        if reader.format == .v2 { return try planFormat2(directory: directory, fileSystem: fileSystem) }
+        if reader.format == .v2 { return try planFormat2(directory: directory, fileSystem: fileSystem, keys: keys) }
         var report = VerificationReport()
         try LogVerifier.walk(reader, report: &report, progress: nil, stopAtFirstDamage: true)
-        guard let damage = report.problems.first(where: { $0.kind != .index }) else { return plan }
+        guard let damage = report.problems.first(where: \.isDamage) else { return plan }
         plan.damage = damage
         let segmentPath = damage.file.hasSuffix(LogFormat.segmentExtension) ? damage.file : nil
         let all = reader.segments.map { SegmentFiles.segmentPath(directory, $0) }
@@ -80,13 +97,15 @@ public enum LogRepair {
     }
 
     /// Carries out a plan: takes the writer's lock (so no writer is running), checks that the
-    /// log still needs exactly this repair, copies what goes to `quarantine/`, then cuts.
+    /// log still needs exactly this repair, removes the key summaries it names, copies what
+    /// goes to `quarantine/`, then cuts.
     ///
+    /// - Parameter keys: the key function the plan was made with.
     /// - Throws: ``LogError`` `.locked` when a writer has the log open; `.invalidArgument` when
     ///   the log changed since the plan was made (plan again).
-    public static func execute(_ plan: RepairPlan, fileSystem: any FileSystem = PosixFileSystem()) throws {
-        guard plan.isNeeded, let segment = plan.segment else { return }
-        let directory = Path.directory(of: segment)
+    public static func execute(_ plan: RepairPlan, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil) throws {
+        guard plan.isNeeded else { return }
+        let directory = plan.directory
         let lock: any HeldLock
         do {
             lock = try fileSystem.lock(Path.join(directory, LogFormat.lockFileName), holder: "repair")
@@ -96,9 +115,14 @@ public enum LogRepair {
                 file: held.path, cause: held)
         }
         defer { lock.release() }
-        guard try self.plan(directory: directory, fileSystem: fileSystem) == plan else {
+        guard try self.plan(directory: directory, fileSystem: fileSystem, keys: keys) == plan else {
             throw LogError(.invalidArgument, "the log changed since the repair was planned; plan it again")
         }
+        // Derived data, not quarantined: the events it was made from are all kept.
+        for summary in plan.keySummaries {
+            try io("remove \(summary)") { try fileSystem.removeFile(summary) }
+        }
+        guard plan.damage != nil, let segment = plan.segment else { return }
         for later in plan.laterSegments.reversed() {
             let bytes = try io("read \(later)") { try fileSystem.openFile(later, .readOnly).readAll() }
             _ = try Quarantine.keep(bytes, named: Path.name(of: later) + ".repair", in: directory, fileSystem: fileSystem)
@@ -132,12 +156,14 @@ public enum LogRepair {
 
     /// Format 2: the first damage that verification finds, and everything from it on. Damage in
     /// a block file takes that whole file and every later one.
-    private static func planFormat2(directory: String, fileSystem: any FileSystem) throws -> RepairPlan {
+    private static func planFormat2(directory: String, fileSystem: any FileSystem, keys: BlockKeys?) throws -> RepairPlan {
         var plan = RepairPlan()
         plan.format = .v2
+        plan.directory = directory
         var report = VerificationReport()
-        try Format2Verifier.walk(directory: directory, fileSystem: fileSystem, report: &report, progress: nil)
-        guard let damage = report.problems.first(where: { $0.kind != .index }) else { return plan }
+        try Format2Verifier.walk(directory: directory, fileSystem: fileSystem, keys: keys, report: &report, progress: nil)
+        plan.keySummaries = report.problems.filter { $0.kind == .keySummary }.map(\.file)
+        guard let damage = report.problems.first(where: \.isDamage) else { return plan }
         plan.damage = damage
         let listing = try Format2Listing.list(directory, fileSystem)
         let all = listing.blockFiles.map { SegmentFiles.blockFilePath(directory, $0) }

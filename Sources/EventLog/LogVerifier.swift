@@ -13,7 +13,15 @@ public struct VerificationReport: Sendable {
             /// An index entry that disagrees with its segment, or a missing index (opening the
             /// log for writing rebuilds it; readers already ignore it).
             case index
+            /// A key summary whose checks pass but whose keys are not its blocks' (FORMAT.md,
+            /// "Key summaries"): the events are intact, but a question about a key may miss
+            /// some. ``LogRepair`` removes it, and the next writer builds it again.
+            case keySummary
         }
+
+        /// Damage to the events themselves (corruption or a torn tail), which ``LogRepair``
+        /// cuts; index and key-summary problems are of derived files only.
+        public var isDamage: Bool { kind == .corruption || kind == .tornTail }
 
         public var kind: Kind
         public var file: String
@@ -62,8 +70,8 @@ public struct VerificationReport: Sendable {
 
     /// True when nothing at all was found wrong.
     public var isClean: Bool { problems.isEmpty }
-    /// True when the events are intact (index problems aside).
-    public var eventsAreIntact: Bool { !problems.contains { $0.kind != .index } }
+    /// True when the events are intact (problems of derived files aside).
+    public var eventsAreIntact: Bool { !problems.contains(where: \.isDamage) }
 }
 
 /// Checks a whole log from its first byte: every header, checksum, sequence number, time, chain
@@ -77,9 +85,12 @@ public struct VerificationReport: Sendable {
 /// It reads and changes nothing else: it takes no lock and may run beside a writer. Cost: one
 /// pass over the data — O(bytes) with a read window and one decoded batch in memory.
 public enum LogVerifier {
-    /// - Parameter progress: called now and then with (bytes checked, bytes in all segments).
+    /// - Parameters:
+    ///   - keys: the key function whose summaries (format 2) are compared with the keys their
+    ///     blocks' events carry; nil checks none (FORMAT.md, "Key summaries").
+    ///   - progress: called now and then with (bytes checked, bytes in all segments).
     public static func verify(
-        directory: String, fileSystem: any FileSystem = PosixFileSystem(),
+        directory: String, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil,
         progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> VerificationReport {
         var report = VerificationReport()
@@ -91,7 +102,7 @@ public enum LogVerifier {
             return report
         }
         if reader.format == .v2 {
-            try Format2Verifier.walk(directory: directory, fileSystem: fileSystem, report: &report, progress: progress)
+            try Format2Verifier.walk(directory: directory, fileSystem: fileSystem, keys: keys, report: &report, progress: progress)
             return report
         }
         try walk(reader, report: &report, progress: progress, stopAtFirstDamage: false)

@@ -83,6 +83,51 @@ import Testing
         #expect(verify.output.contains("ok: no problems found"))
     }
 
+    /// A pin summary rewritten to leave pin A out, its checksums remade: `vt history` trusts it
+    /// and misses pin A's events, `vt verify` names it, `vt repair` removes it (asking first),
+    /// and the history is whole again.
+    @Test func verifyFindsAPinSummaryThatHidesAPinAndRepairRemovesIt() async throws {
+        let seeded = try await SeededStore.make()
+        defer { seeded.remove() }
+        #expect(try vt("compact", "--store", seeded.folder).status == 0)
+        let summary = seeded.folder + "/log/00000000000000000001.keys"
+        let history = try vt("history", "1111000000000001", "--json", "--store", seeded.folder).output
+        #expect(CLI.lines(history).count > 5)
+
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: summary)))
+        let count = bytes[88...91].reversed().reduce(0) { $0 << 8 | Int($1) }
+        let keys = (0..<count).map { index in bytes[(92 + 8 * index)..<(100 + 8 * index)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        let hidden = try #require(keys.firstIndex(of: SeededStore.pinA.rawValue))
+        bytes.removeSubrange((92 + 8 * hidden)..<(100 + 8 * hidden))
+        bytes[88] -= 1
+        bytes.replaceSubrange((bytes.count - 4)..., with: withUnsafeBytes(of: crc32c(bytes[80..<(bytes.count - 4)]).littleEndian, Array.init))
+        try Data(bytes).write(to: URL(fileURLWithPath: summary))
+        #expect(try vt("history", "1111000000000001", "--json", "--store", seeded.folder).output != history, "the summary is trusted")
+
+        let verify = try vt("verify", "--store", seeded.folder)
+        #expect(verify.status == 3)
+        #expect(verify.output.contains("00000000000000000001.keys") && verify.output.contains("leaves out key 1111000000000001"), "\(verify.output)")
+        #expect(verify.output.contains("hint: `vt repair` removes the key summaries"))
+        let plan = try vt("repair", "--store", seeded.folder)
+        #expect(plan.status == 3 && plan.output.contains("no event is dropped") && plan.output.contains("run `vt repair --yes` to remove it"))
+        #expect(FileManager.default.fileExists(atPath: summary))
+        let repair = try vt("repair", "--yes", "--store", seeded.folder)
+        #expect(repair.status == 0 && repair.output.contains("removed 1 key summary"), "\(repair.output)\(repair.errors)")
+        #expect(!FileManager.default.fileExists(atPath: summary))
+        #expect(try vt("verify", "--store", seeded.folder).status == 0)
+        #expect(try vt("history", "1111000000000001", "--json", "--store", seeded.folder).output == history)
+    }
+
+    /// CRC32C (Castagnoli, reflected), bit by bit: the key summary's file checksum.
+    private func crc32c(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+        }
+        return ~crc
+    }
+
     @Test func gcDeletesOnlyPhotosNoAlbumUses() async throws {
         let seeded = try await SeededStore.make()
         defer { seeded.remove() }

@@ -140,17 +140,7 @@ import Testing
     /// pin its decoded form names.
     @Test func aHistoryReadsOnlyTheBlocksThatNameItsPin() async throws {
         let folder = TemporaryFolder("history-keys")
-        var story = StoryGenerator(seed: 57)
-        story.generate(1_500)
-        var options = storeOptions(snapshotInterval: 500)
-        options.log.hotTailSegmentSize = 4096
-        options.log.blockSize = 4096
-        options.log.compactsInBackground = false
-        let store = try await TouristStore.open(at: folder.path, options: options)
-        try storeFakePhotos(store)
-        for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
-        try store.compactLog()
-        try await store.close()
+        let story = try await compactedStore(in: folder, seed: 57, count: 1_500)
 
         let log = try LogReader(directory: folder.path + "/log")
         let cursor = try log.events()

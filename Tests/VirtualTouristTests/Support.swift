@@ -49,6 +49,23 @@ func storeFakePhotos(_ store: TouristStore, count: UInt64 = 64) throws {
     for seed in 0..<count { try store.storePhoto(fakePhoto(seed)).release() }
 }
 
+/// A store in `folder` holding a generated story of `count` events, compacted into block files
+/// of 4 KiB (each with its pin summary) and closed; returns the story.
+func compactedStore(in folder: TemporaryFolder, seed: UInt64, count: Int) async throws -> StoryGenerator {
+    var story = StoryGenerator(seed: seed)
+    story.generate(count)
+    var options = storeOptions(snapshotInterval: 500)
+    options.log.hotTailSegmentSize = 4096
+    options.log.blockSize = 4096
+    options.log.compactsInBackground = false
+    let store = try await TouristStore.open(at: folder.path, options: options)
+    try storeFakePhotos(store)
+    for recorded in story.events { try await store.record(recorded.event, cause: recorded.cause) }
+    try store.compactLog()
+    try await store.close()
+    return story
+}
+
 func listedPhotos(_ count: Int, prefix: String = "p") -> [ListedPhoto] {
     (0..<count).map {
         ListedPhoto(remoteID: "\(prefix)\($0)", url: "https://photos.example/\(prefix)\($0).jpg", title: "photo \($0)", width: 150, height: 100)

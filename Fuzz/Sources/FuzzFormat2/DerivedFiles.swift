@@ -98,6 +98,7 @@ func fuzzKeySummary(_ input: [UInt8], fix: Bool) {
     }
     let disk = fixture.disk(replacing: fixture.summaryName, with: bytes)
     let last = fixture.events.last!.sequence
+    var leftOut = false
     do {
         let reader = try LogReader(directory: DerivedFixture.directory, fileSystem: disk)
         for asked in [1...1, 5...5, 12...12, 3...9, 0...UInt64.max] as [ClosedRange<UInt64>] {
@@ -114,8 +115,16 @@ func fuzzKeySummary(_ input: [UInt8], fix: Bool) {
                 require(
                     fix && !summaryNames(event.key!, forBlockOf: event.sequence, in: bytes),
                     "event \(event.sequence) with key \(event.key!) left out of \(ranges) for \(asked), though the summary names it")
+                leftOut = true
             }
         }
+        // Whatever the summary holds, the events are intact; one that hides an event from a
+        // question is what verify, given the key function, must report.
+        let report = try LogVerifier.verify(directory: DerivedFixture.directory, fileSystem: disk, keys: DerivedFixture.keys)
+        require(report.eventsAreIntact, "a key summary made verify report damage: \(report.problems)")
+        require(
+            !leftOut || report.problems.contains { $0.kind == .keySummary },
+            "a summary hid events from a key question and verify did not report it: \(report.problems)")
     } catch {
         fatalError("a key summary made reading fail: \(error)")
     }

@@ -65,13 +65,16 @@ public enum StoreAudit {
         guard (try? fileSystem.status(logPath))??.kind == .directory else {
             throw DomainError(.notAStore, "\(folder) is not a Virtual Tourist store (it has no log/ folder)")
         }
-        result.log = try LogVerifier.verify(directory: logPath, fileSystem: fileSystem) { progress?("checking the log", $0, $1) }
+        result.log = try LogVerifier.verify(directory: logPath, fileSystem: fileSystem, keys: EventCodec.pinKeys) {
+            progress?("checking the log", $0, $1)
+        }
         // A missing or stale index only costs speed (readers ignore it; the next writer
-        // rebuilds it), so it is a note, not a problem.
+        // rebuilds it), so it is a note, not a problem. A key summary that disagrees with its
+        // blocks is a problem: `vt history` and the web app's pin history trust it.
         result.notes += result.log.problems.filter { $0.kind == .index }.map { "log: \($0) (rebuilt when the store is next opened for changes)" }
         result.problems += result.log.problems.filter { $0.kind != .index }.map { "log: \($0)" }
         // Replay what the chain vouches for, up to the first damage.
-        let firstDamage = result.log.problems.filter { $0.kind != .index }.compactMap(\.sequence).min()
+        let firstDamage = result.log.problems.filter(\.isDamage).compactMap(\.sequence).min()
         let through = min(result.log.lastSequence, firstDamage.map { $0 - 1 } ?? .max)
         let snapshots = SnapshotFolder(path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: 1)
         var pendingSnapshots = ((try? snapshots.sequences()) ?? []).filter { $0 <= through }

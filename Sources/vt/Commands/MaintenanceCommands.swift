@@ -60,7 +60,12 @@ struct VerifyCommand: AsyncParsableCommand {
             } else {
                 print(Terminal.styled("\(report.problems.count) problem(s):", .red))
                 for problem in report.problems { print("  " + problem) }
-                print("hint: `vt repair` cuts a damaged log back to its last good batch (it says what it cuts first)")
+                if report.log.problems.contains(where: \.isDamage) {
+                    print("hint: `vt repair` cuts a damaged log back to its last good batch (it says what it cuts first)")
+                }
+                if report.log.problems.contains(where: { $0.kind == .keySummary }) {
+                    print("hint: `vt repair` removes the key summaries that disagree with their blocks; no event is touched")
+                }
             }
         }
         if !report.isClean { throw ExitCode(Exit.problemsFound) }
@@ -81,7 +86,7 @@ struct RepairCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: logPath, isDirectory: &isFolder), isFolder.boolValue else {
             throw RuntimeError(message: "\(global.storePath) is not a Virtual Tourist store (it has no log/ folder)")
         }
-        let plan = try LogRepair.plan(directory: logPath)
+        let plan = try LogRepair.plan(directory: logPath, keys: EventCodec.pinKeys)
         guard plan.isNeeded else {
             print("the log needs no repair")
             return
@@ -89,15 +94,23 @@ struct RepairCommand: AsyncParsableCommand {
         print(plan.description)
         var go = yes
         if !go, isatty(STDIN_FILENO) == 1 {
-            FileHandle.standardOutput.write(Data("cut it? [y/N] ".utf8))
+            let question = plan.damage != nil ? "cut it?" : plan.keySummaries.count == 1 ? "remove it?" : "remove them?"
+            FileHandle.standardOutput.write(Data((question + " [y/N] ").utf8))
             go = readLine()?.lowercased().hasPrefix("y") == true
         }
         guard go else {
-            print("nothing was changed; run `vt repair --yes` to cut")
+            let removal = plan.keySummaries.count == 1 ? "remove it" : "remove them"
+            print("nothing was changed; run `vt repair --yes` to " + (plan.damage == nil ? removal : "cut"))
             throw ExitCode(Exit.problemsFound)
         }
-        try LogRepair.execute(plan)
-        print("repaired: the log now ends at event \(plan.firstDroppedSequence - 1); the cut bytes are in \(logPath)/quarantine/")
+        try LogRepair.execute(plan, keys: EventCodec.pinKeys)
+        if !plan.keySummaries.isEmpty {
+            let one = plan.keySummaries.count == 1
+            print("removed \(plan.keySummaries.count) key summar\(one ? "y" : "ies"); the next open for changes builds \(one ? "it" : "them") again")
+        }
+        if plan.damage != nil {
+            print("repaired: the log now ends at event \(plan.firstDroppedSequence - 1); the cut bytes are in \(logPath)/quarantine/")
+        }
     }
 }
 
