@@ -1,4 +1,5 @@
 import BlobStore
+import EventLog
 import Foundation
 import Testing
 
@@ -100,7 +101,7 @@ import Testing
         let hidden = try #require(keys.firstIndex(of: SeededStore.pinA.rawValue))
         bytes.removeSubrange((92 + 8 * hidden)..<(100 + 8 * hidden))
         bytes[88] -= 1
-        bytes.replaceSubrange((bytes.count - 4)..., with: withUnsafeBytes(of: crc32c(bytes[80..<(bytes.count - 4)]).littleEndian, Array.init))
+        bytes.replaceSubrange((bytes.count - 4)..., with: withUnsafeBytes(of: CRC32C.checksum(Array(bytes[80..<(bytes.count - 4)])).littleEndian, Array.init))
         try Data(bytes).write(to: URL(fileURLWithPath: summary))
         #expect(try vt("history", "1111000000000001", "--json", "--store", seeded.folder).output != history, "the summary is trusted")
 
@@ -116,16 +117,6 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: summary))
         #expect(try vt("verify", "--store", seeded.folder).status == 0)
         #expect(try vt("history", "1111000000000001", "--json", "--store", seeded.folder).output == history)
-    }
-
-    /// CRC32C (Castagnoli, reflected), bit by bit: the key summary's file checksum.
-    private func crc32c(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
-        }
-        return ~crc
     }
 
     @Test func gcDeletesOnlyPhotosNoAlbumUses() async throws {
