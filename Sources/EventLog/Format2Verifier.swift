@@ -9,16 +9,15 @@ import Foundation
 /// key function, each block file's usable key summary is compared, block by block, with the
 /// keys of the events the block decodes to.
 enum Format2Verifier {
-    /// A block to rehash, and the keys its file's summary says it holds (nil: not checked).
+    /// A block to rehash, and its entry in its file's summary (nil: not checked).
     struct BlockToCheck {
         var path: String
         var offset: Int64
         var header: BlockHeader
         /// The first sequence of the block file, which names its summary.
         var fileFirstSequence: UInt64
-        var summarized: [UInt64]?
-        /// Where the summary's entry for this block starts (it must be the block's start).
-        var entryStart: UInt64?
+        /// The summary's entry for this block (it must start at the block's start).
+        var entry: KeySummary.Block?
     }
 
     static func walk(
@@ -55,7 +54,7 @@ enum Format2Verifier {
                     let entry = summary?.blocks[blocks.count - firstBlock]
                     blocks.append(BlockToCheck(
                         path: file.path, offset: block.offset, header: block.header, fileFirstSequence: header.firstSequence,
-                        summarized: entry?.keys, entryStart: entry?.firstSequence))
+                        entry: entry))
                 }
                 chain = scanner.chain ?? chain
                 time = scanner.time ?? time
@@ -168,10 +167,9 @@ enum Format2Verifier {
                             break
                         }
                         var checked = BlockChecked(rawLength: Int(header.rawLength), erased: block.erasedSequences.count)
-                        if let keys, let summarized = blocks[index].summarized {
+                        if let keys, let entry = blocks[index].entry {
                             checked.keyMismatch = KeyMismatch(
-                                block.distinctKeys(keys), summarized: summarized,
-                                entryStart: blocks[index].entryStart ?? header.firstSequence, blockStart: header.firstSequence)
+                                block.distinctKeys(keys), summarized: entry.keys, entryStart: entry.firstSequence, blockStart: header.firstSequence)
                         }
                         results.set(index, .success(checked))
                     }
