@@ -14,6 +14,19 @@ public enum Measure {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    /// Seconds summed over several timed parts of one piece of work, leaving out what runs
+    /// between them (generating the next part of a workload, say).
+    public struct Stopwatch {
+        public private(set) var seconds = 0.0
+        public init() {}
+
+        public mutating func time<T>(_ body: () throws -> T) rethrows -> T {
+            let start = ContinuousClock.now
+            defer { seconds += Measure.seconds(since: start) }
+            return try body()
+        }
+    }
+
     /// CPU seconds the process has used so far, user and system, every thread.
     public static func processorSeconds() -> Double {
         var usage = rusage()

@@ -46,37 +46,43 @@ final class Workspace {
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
-    /// Writes the workload the first time it is asked for. The workload is generated and
-    /// encoded first; then each store is written on its own, after a `sync` so that no store
-    /// pays for another's dirty pages.
+    /// Writes the workload the first time it is asked for, to each store on its own, after a
+    /// `sync` so that no store pays for another's dirty pages. The workload is generated again
+    /// for each store, a piece at a time (`eachPiece`): at 10 M events its events, encodings and
+    /// the peers' rows together would not fit in memory. Generating and encoding a piece is not
+    /// timed; each store's figure is the sum of its timed parts (open, the pieces' appends, close).
     func written() throws -> Written {
         if let cached { return cached }
         var written = Written()
-        var workload = Workload(seed: options.seed, livePins: 1_000)
-        var sessions: [[[DomainEvent]]] = []
-        while workload.events < options.events { sessions.append(workload.nextSession()) }
-        written.events = workload.events
-        written.sessions = sessions.count
-        written.commits = sessions.reduce(0) { $0 + $1.count }
-        written.state = workload.state
-        say("generated \(Figure.grouped(Double(written.events))) events in \(Figure.grouped(Double(written.sessions))) sessions")
-
-        let payloads = sessions.map { $0.map { $0.map { EventCodec.encode($0, cause: nil) } } }
         var configuration = LogConfiguration()
         configuration.durability = .none
         configuration.blockFieldColumns = options.fieldColumns
-        written.sessionBatches = try timed("our log, a batch per session") {
-            let log = try EventLog.open(at: sessionLog, configuration: configuration)
-            for session in payloads { _ = try log.append(contentsOf: session.flatMap { $0 }) }
-            try log.close()
+        var generated: Workload?
+        written.sessionBatches = try timed("our log, a batch per session") { clock in
+            let log = try clock.time { try EventLog.open(at: sessionLog, configuration: configuration) }
+            generated = try eachPiece { piece in
+                written.sessions += piece.count
+                written.commits += piece.reduce(0) { $0 + $1.count }
+                let payloads = piece.map { $0.flatMap { $0 }.map { EventCodec.encode($0, cause: nil) } }
+                try clock.time { for session in payloads { _ = try log.append(contentsOf: session) } }
+            }
+            try clock.time { try log.close() }
         }
+        guard let generated else { preconditionFailure("the workload was not generated") }
+        written.events = generated.events
+        written.state = generated.state
+        say("(the workload: \(Figure.grouped(Double(written.events))) events in \(Figure.grouped(Double(written.sessions))) sessions)")
+
         // The hot tail as the app leaves it between compactions; compacted next, on its own.
         var hotTail = configuration
         hotTail.compactsInBackground = false
-        written.commitBatches = try timed("our log, a batch per commit") {
-            let log = try EventLog.open(at: commitLog, configuration: hotTail)
-            for session in payloads { for commit in session { _ = try log.append(contentsOf: commit) } }
-            try log.close()
+        written.commitBatches = try timed("our log, a batch per commit") { clock in
+            let log = try clock.time { try EventLog.open(at: commitLog, configuration: hotTail) }
+            try eachPiece { piece in
+                let commits = piece.flatMap { $0 }.map { $0.map { EventCodec.encode($0, cause: nil) } }
+                try clock.time { for commit in commits { _ = try log.append(contentsOf: commit) } }
+            }
+            try clock.time { try log.close() }
         }
         try FileManager.default.copyItem(atPath: commitLog, toPath: compactedLog)
         let log = try EventLog.open(at: compactedLog, configuration: hotTail)
@@ -88,33 +94,60 @@ final class Workspace {
         say("compacted our log, a batch per commit, in \(Figure.fixed(written.compactionSeconds, 2)) s"
             + " (\(Figure.fixed(written.compactionCPU, 2)) s of CPU)")
         peerEncoded = try SQLiteEventTable(path: root + "/events-encoded.sqlite", synchronous: .normal, payload: .encoded)
-        written.sqliteEncoded = try peerTimed("SQLite, encoded bytes", peerEncoded, sessions)
+        written.sqliteEncoded = try peerTimed("SQLite, encoded bytes", peerEncoded)
         peerJSON = try SQLiteEventTable(path: root + "/events-json.sqlite", synchronous: .normal, payload: .json)
-        written.sqliteJSON = try peerTimed("SQLite, JSON", peerJSON, sessions)
+        written.sqliteJSON = try peerTimed("SQLite, JSON", peerJSON)
         mutable = try SQLiteMutableSchema(path: root + "/mutable.sqlite", synchronous: .normal)
-        written.mutable = try timed("SQLite, the mutable schema") {
-            for session in sessions { try mutable.apply(session.flatMap { $0 }) }
+        written.mutable = try timed("SQLite, the mutable schema") { clock in
+            try eachPiece { piece in
+                let sessions = piece.map { $0.flatMap { $0 } }
+                try clock.time { for session in sessions { try mutable.apply(session) } }
+            }
         }
         cached = written
         return written
     }
 
-    /// The peer's rows for each session, prepared untimed; then the transactions, timed.
-    private func peerTimed(_ name: String, _ table: SQLiteEventTable, _ sessions: [[[DomainEvent]]]) throws -> Double {
-        var next: UInt64 = 1
-        let rows = try sessions.map { session in
-            let events = session.flatMap { $0 }
-            defer { next += UInt64(events.count) }
-            return try table.rows(for: events, startingAt: next)
+    /// Events generated at a time, in whole sessions: about 250 MB of events, encodings and
+    /// rows in hand at once.
+    static let pieceEvents = 250_000
+
+    /// Generates the workload from its seed and hands it over in pieces of whole sessions
+    /// (each commit an array of events, each session an array of commits); the same sessions,
+    /// in the same order, every time. Returns the generator at the end, for its state.
+    @discardableResult
+    private func eachPiece(_ body: ([[[DomainEvent]]]) throws -> Void) throws -> Workload {
+        var workload = Workload(seed: options.seed, livePins: 1_000)
+        while workload.events < options.events {
+            let end = min(options.events, workload.events + Self.pieceEvents)
+            var piece: [[[DomainEvent]]] = []
+            while workload.events < end { piece.append(workload.nextSession()) }
+            try body(piece)
         }
-        return try timed(name) { for session in rows { try table.append(session) } }
+        return workload
     }
 
-    private func timed(_ name: String, _ body: () throws -> Void) throws -> Double {
+    /// The peer's rows for each session of a piece, prepared untimed; then the transactions, timed.
+    private func peerTimed(_ name: String, _ table: SQLiteEventTable) throws -> Double {
+        try timed(name) { clock in
+            var next: UInt64 = 1
+            try eachPiece { piece in
+                let rows = try piece.map { session in
+                    let events = session.flatMap { $0 }
+                    defer { next += UInt64(events.count) }
+                    return try table.rows(for: events, startingAt: next)
+                }
+                try clock.time { for session in rows { try table.append(session) } }
+            }
+        }
+    }
+
+    private func timed(_ name: String, _ body: (inout Measure.Stopwatch) throws -> Void) throws -> Double {
         sync()
-        let seconds = try Measure.seconds(body)
-        say("wrote \(name) in \(Figure.fixed(seconds, 2)) s")
-        return seconds
+        var clock = Measure.Stopwatch()
+        try body(&clock)
+        say("wrote \(name) in \(Figure.fixed(clock.seconds, 2)) s")
+        return clock.seconds
     }
 
     private func say(_ text: String) { FileHandle.standardError.write(Data("  \(text)\n".utf8)) }
