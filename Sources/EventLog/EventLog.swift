@@ -183,6 +183,33 @@ public final class EventLog: @unchecked Sendable {
         }
     }
 
+    /// Format 2: appends events another copy of this log already chained — a replica taking its
+    /// original's events, erased ones included — as a block file of their own (FORMAT.md,
+    /// "Taking chained events as a block file"). A hot-tail record cannot hold an erased event;
+    /// this costs a compaction of the hot tail, so it is for the rare batch that has one. Seals and
+    /// compacts first, then writes, checks and names the file, synced whatever the durability;
+    /// appends wait meanwhile. The caller compares the head after it with the one the other copy
+    /// shipped.
+    ///
+    /// - Throws: ``LogError`` `.invalidArgument` for a format-1 log, or events that do not start
+    ///   right after the last one, follow one another and keep their times in order (nothing is
+    ///   appended); `.io`, `.corrupt` when the file does not read back as written (nothing is
+    ///   appended either); `.writerFailed` when the file was named but no segment could be started
+    ///   after it (the events are in; reopen the log).
+    @discardableResult
+    public func appendAsBlock(_ events: [LogEvent]) throws -> Range<UInt64> {
+        guard let compactor else {
+            throw LogError(.invalidArgument, "\(directory) is a format-1 log, which cannot take events as a block file; upgrade it to format 2 first")
+        }
+        guard !events.isEmpty else { return emptyRange() }
+        let active = try core.submit(AppendRequest(payloads: [], timestamps: nil, isRoll: true)).lowerBound
+        let (directory, configuration, fileSystem, core) = (directory, configuration, fileSystem, core)
+        return try compactor.exclusively {
+            _ = try Format2Compaction.compact(directory: directory, configuration: configuration, fileSystem: fileSystem, before: active)
+            return try core.submit(AppendRequest(sealing: events))
+        }
+    }
+
     /// Format 2: starts checking, in the background, the tail checkpoint this log was opened from
     /// (``RecoveryReport/usedTailCheckpoint``; FORMAT.md, "Tail checkpoint"): the active segment's
     /// events up to its end of data rehashed and compared with it. An owner that reads the log right after opening it

@@ -101,6 +101,10 @@ final class TailWriter: CommitWriter {
     }
 
     func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>] {
+        // Events taken as a block file go in alone, in their place among the group's requests.
+        if let index = group.firstIndex(where: { $0.sealed != nil }) {
+            return commit(Array(group[..<index])) + [takeSealed(group[index].sealed!)] + commit(Array(group[(index + 1)...]))
+        }
         settleCheckpoint()
         if let failure { return group.map { _ in .failure(TailWriter.refusal(after: failure)) } }
         builder.reset(timeBefore: lastTime)
@@ -257,6 +261,56 @@ final class TailWriter: CommitWriter {
         nextSequence += UInt64(builder.count)
         lastTime = builder.lastTime
         hasUnsyncedWrites = true
+    }
+
+    /// Writes `events`, chained by another copy of the log, as a block file after the last
+    /// event, then moves the active segment after them (FORMAT.md, "Taking chained events as a
+    /// block file", steps 2 to 4). The caller sealed and compacted first: the active segment must
+    /// be empty, or nothing is written.
+    private func takeSealed(_ events: [LogEvent]) -> Result<Range<UInt64>, LogError> {
+        settleCheckpoint()
+        if let failure { return .failure(TailWriter.refusal(after: failure)) }
+        guard segment.dataEnd == Int64(Format2.segmentHeaderSize) else {
+            return .failure(LogError(
+                .invalidArgument, "events were appended after the hot tail was compacted; the block file was not written",
+                sequence: nextSequence))
+        }
+        let first = nextSequence
+        let taken: ChainedEventsFile.Written
+        do {
+            taken = try ChainedEventsFile.write(
+                events, directory: directory, after: LogHead(sequence: first - 1, hash: chain.head), timeBefore: lastTime,
+                logID: logID, origin: origin, configuration: configuration, fileSystem: fileSystem)
+        } catch {
+            return .failure(error as? LogError ?? LogError(.io, "cannot write the events as a block file", cause: error))
+        }
+        // From the rename on the block file holds the events, and the empty segment is covered.
+        let header = TailSegmentHeader(
+            firstSequence: taken.head.sequence + 1, logID: logID, createdAt: configuration.clock.now(),
+            timeBefore: taken.lastTime, chainBefore: taken.head.hash, origin: origin)
+        do {
+            try TailWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
+            let next = try ActiveTail.open(
+                directory: directory, header: header, dataEnd: Int64(Format2.segmentHeaderSize), fileSystem: fileSystem)
+            let covered = segment
+            segment = next
+            nextSequence = taken.head.sequence + 1
+            lastTime = taken.lastTime
+            chain = EventChain(head: taken.head.hash, after: taken.head.sequence)
+            checkpointedEnd = Int64(Format2.segmentHeaderSize)
+            start = nil
+            try? covered.file.close()
+            // Left behind, the next open removes it: it is covered.
+            try? fileSystem.removeFile(covered.path)
+            try? fileSystem.removeFile(TailCheckpoint.path(directory, covered.header.firstSequence))
+            try? fileSystem.syncDirectory(directory)
+        } catch {
+            failure = LogError(
+                .writerFailed, "the events were written as a block file, but no segment could be started after it; reopen the log",
+                cause: error)
+            return .failure(failure!)
+        }
+        return .success(first..<nextSequence)
     }
 
     /// A roll asked for from outside (compaction of everything): seals the active segment when

@@ -16,6 +16,9 @@ final class AppendRequest {
     /// A request with no events that asks a format-2 writer to seal its active segment (so that
     /// compaction can take everything written so far).
     let isRoll: Bool
+    /// Events another copy of the log chained, to be taken as a block file after the last event
+    /// (format 2; ``EventLog/appendAsBlock(_:)``). Nil for every other request.
+    let sealed: [LogEvent]?
     /// True when a thread is blocked waiting for this request (it can lead itself); false for
     /// async appends and the background syncs, which the writer thread leads.
     var hasBlockedCaller = false
@@ -37,7 +40,18 @@ final class AppendRequest {
         self.timestamps = timestamps
         self.isSync = isSync
         self.isRoll = isRoll
+        self.sealed = nil
         self.rawSize = payloads.reduce(0) { $0 + $1.count + 2 * LogFormat.maxVarintLength }
+    }
+
+    /// A request to take `events` as a block file (they are not payloads of a record).
+    init(sealing events: [LogEvent]) {
+        payloads = []
+        timestamps = nil
+        isSync = false
+        isRoll = false
+        sealed = events
+        rawSize = events.reduce(0) { $0 + $1.payload.count }
     }
 }
 

@@ -347,16 +347,19 @@ final class ActionProcessor: @unchecked Sendable {
         var recorded: [RecordedEvent] = []
         recorded.reserveCapacity(events.count)
         for event in events {
-            guard !event.isErased else {
-                throw DomainError(
-                    .invalidArgument, "replicated event \(event.sequence) was erased; a replica takes erased events only in a restore")
-            }
+            // An erased event (its place forgotten on the original before it was shipped)
+            // decodes to a forgotten one, which the fold passes over, as in a replay.
             let decoded = try EventCodec.decode(event)
             scratch.apply(decoded)
             recorded.append(decoded)
         }
         do {
-            _ = try await log.append(contentsOf: events.map { Array($0.payload) }, timestamps: events.map(\.timestamp))
+            if events.contains(where: \.isErased) {
+                // A hot-tail record cannot hold an erased event: the batch becomes a block file.
+                _ = try log.appendAsBlock(events)
+            } else {
+                _ = try await log.append(contentsOf: events.map { Array($0.payload) }, timestamps: events.map(\.timestamp))
+            }
         } catch {
             throw DomainError(.storage, "the replica's log did not accept events \(first.sequence)…: \(error)", cause: error)
         }
