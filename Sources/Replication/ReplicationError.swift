@@ -17,6 +17,9 @@ public enum ReplicationError: Error, Equatable, Sendable, CustomStringConvertibl
     case storage(String)
     /// The cluster could not be reached or refused a request.
     case cluster(String)
+    /// A place is being forgotten in the store: its events are shipped once they are erased.
+    /// Retried, like a cluster that is away.
+    case forgetting(String)
 
     public var description: String {
         switch self {
@@ -27,6 +30,7 @@ public enum ReplicationError: Error, Equatable, Sendable, CustomStringConvertibl
         case .invalid(let text): text
         case .storage(let text): text
         case .cluster(let text): text
+        case .forgetting(let text): text
         }
     }
 }

@@ -110,6 +110,11 @@ public final class Replicator: @unchecked Sendable {
     var pending: ReplicationBatch?
     /// An event read that did not fit the last batch: the next one starts with it.
     var carried: LogEvent?
+    /// The chain before the batch in hand: where reading starts again when the batch is dropped.
+    var chainBeforePending: EventChain
+    /// How many forgets had begun in the store when the cursor was last opened (nil: open it
+    /// again before the next read). See ``batchStillHolds()``.
+    var forgetsRead: UInt64?
     /// Whether the last batch read from the log was as large as a message may be.
     var lastBatchFull = false
     /// Whether a photo missing from the uploaded list may be in the bucket all the same, so that
@@ -199,6 +204,7 @@ public final class Replicator: @unchecked Sendable {
         shared = Mutex(Shared(record: record, uploaded: uploaded, localEvents: acknowledged.sequence))
         cursor = try Self.storage { try reader.events(from: acknowledged.sequence + 1) }
         chain = EventChain(head: acknowledged.hash, after: acknowledged.sequence)
+        chainBeforePending = chain
         try record.save(store: store, fileSystem: fileSystem)
         savedRecord = record
     }
@@ -302,9 +308,16 @@ public final class Replicator: @unchecked Sendable {
     /// Ships one batch (the one that failed last, or the next from the log); false when the log
     /// has nothing more.
     private func shipNext() async throws -> Bool {
-        if pending == nil { pending = try nextBatch() }
+        if pending == nil {
+            try reopenAfterForgets()
+            chainBeforePending = chain
+            pending = try nextBatch()
+        }
         guard let batch = pending else { return false }
+        // A forget that began since the batch was read may have erased some of its events.
+        guard try batchStillHolds() else { return true }
         try await uploadPhotos(of: batch)
+        guard try batchStillHolds() else { return true }
         try await publish(batch)
         photosInDoubt = photoListLost
         pending = nil
@@ -400,6 +413,7 @@ public final class Replicator: @unchecked Sendable {
 
     static func isTransient(_ error: any Error) -> Bool {
         switch error {
+        case ReplicationError.forgetting: true
         case is ReplicationError: false
         case is CancellationError: false
         case let error as NATSError:

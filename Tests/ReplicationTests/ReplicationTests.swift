@@ -157,4 +157,84 @@ struct ReplicationTests {
             try await stop(following, shipping, follower: follower, store: store, nats: nats)
         }
     }
+
+    @Test("a place forgotten before it was shipped reaches a live follower erased, with the chain unchanged")
+    func forgottenBeforeShippingReachesAFollower() async throws {
+        try await withNATSServers { servers in
+            let original = temporaryFolder("original"), replica = temporaryFolder("replica")
+            defer { for folder in [original, replica] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 2, photos: 2)
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            try await replicator.shipAvailable()
+            let follower = try await Follower.start(
+                connection: nats, stream: replicator.stream, folder: replica, servers: servers.urls, storeOptions: storeOptions())
+            let following = Task { try await follower.run() }
+
+            // Two more places; one is forgotten before any of its events leaves the original.
+            let pinsBefore = Set(store.state.pins.keys)
+            try await addAlbums(store, pins: 2, photos: 3, seed: 7)
+            let pin = try #require(Set(store.state.pins.keys).subtracting(pinsBefore).sorted().first)
+            let forgotten = try await store.forget(pin)
+            try await replicator.shipAvailable()
+
+            #expect(await eventually(timeout: .seconds(60)) { follower.status.events == store.lastSequence })
+            #expect(follower.status.lastError == nil)
+            let erased = try allEvents(replica).filter(\.isErased)
+            #expect(erased.count == Int(forgotten.erasedEvents))
+            #expect(try allEvents(replica) == allEvents(original))
+            #expect(try follower.store.head(at: store.lastSequence) == store.head(at: store.lastSequence))
+            #expect(follower.store.state == store.state)
+            #expect(storedPhotos(replica) == storedPhotos(original), "the place's photos were never fetched")
+            // The replicator's cursor stood in the hot tail, whose old bytes still hold the place
+            // whole: the stream must have the events as the log holds them now, erased.
+            #expect(try await shippedEvents(nats, stream: replicator.stream.name) == allEvents(original))
+
+            try await stop(following, Task {}, follower: follower, store: store, nats: nats)
+        }
+    }
+
+    @Test("while a place is being forgotten the replicator ships nothing, says why, and goes on after")
+    func aForgetUnderWayHoldsShippingBack() async throws {
+        try await withNATSServers { servers in
+            let original = temporaryFolder("original")
+            defer { try? FileManager.default.removeItem(atPath: original) }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 1, photos: 2)
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            try await replicator.shipAvailable()
+            let shipped = replicator.acknowledgedEvents
+
+            // What a forget leaves while it runs (or a crash left): its plan in the store folder.
+            let marker = original + "/forget.pending"
+            FileManager.default.createFile(atPath: marker, contents: Data("plan".utf8))
+            try await addAlbums(store, pins: 1, photos: 2, seed: 3)
+            let shipping = Task { try await replicator.run() }
+            try await Task.sleep(for: .seconds(1))
+            #expect(replicator.acknowledgedEvents == shipped)
+            #expect(replicator.status.lastError?.contains("being forgotten") == true)
+
+            try FileManager.default.removeItem(atPath: marker)
+            #expect(await eventually { replicator.acknowledgedEvents == store.lastSequence })
+            #expect(try await shippedEvents(nats, stream: replicator.stream.name) == allEvents(original))
+            shipping.cancel()
+            _ = try? await shipping.value
+            try await store.close()
+            await nats.close()
+        }
+    }
+}
+
+/// Every event the stream holds, as it was shipped.
+func shippedEvents(_ nats: NATSConnection, stream: String) async throws -> [LogEvent] {
+    let jetStream = JetStream(nats)
+    let last = try await jetStream.streamInfo(stream).state.lastSequence
+    var events: [LogEvent] = []
+    for sequence in 1...max(1, last) where last > 0 {
+        let message = try await jetStream.message(stream: stream, sequence: sequence)
+        events += try ReplicationBatch(decoding: message.payload, where: "message \(sequence)").events
+    }
+    return events
 }

@@ -230,6 +230,7 @@ extension TouristStore {
     }
 
     private func writeForgetMarker(_ plan: ForgetPlan) throws {
+        try ForgetProgress.countOneMore(in: folder, fileSystem: fileSystem)
         try fileSystem.writeAtomically(plan.encoded(), to: forgetMarkerPath)
         try fileSystem.syncDirectory(folder)
     }

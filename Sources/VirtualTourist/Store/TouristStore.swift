@@ -38,6 +38,7 @@ public final class TouristStore: Sendable {
     /// `forget.pending` only while a forget is under way (docs/EVENTS.md, "Forgetting a place").
     static let entries: Set<String> = [
         "log", "snapshots", "blobs", "replication", "log.format1", "log.upgrade", forgetMarkerName, forgetMarkerName + ".tmp",
+        ForgetProgress.countName, ForgetProgress.countName + ".tmp",
     ]
 
     var logPath: String { Path.join(folder, "log") }
