@@ -120,6 +120,27 @@ enum ReplayTool {
         }
     }
 
+    /// Times `LogVerifier.verify` of a store's log (read, check, decompress and rehash every
+    /// event) without a key function and with the store's (each key summary also compared with
+    /// its blocks' events), in turns, best of `times` each.
+    static func verifyLog(_ path: String, times: Int) throws {
+        var without = Double.infinity, with = Double.infinity
+        var events: UInt64 = 0
+        for _ in 0..<max(1, times) {
+            without = min(without, try Measure.seconds {
+                let report = try LogVerifier.verify(directory: path)
+                precondition(report.isClean, "the log does not verify: \(report.problems)")
+                events = report.events
+            })
+            with = min(with, try Measure.seconds {
+                let report = try LogVerifier.verify(directory: path, keys: EventCodec.pinKeys)
+                precondition(report.isClean, "the log does not verify with its key summaries: \(report.problems)")
+            })
+        }
+        print("verify, \(Figure.grouped(Double(events))) events: \(Figure.milliseconds(without)) without the key function, "
+            + "\(Figure.milliseconds(with)) comparing the key summaries (\(Figure.fixed(with / without, 3))×)")
+    }
+
     /// Times the block encoders alone: the events are read and hashed into builders first, so
     /// the figure is the field form, the layout and zstd, with nothing of the disk or the chain.
     static func encodeBlocks(_ path: String, times: Int) throws {

@@ -48,6 +48,8 @@ case "--crash-image" where arguments.count == 5:
     await runMode { try await ReplayTool.writeCrashImage(at: arguments[2], events: count(at: 3, else: 1_000_000), image: arguments[4]) }
 case "--open-crashed" where (3...4).contains(arguments.count):
     await runMode { try await ReplayTool.openCrashed(arguments[2], times: count(at: 3, else: 5)) }
+case "--verify-log" where (3...4).contains(arguments.count):
+    await runMode { try ReplayTool.verifyLog(arguments[2], times: count(at: 3, else: 3)) }
 case "--replay-stages" where (3...4).contains(arguments.count):
     await runMode { try ReplayTool.replayStages(arguments[2], times: count(at: 3, else: 3)) }
 case "replication":
