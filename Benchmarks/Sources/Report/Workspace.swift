@@ -48,8 +48,9 @@ final class Workspace {
 
     /// Writes the workload the first time it is asked for, to each store on its own, after a
     /// `sync` so that no store pays for another's dirty pages. The workload is generated again
-    /// for each store, a piece at a time (`eachPiece`): at 10 M events its events, encodings and
-    /// the peers' rows together would not fit in memory. Generating and encoding a piece is not
+    /// for each store, a piece at a time (`eachPiece`): at 10 M events, its encodings and the
+    /// peers' rows alone come to about 6 GB (161 and 430 bytes an event), on top of the events
+    /// themselves, all held at once. Generating and encoding a piece is not
     /// timed; each store's figure is the sum of its timed parts (open, the pieces' appends, close).
     func written() throws -> Written {
         if let cached { return cached }
