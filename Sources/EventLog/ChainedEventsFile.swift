@@ -20,40 +20,24 @@ enum ChainedEventsFile {
         configuration: LogConfiguration, fileSystem: any FileSystem
     ) throws -> Written {
         guard !events.isEmpty else { throw LogError(.invalidArgument, "there are no events to take as a block file") }
-        var expected = after.sequence + 1
+        var last = after.sequence
         var time = timeBefore
         for event in events {
-            guard event.sequence == expected else {
-                throw LogError(
-                    .invalidArgument, "event \(event.sequence) came where event \(expected) belongs; nothing was appended",
-                    sequence: event.sequence)
-            }
-            guard event.timestamp.microsecondsSinceEpoch >= time else {
-                throw LogError(
-                    .invalidArgument, "event \(event.sequence)'s time goes back before the event before it; nothing was appended",
-                    sequence: event.sequence)
-            }
+            try event.checkComesNext(after: last, at: time, note: "; nothing was appended")
+            last = event.sequence
             time = event.timestamp.microsecondsSinceEpoch
-            expected += 1
         }
         var writer = try BlockFileWriter(
             directory: directory, firstSequence: after.sequence + 1, timeBefore: timeBefore, chainBefore: after.hash,
             configuration: configuration, fileSystem: fileSystem)
         do {
-            for event in events {
-                let micros = event.timestamp.microsecondsSinceEpoch
-                if let digest = event.erasedDigest, let kept = event.keptBytes {
-                    writer.addErased(digest: Array(digest), kept: Array(kept), at: micros)
-                } else {
-                    try writer.add(event.payload, at: micros)
-                }
-            }
+            for event in events { try writer.add(event) }
             _ = try writer.finish(logID: logID, origin: origin, createdAt: configuration.clock.now())
             try writer.commit()
         } catch {
             writer.abandon()
             throw error
         }
-        return Written(head: LogHead(sequence: expected - 1, hash: writer.chainAfter), lastTime: time)
+        return Written(head: LogHead(sequence: last, hash: writer.chainAfter), lastTime: time)
     }
 }

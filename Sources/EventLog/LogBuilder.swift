@@ -102,25 +102,14 @@ public struct LogBuilder {
     /// back. An erased event is added erased (its digest keeps its place in the chain).
     public mutating func add(_ event: LogEvent) throws {
         precondition(!finished, "the log is finished")
-        guard event.sequence == nextSequence else {
-            throw LogError(
-                .invalidArgument, "event \(event.sequence) came where event \(nextSequence) belongs", sequence: event.sequence)
-        }
+        try event.checkComesNext(after: nextSequence - 1, at: time)
         let micros = event.timestamp.microsecondsSinceEpoch
-        guard micros >= time else {
-            throw LogError(
-                .invalidArgument, "event \(event.sequence)'s time goes back before the event before it", sequence: event.sequence)
-        }
         if writer == nil {
             writer = try BlockFileWriter(
                 directory: directory, firstSequence: nextSequence, timeBefore: time, chainBefore: chain,
                 configuration: configuration, fileSystem: fileSystem)
         }
-        if let digest = event.erasedDigest, let kept = event.keptBytes {
-            writer!.addErased(digest: Array(digest), kept: Array(kept), at: micros)
-        } else {
-            try writer!.add(event.payload, at: micros)
-        }
+        try writer!.add(event)
         rawInFile += event.payload.count
         time = micros
         nextSequence += 1
@@ -167,4 +156,29 @@ public struct LogBuilder {
 extension LogEvent {
     /// Whether an erased event's stored bytes (digest and what was kept) may have this length.
     public static func isErasedLength(_ length: UInt64) -> Bool { Format2.erasedLengths.contains(length) }
+
+    /// Checks that this event, taken from another copy of the log, may come after event `last`
+    /// whose time was `time`: the next sequence number, and no earlier time. `note` ends the
+    /// refusal's message.
+    func checkComesNext(after last: UInt64, at time: Int64, note: String = "") throws {
+        guard sequence == last + 1 else {
+            throw LogError(.invalidArgument, "event \(sequence) came where event \(last + 1) belongs" + note, sequence: sequence)
+        }
+        guard timestamp.microsecondsSinceEpoch >= time else {
+            throw LogError(.invalidArgument, "event \(sequence)'s time goes back before the event before it" + note, sequence: sequence)
+        }
+    }
+}
+
+extension BlockFileWriter {
+    /// Adds an event as another copy of the log holds it: an erased one erased, its digest and
+    /// kept bytes in place of the payload.
+    mutating func add(_ event: LogEvent) throws {
+        let micros = event.timestamp.microsecondsSinceEpoch
+        if let digest = event.erasedDigest, let kept = event.keptBytes {
+            addErased(digest: Array(digest), kept: Array(kept), at: micros)
+        } else {
+            try add(event.payload, at: micros)
+        }
+    }
 }
