@@ -17,8 +17,12 @@ public struct PullConsumer: Sendable {
     /// The next messages, at most `batch`, in stream order. Waits up to `expires` for the batch to
     /// fill; with `noWait` returns at once with what is there. Ends early on the server's status
     /// 404 (no messages), 408 (the request expired) or 409 (e.g. the consumer was deleted);
-    /// skips 100 (idle heartbeat).
-    public func next(batch: Int, expires: Duration = .seconds(2), noWait: Bool = false) async throws -> [JetStreamMessage] {
+    /// skips 100 (idle heartbeat). Throws `NATSError.timeout` when nothing at all came within
+    /// `margin` (default: the JetStream timeout) after `expires`: a consumer that is gone (it
+    /// goes with its stream) is not answered for.
+    public func next(
+        batch: Int, expires: Duration = .seconds(2), noWait: Bool = false, margin: Duration? = nil
+    ) async throws -> [JetStreamMessage] {
         guard batch > 0 else { throw NATSError.invalidArgument("a fetch batch must be positive, not \(batch)") }
         struct Next: Encodable {
             var batch: Int
@@ -35,7 +39,7 @@ public struct PullConsumer: Sendable {
             payload: Array(try JSONEncoder().encode(request)), replyTo: inbox)
         var messages: [JetStreamMessage] = []
         // The server ends the request at `expires`; the margin covers a slow machine.
-        let deadline = ContinuousClock.now + (noWait ? jetStream.timeout : expires + jetStream.timeout)
+        let deadline = ContinuousClock.now + (noWait ? jetStream.timeout : expires + (margin ?? jetStream.timeout))
         while messages.count < batch {
             let remaining = deadline - .now
             guard remaining > .zero, let message = try await subscription.next(timeout: remaining) else { break }
@@ -51,6 +55,20 @@ public struct PullConsumer: Sendable {
     /// Acknowledges a message (for `AckPolicy.explicit`).
     public func ack(_ message: JetStreamMessage) throws {
         try jetStream.connection.publish(message.ackSubject, payload: Array("+ACK".utf8))
+    }
+
+    /// Whether the server still has the consumer: a consumer goes with its stream, and a fetch
+    /// from one that is gone only waits out its expiry.
+    public func exists() async throws -> Bool {
+        struct Info: Decodable { var name: String }
+        do {
+            let _: Info = try await jetStream.api("CONSUMER.INFO.\(stream).\(name)", body: nil as JetStream.Empty?)
+            return true
+        } catch let error as JetStreamAPIError
+            where error.errorCode == JetStreamAPIError.consumerNotFound || error.errorCode == JetStreamAPIError.streamNotFound
+        {
+            return false
+        }
     }
 
     /// Deletes the consumer (ephemeral ones also go by themselves once idle).

@@ -104,6 +104,26 @@ public struct ObjectStore: Sendable {
 
     public func exists(_ name: String) async throws -> Bool { try await info(name) != nil }
 
+    /// Deletes the object as JetStream documents it: a description marked deleted replaces the
+    /// old one (a roll-up), then the object's chunks are purged. Returns false when there was no
+    /// object of that name.
+    @discardableResult
+    public func delete(_ name: String) async throws -> Bool {
+        guard !name.isEmpty else { throw NATSError.invalidArgument("an object name may not be empty") }
+        guard var info = try await info(name) else { return false }
+        let nuid = info.nuid
+        info.deleted = true
+        info.size = 0
+        info.chunks = 0
+        info.digest = ""
+        info.mtime = RFC3339.string(from: Date())
+        var headers = NATSHeaders()
+        try headers.append("Nats-Rollup", "sub")
+        _ = try await jetStream.publish(metaSubject(name), payload: Array(try JSONEncoder().encode(info)), headers: headers)
+        try await jetStream.purgeStream(streamName, subject: "$O.\(bucket).C.\(nuid)")
+        return true
+    }
+
     /// The object's bytes, checked against the size, chunk count and digest of its description.
     public func get(_ name: String) async throws -> [UInt8] {
         guard let info = try await info(name) else { throw ObjectStoreError.notFound(bucket: bucket, name: name) }

@@ -125,7 +125,7 @@ public final class Follower: @unchecked Sendable {
                     stream: stream.name, from: .sequence(nextMessage), inactiveThreshold: .seconds(30))
                 defer { Task { [consumer] in try? await consumer.delete() } }
                 while !Task.isCancelled {
-                    let messages = try await consumer.next(batch: 64, expires: pollExpiry)
+                    let messages = try await nextMessages(from: consumer, expires: pollExpiry)
                     for message in messages {
                         guard message.streamSequence == nextMessage else { break }
                         try await apply(message)
@@ -139,6 +139,22 @@ public final class Follower: @unchecked Sendable {
             } catch is CancellationError {
                 break
             }
+        }
+    }
+
+    /// The consumer's next messages. A consumer goes with its stream, and a rewrite on the
+    /// original deletes the stream and makes it again; the server does not answer for a consumer
+    /// that is gone, so a fetch that gets no answer at all soon after its expiry looks whether
+    /// the consumer is still there, and the caller makes a new one when it is not.
+    private func nextMessages(from consumer: PullConsumer, expires: Duration) async throws -> [JetStreamMessage] {
+        do {
+            return try await consumer.next(batch: 64, expires: expires, margin: .seconds(2))
+        } catch NATSError.timeout(_, _) {
+            guard try await consumer.exists() else {
+                throw ReplicationError.rewriting(
+                    "the stream \(stream.name) was deleted and made again (a rewrite on the original); reading it again from message \(nextMessage)")
+            }
+            return []
         }
     }
 

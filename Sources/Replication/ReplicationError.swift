@@ -20,6 +20,9 @@ public enum ReplicationError: Error, Equatable, Sendable, CustomStringConvertibl
     /// A place is being forgotten in the store: its events are shipped once they are erased.
     /// Retried, like a cluster that is away.
     case forgetting(String)
+    /// The cluster failed while the stream was being rewritten; the rewrite goes on from its
+    /// step when it is retried.
+    case rewriting(String)
 
     public var description: String {
         switch self {
@@ -31,6 +34,7 @@ public enum ReplicationError: Error, Equatable, Sendable, CustomStringConvertibl
         case .storage(let text): text
         case .cluster(let text): text
         case .forgetting(let text): text
+        case .rewriting(let text): text
         }
     }
 }

@@ -17,6 +17,9 @@ public struct ReplicationRecord: Codable, Equatable, Sendable {
     public var photosMissing: Int
     /// When the cluster last acknowledged a batch (ISO 8601), nil before the first.
     public var acknowledgedAt: String?
+    /// The step a rewrite of the stream is at (a forgotten place to take out of it), nil when
+    /// none is under way (docs/REPLICATION.md, "Forgetting after shipping").
+    public var rewrite: RewriteStep?
 
     /// The folder a store keeps its records in.
     public static func folder(ofStore store: String) -> String { Path.join(store, "replication") }
@@ -63,18 +66,33 @@ public struct ReplicationRecord: Codable, Equatable, Sendable {
 
 /// Appends uploaded digests to the record's photo list.
 final class PhotoList {
-    private let handle: FileHandle
+    private let path: String
+    private var handle: FileHandle
 
     init(store: String, stream: String) throws {
-        let path = ReplicationRecord.photosPath(store: store, stream: stream)
+        path = ReplicationRecord.photosPath(store: store, stream: stream)
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil) else {
                 throw ReplicationError.storage("cannot create \(path)")
             }
         }
+        handle = try Self.openForAppending(path)
+    }
+
+    private static func openForAppending(_ path: String) throws -> FileHandle {
         guard let handle = FileHandle(forWritingAtPath: path) else { throw ReplicationError.storage("cannot open \(path)") }
         handle.seekToEndOfFile()
-        self.handle = handle
+        return handle
+    }
+
+    /// Writes the list again with just `digests` (replaced atomically), and appends after them.
+    func replace(with digests: Set<String>, fileSystem: any FileSystem) throws {
+        let text = digests.sorted().map { $0 + "\n" }.joined()
+        do { try fileSystem.writeAtomically(Array(text.utf8), to: path) } catch {
+            throw ReplicationError.storage("cannot write \(path): \(error)")
+        }
+        try? handle.close()
+        handle = try Self.openForAppending(path)
     }
 
     func append(_ digest: String) throws {

@@ -24,8 +24,20 @@ public struct ReplicationStream: Hashable, Sendable {
 
     /// The subject its event batches are published on.
     public var subject: String { "vt.\(name).events" }
-    /// The Object Store bucket of its photos (the stream `OBJ_<bucket>`).
-    public var bucket: String { name }
+    /// The Object Store bucket of its photos (the stream `OBJ_<bucket>`). A rewrite's safety
+    /// copy has no bucket of its own: its photos are in the bucket of the stream it copies.
+    public var bucket: String { isSafetyCopy ? String(name.dropLast(Self.safetyCopySuffix.count)) : name }
+
+    static let safetyCopySuffix = "_REWRITE"
+
+    /// The stream a rewrite keeps a whole copy of the history in while it replaces this one
+    /// (docs/REPLICATION.md, "Forgetting after shipping").
+    public var safetyCopy: ReplicationStream { ReplicationStream(checked: name + Self.safetyCopySuffix) }
+
+    /// Whether this is a rewrite's safety copy, which only a rewrite writes.
+    public var isSafetyCopy: Bool { name.hasSuffix(Self.safetyCopySuffix) && name.count > Self.safetyCopySuffix.count }
+
+    private init(checked name: String) { self.name = name }
 
     func configuration(replicas: Int) -> StreamConfig {
         // No deletes and no purges: the copy is an audit trail as much as a backup. A long

@@ -31,7 +31,7 @@ extension Replicator {
         return false
     }
 
-    private func forgetProgress() throws -> ForgetProgress {
+    func forgetProgress() throws -> ForgetProgress {
         do { return try ForgetProgress.read(store: storeFolder, fileSystem: fileSystem) } catch {
             throw ReplicationError.storage("cannot tell whether a place is being forgotten in \(storeFolder): \(error)")
         }

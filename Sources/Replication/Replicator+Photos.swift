@@ -2,13 +2,13 @@ import BlobStore
 import NATSClient
 
 extension Replicator {
-    /// Uploads the photos `batch` names that the bucket has not had from this store, several at
-    /// once (``ReplicationOptions/concurrentUploads``), all before the batch is published: a
-    /// restore finds every photo an event names. A photo collected from the blob folder since
-    /// (its album dropped it) is counted missing, as an import counts it.
-    func uploadPhotos(of batch: ReplicationBatch) async throws {
+    /// Uploads the photos a batch names (`named`) that the bucket has not had from this store,
+    /// several at once (``ReplicationOptions/concurrentUploads``), all before the batch is
+    /// published: a restore finds every photo an event names. A photo collected from the blob
+    /// folder since (its album dropped it) is counted missing, as an import counts it.
+    func uploadPhotos(_ named: [String]) async throws {
         let names = shared.withLock { shared in
-            let names = Self.photos(in: batch.events).filter { !shared.uploaded.contains($0) && !shared.missing.contains($0) }
+            let names = named.filter { !shared.uploaded.contains($0) && !shared.missing.contains($0) }
             shared.photosPending = names.count
             return names
         }

@@ -63,6 +63,18 @@ extension Replicator {
         return (local, last.sequence)
     }
 
+    /// Where shipping stood when a rewrite began replacing the stream, from the record, which
+    /// must agree with the log.
+    static func resumeReplacing(_ record: ReplicationRecord, reader: LogReader, store: String) throws -> (LogHead, UInt64) {
+        let local = try storage { try reader.head(at: record.acknowledgedEvent) }
+        guard let local, local.hash.description == record.head else {
+            throw ReplicationError.storage(
+                "the replication record of \(store) says event \(record.acknowledgedEvent) was shipped with head \(record.head.prefix(16))…,"
+                    + " which the log does not have; the stream \(record.stream) was being rewritten. Restore the store, or its stream from \(record.stream)\(ReplicationStream.safetyCopySuffix)")
+        }
+        return (local, record.streamSequence)
+    }
+
     /// Runs a request to the cluster, naming what it was for when it fails.
     static func clusterCall<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch let error as ReplicationError { throw error } catch {

@@ -49,6 +49,8 @@ public struct ReplicationStatus: Codable, Equatable, Sendable {
     /// The last failure, while replication retries (nil when the last attempt worked).
     public var lastError: String?
     public var acknowledgedAt: String?
+    /// The step of a rewrite under way (a forgotten place being taken out of the stream).
+    public var rewrite: RewriteStep?
 
     /// What a store's record says, beside a log that holds `localEvents` (no cluster asked).
     public init(record: ReplicationRecord, localEvents: UInt64) {
@@ -57,11 +59,13 @@ public struct ReplicationStatus: Codable, Equatable, Sendable {
             lagEvents: localEvents - min(localEvents, record.acknowledgedEvent), photosUploaded: record.photosUploaded,
             photosPending: 0, photosMissing: record.photosMissing, connected: false, lastError: nil,
             acknowledgedAt: record.acknowledgedAt)
+        rewrite = record.rewrite
     }
 
     init(
         stream: String, servers: String, localEvents: UInt64, acknowledgedEvents: UInt64, lagEvents: UInt64, photosUploaded: Int,
-        photosPending: Int, photosMissing: Int, connected: Bool, lastError: String?, acknowledgedAt: String?
+        photosPending: Int, photosMissing: Int, connected: Bool, lastError: String?, acknowledgedAt: String?,
+        rewrite: RewriteStep? = nil
     ) {
         self.stream = stream
         self.servers = servers
@@ -74,6 +78,7 @@ public struct ReplicationStatus: Codable, Equatable, Sendable {
         self.connected = connected
         self.lastError = lastError
         self.acknowledgedAt = acknowledgedAt
+        self.rewrite = rewrite
     }
 }
 
@@ -135,6 +140,7 @@ public final class Replicator: @unchecked Sendable {
         var lastError: String?
         var photosPending = 0
         var shipping = false
+        var lastRewrite: RewriteReport?
     }
 
     /// Opens the store's log for reading, makes (or finds) the stream and the bucket, and checks
@@ -158,22 +164,33 @@ public final class Replicator: @unchecked Sendable {
             throw ReplicationError.invalid("the store at \(folder) cannot be replicated: \(error.message)")
         }
         let stream = try options.stream.map(ReplicationStream.init(name:)) ?? ReplicationStream(for: identity)
+        guard !stream.isSafetyCopy else {
+            throw ReplicationError.invalid(
+                "the stream name '\(stream.name)' ends in \(ReplicationStream.safetyCopySuffix), which is kept for a rewrite's safety copy; choose another")
+        }
         let jetStream = JetStream(connection)
         let replicas = try await Self.makeStream(stream, jetStream: jetStream, replicas: options.replicas)
         let bucket = try await clusterCall("create the photo bucket \(stream.bucket)") {
             try await ObjectStore.createOrLookUp(jetStream, bucket: stream.bucket, replicas: replicas)
         }
-        let (acknowledged, streamSequence) = try await reconcile(stream, jetStream: jetStream, identity: identity, reader: reader, store: folder)
+        let old = try ReplicationRecord.load(store: folder, stream: stream.name)
+        // While a rewrite replaces the stream, the stream is short or new: the record, checked
+        // against the log, says where shipping stands, and the rewrite goes on first.
+        let (acknowledged, streamSequence) =
+            if let old, old.rewrite == .replace {
+                try resumeReplacing(old, reader: reader, store: folder)
+            } else {
+                try await reconcile(stream, jetStream: jetStream, identity: identity, reader: reader, store: folder)
+            }
         do {
             try FileManager.default.createDirectory(atPath: ReplicationRecord.folder(ofStore: folder), withIntermediateDirectories: true)
         } catch {
             throw ReplicationError.storage("cannot create \(ReplicationRecord.folder(ofStore: folder)): \(error)")
         }
-        let old = try ReplicationRecord.load(store: folder, stream: stream.name)
         let record = ReplicationRecord(
             stream: stream.name, servers: servers, acknowledgedEvent: acknowledged.sequence, streamSequence: streamSequence,
             head: acknowledged.hash.description, photosUploaded: old?.photosUploaded ?? 0, photosMissing: old?.photosMissing ?? 0,
-            acknowledgedAt: old?.acknowledgedAt)
+            acknowledgedAt: old?.acknowledgedAt, rewrite: old?.rewrite)
         let blobs: BlobStore
         do { blobs = try BlobStore(directory: Path.join(folder, "blobs")) } catch {
             throw ReplicationError.storage("the photos of \(folder) cannot be read: \(error)")
@@ -229,7 +246,7 @@ public final class Replicator: @unchecked Sendable {
                 lagEvents: total - min(total, acknowledged), photosUploaded: shared.record.photosUploaded,
                 photosPending: shared.photosPending,
                 photosMissing: shared.record.photosMissing, connected: connection.isConnected, lastError: shared.lastError,
-                acknowledgedAt: shared.record.acknowledgedAt)
+                acknowledgedAt: shared.record.acknowledgedAt, rewrite: shared.record.rewrite)
         }
     }
 
@@ -308,6 +325,7 @@ public final class Replicator: @unchecked Sendable {
     /// Ships one batch (the one that failed last, or the next from the log); false when the log
     /// has nothing more.
     private func shipNext() async throws -> Bool {
+        if let step = shared.withLock({ $0.record.rewrite }) { try await rewriteStream(from: step) }
         if pending == nil {
             try reopenAfterForgets()
             chainBeforePending = chain
@@ -316,8 +334,15 @@ public final class Replicator: @unchecked Sendable {
         guard let batch = pending else { return false }
         // A forget that began since the batch was read may have erased some of its events.
         guard try batchStillHolds() else { return true }
-        try await uploadPhotos(of: batch)
+        let named = Self.scan(batch.events)
+        try await uploadPhotos(named.photos)
         guard try batchStillHolds() else { return true }
+        if named.forgetsAPlace {
+            // Recorded before the batch leaves: once it has, the stream must lose the place too,
+            // even if this process ends right after the acknowledgement.
+            shared.withLock { $0.record.rewrite = .compare }
+            try saveRecord()
+        }
         try await publish(batch)
         photosInDoubt = photoListLost
         pending = nil
@@ -351,13 +376,22 @@ public final class Replicator: @unchecked Sendable {
     }
 
     /// The photos events name (an erased event names none).
-    static func photos(in events: [LogEvent]) -> [String] {
-        events.compactMap { event -> String? in
-            guard !event.isErased, let recorded = try? EventCodec.decode(event),
-                case .photoDownloaded(let photo) = recorded.event
-            else { return nil }
-            return photo.digest.description
+    static func photos(in events: [LogEvent]) -> [String] { scan(events).photos }
+
+    /// What a batch's events name, decoded once: the photos (an erased event names none), and
+    /// whether one is a `PlaceForgotten`, whose shipping asks for a rewrite of the stream.
+    static func scan(_ events: [LogEvent]) -> (photos: [String], forgetsAPlace: Bool) {
+        var photos: [String] = []
+        var forgets = false
+        for event in events where !event.isErased {
+            guard let recorded = try? EventCodec.decode(event) else { continue }
+            switch recorded.event {
+            case .photoDownloaded(let photo): photos.append(photo.digest.description)
+            case .placeForgotten: forgets = true
+            default: break
+            }
         }
+        return (photos, forgets)
     }
 
     /// Puts each photo the batch names into the bucket, once: before the events, so that a
@@ -400,7 +434,7 @@ public final class Replicator: @unchecked Sendable {
         if ContinuousClock.now - lastSaved > .seconds(1) { try? saveRecord() }
     }
 
-    private func saveRecord() throws {
+    func saveRecord() throws {
         lastSaved = .now
         let record = shared.withLock { $0.record }
         try record.save(store: storeFolder, fileSystem: fileSystem)
@@ -413,7 +447,7 @@ public final class Replicator: @unchecked Sendable {
 
     static func isTransient(_ error: any Error) -> Bool {
         switch error {
-        case ReplicationError.forgetting: true
+        case ReplicationError.forgetting, ReplicationError.rewriting: true
         case is ReplicationError: false
         case is CancellationError: false
         case let error as NATSError:

@@ -72,3 +72,38 @@ struct StreamReading {
         return batch.events
     }
 }
+
+extension StreamReading {
+    /// Hands the messages of `stream` from sequence `first` through `last` to `body`, in order,
+    /// until it returns false. Reads through a pull consumer that is created again from where
+    /// reading stopped whenever it fails: after a server died, the cluster may take a while to
+    /// place a consumer, and the one in use may be gone.
+    static func forEachMessage(
+        jetStream: JetStream, stream: ReplicationStream, from first: UInt64, through last: UInt64,
+        _ body: (JetStreamMessage) async throws -> Bool
+    ) async throws {
+        var consumer: PullConsumer? = nil
+        defer { if let consumer { Task { try? await consumer.delete() } } }
+        var next = first
+        while next <= last {
+            let messages = try await Replicator.patientClusterCall("read the stream \(stream.name)") {
+                do {
+                    if consumer == nil { consumer = try await jetStream.pullConsumer(stream: stream.name, from: .sequence(next)) }
+                    // No more than the stream still holds: a pull for more waits out its expiry.
+                    return try await consumer!.next(batch: Int(min(64, last - next + 1)), expires: .seconds(2))
+                } catch {
+                    if let lost = consumer { Task { try? await lost.delete() } }
+                    consumer = nil
+                    throw error
+                }
+            }
+            for message in messages {
+                guard message.streamSequence == next else {
+                    throw ReplicationError.chainMismatch("stream \(stream.name) gave message \(message.streamSequence) where \(next) was due")
+                }
+                next += 1
+                guard try await body(message) else { return }
+            }
+        }
+    }
+}

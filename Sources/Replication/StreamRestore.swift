@@ -91,43 +91,19 @@ public enum StreamRestore {
         var builder: LogBuilder? = nil
         var configuration = LogConfiguration().withPinKeys
         configuration.durability = .none  // block files are synced as they are written
-        // Created again from where reading stopped whenever it fails: after a server died, the
-        // cluster may take a while to place a consumer, and the one in use may be gone.
-        var consumer: PullConsumer? = nil
-        defer { if let consumer { Task { try? await consumer.delete() } } }
-        var next = info.state.firstSequence
-        var done = false
-        while next <= end, !done {
-            let messages = try await Replicator.patientClusterCall("read the stream \(stream.name)") {
-                do {
-                    if consumer == nil { consumer = try await jetStream.pullConsumer(stream: stream.name, from: .sequence(next)) }
-                    // No more than the stream still holds: a pull for more waits out its expiry.
-                    return try await consumer!.next(batch: Int(min(64, end - next + 1)), expires: .seconds(2))
-                } catch {
-                    if let lost = consumer { Task { try? await lost.delete() } }
-                    consumer = nil
-                    throw error
-                }
+        try await StreamReading.forEachMessage(jetStream: jetStream, stream: stream, from: info.state.firstSequence, through: end) {
+            message in
+            report.messages += 1
+            let events = try reading.events(of: message)
+            if builder == nil, let identity = reading.identity {
+                builder = try LogBuilder(directory: Path.join(work, "log"), identity: identity, configuration: configuration)
             }
-            for message in messages where !done {
-                guard message.streamSequence == next else {
-                    throw ReplicationError.chainMismatch("stream \(stream.name) gave message \(message.streamSequence) where \(next) was due")
-                }
-                next += 1
-                report.messages += 1
-                let events = try reading.events(of: message)
-                if builder == nil, let identity = reading.identity {
-                    builder = try LogBuilder(directory: Path.join(work, "log"), identity: identity, configuration: configuration)
-                }
-                for event in events {
-                    if let point, isPast(event, point) {
-                        done = true
-                        break
-                    }
-                    try builder!.add(event)
-                }
-                progress?(builder?.head.sequence ?? 0, total)
+            for event in events {
+                if let point, isPast(event, point) { return false }
+                try builder!.add(event)
             }
+            progress?(builder?.head.sequence ?? 0, total)
+            return true
         }
         guard var builder else { throw ReplicationError.invalid("the stream \(stream.name) holds no events before that point") }
         if case .sequence(let last) = point, builder.head.sequence < last {
@@ -162,8 +138,8 @@ public enum StreamRestore {
         options.collectionInterval = nil
         let store = try await TouristStore.open(at: work, options: options)
         do {
-            // The stream keeps what it was sent: a place forgotten after it was shipped is whole
-            // there, and is erased here as the original erased it.
+            // A stream not yet rewritten after a forget (or written before rewrites existed)
+            // holds the place whole: it is erased here as the original erased it.
             report.placesErased = try await store.eraseForgottenPlaces().count
             let wanted = store.state.referencedDigests.filter { (try? store.isPhotoStored($0)) != true }
             let bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream)

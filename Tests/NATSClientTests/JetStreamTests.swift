@@ -118,4 +118,35 @@ struct JetStreamTests {
             await nats.close()
         }
     }
+
+    /// Deleting an object leaves a description marked deleted (as other NATS tools expect) and
+    /// none of its chunks; a consumer that went with its stream is seen to be gone.
+    @Test func objectDeleteAndAConsumerThatWentWithItsStream() async throws {
+        try await withNATSServers { servers in
+            let nats = try await NATSConnection.connect(servers.url(1), options: testOptions())
+            let js = JetStream(nats, timeout: .seconds(20))
+            let store = try await ObjectStore.createOrLookUp(js, bucket: "gone")
+            var photo = store
+            photo.chunkSize = 1000
+            try await photo.put("a", data: Array(repeating: 7, count: 2500))
+            try await photo.put("b", data: [1, 2, 3])
+            #expect(try await js.streamInfo("OBJ_gone").state.messages == 6, "three chunks and a description, one chunk and one")
+            #expect(try await store.delete("a"))
+            #expect(try await store.delete("a") == false, "nothing left to delete")
+            #expect(try await store.delete("never") == false)
+            #expect(try await store.info("a") == nil)
+            #expect(try await store.get("b") == [1, 2, 3], "the other object stays")
+            #expect(try await js.streamInfo("OBJ_gone").state.messages == 3, "a's deleted description, b's chunk and description")
+            let meta = try await js.lastMessage(stream: "OBJ_gone", subject: "$O.gone.M.YQ==")
+            let described = try JSONDecoder().decode(ObjectInfo.self, from: Data(meta.payload))
+            #expect(described.deleted == true && described.size == 0 && described.chunks == 0)
+
+            _ = try await js.createStream(StreamConfig(name: "SHORT", subjects: ["short.>"]))
+            let consumer = try await js.pullConsumer(stream: "SHORT")
+            #expect(try await consumer.exists())
+            try await js.deleteStream("SHORT")
+            #expect(try await consumer.exists() == false)
+            await nats.close()
+        }
+    }
 }

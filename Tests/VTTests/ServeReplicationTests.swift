@@ -74,6 +74,33 @@ import Testing
         }
     }
 
+    @Test("vt replicate --once ships a forget and rewrites the stream; --rewrite asks for it; --status with it is refused")
+    func replicateRewritesTheStreamAfterAForget() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        try await withNATSServers { servers in
+            let store = cli.home + "/store"
+            for place in [["48.8584", "2.2945"], ["-33.8568", "151.2153"]] {
+                let dropped = try cli.run(["pin", "drop", "--store", store, "--json"] + place)
+                #expect(dropped.status == 0, "\(dropped.errors)")
+            }
+            let first = try cli.run(["replicate", "--store", store, "--to", servers.url(1), "--once"])
+            #expect(first.status == 0, "\(first.errors)")
+            #expect(!first.errors.contains("rewrote"), "nothing forgotten yet")
+            let pin = try #require(CLI.lines(try cli.run(["pins", "--store", store]).output).first?.split(separator: " ").first)
+            let forgot = try cli.run(["forget", "--store", store, "--yes", String(pin)])
+            #expect(forgot.status == 0, "\(forgot.errors)")
+            let second = try cli.run(["replicate", "--store", store, "--to", servers.url(1), "--once"])
+            #expect(second.status == 0, "\(second.errors)")
+            #expect(second.errors.contains("rewrote the stream"), "\(second.errors)")
+            let third = try cli.run(["replicate", "--store", store, "--to", servers.url(1), "--once", "--rewrite"])
+            #expect(third.status == 0, "\(third.errors)")
+            #expect(third.errors.contains("left as it was"), "\(third.errors)")
+            let refused = try cli.run(["replicate", "--store", store, "--status", "--rewrite"])
+            #expect(refused.status == 2, "\(refused.errors)")
+        }
+    }
+
     @Test func aClusterThatCannotBeReachedChangesNothing() throws {
         let cli = CLI()
         defer { cli.cleanUp() }

@@ -14,20 +14,22 @@ import VirtualTourist
 /// 2. catch-up: a store of `--events` events, none shipped, then `shipAvailable`, events/s;
 /// 3. restore: `StreamRestore.restore` of that stream; then both again on a smaller store with
 ///    its photos (`--photo-events`), for the photos' rates;
-/// 4. commit: durable commits back to back, alternately with and without a replicator running.
+/// 4. commit: durable commits back to back, alternately with and without a replicator running;
+/// 5. rewrite: a store of `--events` shipped whole, one place forgotten, the stream rewritten.
 ///
 /// The table is the harness's own, with the target and its verdict on each measured row.
 struct ReplicationCases {
-    static let groups = ["lag", "commit", "backlog"]
+    static let groups = ["lag", "commit", "backlog", "rewrite"]
     static let usage = """
         usage: vt-bench replication --nats URLS [--events N] [--photo-events N] [--rate N] [--seconds N] [--downloads N]
-                                   [--commits N] [--only lag,commit,backlog] [--smoke] [--seed N] [--json]
+                                   [--commits N] [--only lag,commit,backlog,rewrite] [--smoke] [--seed N] [--json]
         Measures replication into a JetStream cluster (use three servers: Benchmarks/scripts/replication starts them):
           lag      the app commits --rate events/s (1000) for --seconds (30), --downloads (6) at once as the album
                    pipeline downloads, while a Replicator runs; lag in events and seconds
           commit   --commits (5000) durable commits back to back each way, with and without a Replicator, in 4 rounds of half as many
           backlog  a store of --events (1m) events, none shipped, its photos' bytes left out: shipAvailable, then a restore;
                    then a store of --photo-events (20k) with its photos: shipAvailable, then a restore
+          rewrite  a store of --events shipped, one place forgotten: the rewrite of the stream, then a compare alone
         --smoke: 5,000 and 500 events, 1 s at the rate, 100 commits (CI).
         """
 
@@ -97,6 +99,7 @@ struct ReplicationCases {
             if groups.contains("lag") { try await lag(nats) }
             if groups.contains("commit") { try await commitComparison(nats) }
             if groups.contains("backlog") { try await backlogAndRestore(nats) }
+            if groups.contains("rewrite") { try await rewriteAfterForget(nats) }
         } catch {
             await nats.close()
             throw error
@@ -263,6 +266,48 @@ struct ReplicationCases {
             ours: perSecond(Double(full.status.acknowledgedEvents) / full.seconds) + " events, "
                 + perSecond(Double(full.status.photosUploaded) / full.seconds) + " photos (\(Figure.fixed(full.seconds, 1)) s)"))
         try await restore(full.stream, of: small, into: root + "/photos-restored", nats, target: false)
+    }
+
+    // MARK: 5. A forget after shipping: the stream rewritten
+
+    /// A store of `--events` shipped whole; one place forgotten in it; then the shipping of the
+    /// forget, which rewrites the stream (read and compare, the safety copy, the stream again,
+    /// the photos); then a rewrite asked for when nothing changed, which only compares.
+    private func rewriteAfterForget(_ nats: NATSConnection) async throws {
+        report.section("a store of \(WorkloadSize.name(events)) events shipped, then one place forgotten")
+        let root = Measure.temporaryFolder("rewrite")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let big = try await writeStore(root + "/events", events: events, photos: false)
+        let shipped = try await ship(big.folder, stream: "VTBENCH_REWRITE_\(UUID().uuidString.prefix(8))", nats)
+        var storeOptions = StoreOptions()
+        storeOptions.collectionInterval = nil
+        let store = try await TouristStore.open(at: big.folder, options: storeOptions)
+        guard let pin = store.state.pins.keys.sorted().first else { throw BenchFailure("the workload left no pin to forget") }
+        let forgotten = try await store.forget(pin)
+        try await store.close()
+        say("forgot a place: \(forgotten.erasedEvents) events erased")
+
+        var options = ReplicationOptions()
+        options.stream = shipped.stream.name
+        let replicator = try await Replicator.start(store: big.folder, connection: nats, servers: urls, options: options)
+        var started = ContinuousClock.now
+        try await replicator.shipAvailable()
+        let rewriteSeconds = Measure.seconds(since: started)
+        guard let rewrite = replicator.lastRewrite, rewrite.changedMessages > 0 else {
+            throw BenchFailure("shipping the forget did not rewrite the stream: \(String(describing: replicator.lastRewrite))")
+        }
+        report.add(Row(
+            what: "ship the forget, which rewrites the stream: \(Figure.grouped(Double(rewrite.messages))) messages read and compared,"
+                + " \(Figure.grouped(Double(rewrite.changedMessages))) held the place; the safety copy and the stream written again",
+            ours: "\(Figure.fixed(rewriteSeconds, 1)) s (\(Figure.grouped(Double(replicator.acknowledgedEvents) / rewriteSeconds)) events/s)"))
+        try replicator.requestRewrite()
+        started = ContinuousClock.now
+        try await replicator.shipAvailable()
+        let compareSeconds = Measure.seconds(since: started)
+        guard replicator.lastRewrite?.changedMessages == 0 else { throw BenchFailure("a second rewrite still found erased events") }
+        report.add(Row(
+            what: "a rewrite asked for when nothing changed: the stream read and compared, left as it was",
+            ours: "\(Figure.fixed(compareSeconds, 1)) s (\(Figure.grouped(Double(replicator.acknowledgedEvents) / compareSeconds)) events/s)"))
     }
 
     /// A store of the workload, with or without its photos' bytes; its head.

@@ -31,9 +31,12 @@ struct ReplicateCommand: AsyncParsableCommand {
     @Option(help: "Copies the cluster keeps (default 3 on a cluster, 1 on a lone server).") var replicas: Int?
     @Flag(help: "Ship what the log holds now, then stop.") var once = false
     @Flag(help: "Show what was acknowledged and the lag, from the store's record (and the cluster with --to).") var status = false
+    @Flag(help: "Rewrite the stream from the log first, so that places forgotten after they were shipped leave it and the bucket.")
+    var rewrite = false
 
     func validate() throws {
         if !status, to == nil { throw ValidationError("name the cluster with --to nats://host:port") }
+        if rewrite, status { throw ValidationError("--rewrite changes the stream; --status only looks") }
         if let replicas, !(1...5).contains(replicas) { throw ValidationError("--replicas must be 1 to 5") }
     }
 
@@ -50,6 +53,7 @@ struct ReplicateCommand: AsyncParsableCommand {
         options.replicas = replicas
         let replicator = try await Replicator.start(store: folder, connection: nats, servers: Cluster.shown(to!), options: options)
         if status { return try show(replicator.status) }
+        if rewrite { try replicator.requestRewrite() }
         if once {
             let bar = ProgressBar()
             let before = replicator.status.acknowledgedEvents
@@ -60,6 +64,7 @@ struct ReplicateCommand: AsyncParsableCommand {
             let shipped = result.acknowledgedEvents - min(before, result.acknowledgedEvents)
             Terminal.note("shipped \(shipped) events in \(String(format: "%.2f", seconds)) s"
                 + (seconds > 0 ? " (\(Int(Double(shipped) / seconds)) events/s)" : ""))
+            if let rewrite = replicator.lastRewrite { Terminal.note(Self.describe(rewrite, stream: replicator.stream.name)) }
             return try show(result)
         }
         Terminal.note("replicating \(folder) to stream \(replicator.stream.name); interrupt to stop")
@@ -70,13 +75,23 @@ struct ReplicateCommand: AsyncParsableCommand {
         try show(replicator.status)
     }
 
+    static func describe(_ rewrite: RewriteReport, stream: String) -> String {
+        !rewrite.streamRewritten
+            ? "the stream \(stream) holds no event the log has erased since; it was left as it was"
+                + (rewrite.photosDeleted > 0 ? ", and \(rewrite.photosDeleted) photos no event names were deleted from its bucket" : "")
+            : "rewrote the stream \(stream) (\(rewrite.messages) messages"
+                + (rewrite.changedMessages > 0 ? ", \(rewrite.changedMessages) of them held events the log has erased since" : "")
+                + "); \(rewrite.photosDeleted) photos no event names were deleted from its bucket"
+    }
+
     private func show(_ status: ReplicationStatus) throws {
         if global.json { return try Output.json(status) }
         Output.lines([
             "stream \(status.stream) on \(status.servers)",
             "events: \(status.acknowledgedEvents) of \(status.localEvents) acknowledged (lag \(status.lagEvents))",
             "photos: \(status.photosUploaded) uploaded, \(status.photosPending) pending, \(status.photosMissing) missing at the source",
-        ] + (status.lastError.map { ["last error: \($0)"] } ?? []))
+        ] + (status.rewrite.map { ["rewriting the stream to take out a forgotten place: at step \($0.rawValue)"] } ?? [])
+            + (status.lastError.map { ["last error: \($0)"] } ?? []))
     }
 
     private func printRecords(_ folder: String) throws {

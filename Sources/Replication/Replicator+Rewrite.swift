@@ -1,0 +1,44 @@
+/// Once a `PlaceForgotten` is shipped, the stream must lose the place's earlier events too; it
+/// refuses deletes, so it is rewritten from the log (``StreamRewrite``, docs/REPLICATION.md,
+/// "Forgetting after shipping"). The rewrite runs in the shipping task, before the next batch,
+/// and its step is in the record, so a replicator stopped part way goes on from it.
+extension Replicator {
+    /// Asks for the stream to be rewritten from the log before the next batch leaves (as
+    /// `vt replicate --rewrite` does): for places forgotten before this replicator knew to.
+    public func requestRewrite() throws {
+        shared.withLock { if $0.record.rewrite == nil { $0.record.rewrite = .compare } }
+        try saveRecord()
+    }
+
+    /// What the last rewrite did, nil when none ran since the replicator started.
+    public var lastRewrite: RewriteReport? { shared.withLock { $0.lastRewrite } }
+
+    func rewriteStream(from step: RewriteStep) async throws {
+        let forgets = try forgetProgress()
+        guard !forgets.underWay else { throw Self.forgetting(in: storeFolder) }
+        let rewrite = StreamRewrite(jetStream: jetStream, stream: stream, identity: identity, logDirectory: reader.directory) { step in
+            self.shared.withLock { $0.record.rewrite = step }
+            try self.saveRecord()
+        }
+        do {
+            let (report, kept) = try await rewrite.run(from: step, deletingUnnamed: shared.withLock { $0.uploaded }, photoBucket: bucket)
+            let dropped = shared.withLock { $0.uploaded.count - kept.count }
+            if dropped > 0 { try photoList.replace(with: kept, fileSystem: fileSystem) }
+            shared.withLock {
+                $0.uploaded = kept
+                $0.record.photosUploaded -= min($0.record.photosUploaded, dropped)
+                $0.record.rewrite = nil
+                $0.lastRewrite = report
+            }
+            try saveRecord()
+        } catch {
+            // Another forget rewrites the log's files under the rewrite's reader: try again once
+            // it is done (its own PlaceForgotten asks for another rewrite in any case).
+            if let now = try? forgetProgress(), now != forgets { throw Self.forgetting(in: storeFolder) }
+            if case ReplicationError.cluster(let text) = error {
+                throw ReplicationError.rewriting("the stream \(stream.name) is being rewritten to take a forgotten place out of it: \(text)")
+            }
+            throw error
+        }
+    }
+}

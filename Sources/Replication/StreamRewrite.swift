@@ -1,0 +1,177 @@
+import EventLog
+import Foundation
+import NATSClient
+
+/// The steps of a stream's rewrite, in the order they run; the store's replication record
+/// keeps the one under way, so a replicator stopped part way goes on from it.
+public enum RewriteStep: String, Codable, Sendable {
+    /// Reading the stream and the log's events side by side, to see whether a message differs.
+    case compare
+    /// Writing the safety copy.
+    case copy
+    /// Deleting the stream and writing it again from the safety copy's boundaries.
+    case replace
+    /// Deleting the safety copy and the photos no event names any more.
+    case photos
+}
+
+/// What a rewrite found and did.
+public struct RewriteReport: Equatable, Sendable {
+    /// Messages the stream holds.
+    public var messages: UInt64 = 0
+    /// Of them, those whose events the log now holds otherwise (erased).
+    public var changedMessages: UInt64 = 0
+    /// Photos deleted from the bucket.
+    public var photosDeleted = 0
+    /// Whether the stream was written again (a rewrite resumed after its compare counts no
+    /// changed messages, but may have replaced the stream).
+    public var streamRewritten = false
+}
+
+/// Rewrites a store's stream from its log, message for message, so that what the log erased
+/// since the messages were shipped is erased in the stream too (docs/REPLICATION.md,
+/// "Forgetting after shipping"). The stream refuses deletes, so the only way is a new stream:
+/// the rebuilt messages go first into a safety copy, then the stream is deleted and written
+/// again, with the same sequence numbers, message ids and heads.
+struct StreamRewrite {
+    let jetStream: JetStream
+    let stream: ReplicationStream
+    let identity: LogIdentity
+    /// The log the messages are rebuilt from.
+    let logDirectory: String
+    /// Records the step about to begin before it begins.
+    let advance: (RewriteStep) throws -> Void
+
+    /// Runs the rewrite from `step` on; returns what it did and which of the `uploaded` photos
+    /// the bucket still has. The caller writes that list, then records the rewrite done.
+    func run(from step: RewriteStep, deletingUnnamed uploaded: Set<String>, photoBucket: ObjectStore) async throws -> (
+        RewriteReport, kept: Set<String>
+    ) {
+        var report = RewriteReport()
+        var step = step
+        if step == .compare {
+            try await eachRebuilt(from: stream) { message, batch in
+                report.messages += 1
+                if batch.encoded() != message.payload { report.changedMessages += 1 }
+            }
+            step = report.changedMessages > 0 ? .copy : .photos
+            try advance(step)
+        }
+        if step == .copy {
+            let replicas = try await jetStream.streamInfo(stream.name).config.replicas
+            report.messages = try await write(from: stream, into: stream.safetyCopy, replicas: replicas)
+            let original = try await lastSummary(of: stream), copy = try await lastSummary(of: stream.safetyCopy)
+            guard copy?.messages == original?.messages, copy?.last == original?.last else {
+                throw ReplicationError.cluster(
+                    "the safety copy \(stream.safetyCopy.name) does not end where \(stream.name) does; it is written again")
+            }
+            step = .replace
+            try advance(step)
+        }
+        if step == .replace {
+            let replicas = try await jetStream.streamInfo(stream.safetyCopy.name).config.replicas
+            report.messages = try await write(from: stream.safetyCopy, into: stream, replicas: replicas)
+            report.streamRewritten = true
+            step = .photos
+            try advance(step)
+        }
+        try await deleteStream(stream.safetyCopy)
+        let named = try photosNamed()
+        let unnamed = uploaded.subtracting(named)
+        for name in unnamed.sorted() {
+            if try await photoBucket.delete(name) { report.photosDeleted += 1 }
+        }
+        return (report, uploaded.intersection(named))
+    }
+
+    /// Reads `source` message by message and hands each to `body` with the same events rebuilt
+    /// from the local log: the same boundaries, and the head the message names, checked.
+    private func eachRebuilt(
+        from source: ReplicationStream, _ body: (JetStreamMessage, ReplicationBatch) async throws -> Void
+    ) async throws {
+        let info = try await StreamReading.info(source, jetStream: jetStream)
+        guard info.state.messages > 0 else { return }
+        let reader = try Replicator.storage { try LogReader(directory: logDirectory) }
+        var cursor = try Replicator.storage { try reader.events(from: 1) }
+        var chain = EventChain(head: identity.anchor, after: 0)
+        try await StreamReading.forEachMessage(
+            jetStream: jetStream, stream: source, from: info.state.firstSequence, through: info.state.lastSequence
+        ) { message in
+            let place = "stream \(source.name) message \(message.streamSequence)"
+            let summary = try BatchHeader.read(message.headers, where: place)
+            guard summary.identity == identity else {
+                throw ReplicationError.conflict("\(place) belongs to the log \(summary.identity.logIDHex), not \(identity.logIDHex)")
+            }
+            guard summary.first == chain.sequence + 1 else {
+                throw ReplicationError.chainMismatch("\(place) starts at event \(summary.first), where \(chain.sequence + 1) comes next")
+            }
+            var events: [LogEvent] = []
+            events.reserveCapacity(Int(summary.last - summary.first + 1))
+            while chain.sequence < summary.last {
+                guard let event = try Replicator.storage({ try cursor.next() }) else {
+                    throw ReplicationError.conflict(
+                        "\(place) holds events up to \(summary.last), but the log ends at \(chain.sequence): the stream was not written by this store")
+                }
+                chain.append(event)
+                events.append(event)
+            }
+            guard chain.head == summary.head else {
+                throw ReplicationError.chainMismatch(
+                    "\(place) and the log differ at or before event \(summary.last): the stream is not this store's history")
+            }
+            try await body(message, ReplicationBatch(events: events, head: chain.head))
+            return true
+        }
+    }
+
+    /// Writes `target` afresh (deleted first when there) with `source`'s messages rebuilt.
+    /// Returns the messages written. Failures of the cluster are thrown as they are, for the
+    /// replicator to retry the step.
+    private func write(from source: ReplicationStream, into target: ReplicationStream, replicas: Int) async throws -> UInt64 {
+        try await deleteStream(target)
+        _ = try await jetStream.createStream(target.configuration(replicas: replicas))
+        var written: UInt64 = 0
+        try await eachRebuilt(from: source) { _, batch in
+            let ack = try await jetStream.publish(
+                target.subject, payload: batch.encoded(), messageID: "\(batch.firstSequence)-\(batch.lastSequence)",
+                expectedLastSequence: written, headers: try BatchHeader.make(batch, identity: identity))
+            guard ack.stream == target.name, ack.sequence == written + 1 else {
+                throw ReplicationError.conflict(
+                    "while rewriting, stream \(ack.stream) took message \(ack.sequence) where \(target.name) should have taken \(written + 1)")
+            }
+            written += 1
+        }
+        return written
+    }
+
+    /// The stream's message count and its last message's identity, range and head.
+    private func lastSummary(of stream: ReplicationStream) async throws -> (messages: UInt64, last: BatchHeader.Summary)? {
+        let info = try await StreamReading.info(stream, jetStream: jetStream)
+        guard info.state.messages > 0 else { return nil }
+        let last = try await jetStream.message(stream: stream.name, sequence: info.state.lastSequence)
+        return (info.state.messages, try BatchHeader.read(last.headers, where: "stream \(stream.name) message \(last.sequence)"))
+    }
+
+    private func deleteStream(_ stream: ReplicationStream) async throws {
+        do { try await jetStream.deleteStream(stream.name) } catch let error as JetStreamAPIError
+            where error.errorCode == JetStreamAPIError.streamNotFound
+        {}
+    }
+
+    /// Every photo an event left in the log names (an erased event names none).
+    private func photosNamed() throws -> Set<String> {
+        let reader = try Replicator.storage { try LogReader(directory: logDirectory) }
+        var cursor = try Replicator.storage { try reader.events(from: 1) }
+        var names = Set<String>()
+        var events: [LogEvent] = []
+        while let event = try Replicator.storage({ try cursor.next() }) {
+            events.append(event)
+            if events.count == 4096 {
+                names.formUnion(Replicator.photos(in: events))
+                events.removeAll(keepingCapacity: true)
+            }
+        }
+        names.formUnion(Replicator.photos(in: events))
+        return names
+    }
+}

@@ -1,0 +1,95 @@
+import EventLog
+import Foundation
+import NATSClient
+import NATSTestSupport
+@testable import Replication
+import Testing
+import VirtualTourist
+
+extension ReplicationTests {
+    /// What a crash in the middle of a rewrite leaves: the safety copy whole, the stream deleted,
+    /// the record at `replace`.
+    struct CrashedHere: Error {}
+
+    @Test("a rewrite stopped after the stream was deleted goes on from the safety copy when the replicator starts again")
+    func aRewriteStoppedPartWayGoesOn() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = temporaryFolder("original"), copy = temporaryFolder("copy"), early = temporaryFolder("early")
+            defer { for folder in [original, copy, early] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 3, photos: 2)
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let jetStream = JetStream(nats)
+            var options = ReplicationOptions()
+            options.maxBatchEvents = 4
+            let first = try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options)
+            try await first.shipAvailable()
+            let messages = try await jetStream.streamInfo(first.stream.name).state.messages
+            let shippedBefore = first.acknowledgedEvents
+            let pin = try #require(store.state.pins.keys.sorted().first)
+            try await store.forget(pin)
+
+            let rewrite = StreamRewrite(jetStream: jetStream, stream: first.stream, identity: first.identity, logDirectory: original + "/log") {
+                step in
+                var record = try ReplicationRecord.load(store: original, stream: first.stream.name)!
+                record.rewrite = step
+                try record.save(store: original, fileSystem: first.fileSystem)
+                if step == .replace { throw CrashedHere() }
+            }
+            await #expect(throws: CrashedHere.self) {
+                try await rewrite.run(from: .compare, deletingUnnamed: [], photoBucket: first.bucket)
+            }
+            let safety = try await jetStream.streamInfo(first.stream.safetyCopy.name)
+            #expect(safety.state.messages == messages)
+            #expect(safety.config.replicas == 3)
+            try await jetStream.deleteStream(first.stream.name)
+
+            // A restore from the safety copy meanwhile: the events as the log holds them now,
+            // the photos from the stream's bucket.
+            let fromCopy = try await StreamRestore.restore(connection: nats, stream: first.stream.safetyCopy, to: early)
+            #expect(fromCopy.events == shippedBefore)
+            #expect(fromCopy.missingPhotos == 0)
+            #expect(try allEvents(early) == Array(allEvents(original).prefix(Int(shippedBefore))))
+
+            let second = try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options)
+            #expect(second.status.rewrite == .replace)
+            #expect(second.acknowledgedEvents == shippedBefore, "from the record, not from the stream being replaced")
+            try await second.shipAvailable()
+            #expect(second.status.rewrite == nil)
+            #expect(second.acknowledgedEvents == store.lastSequence)
+            #expect(try await shippedEvents(nats, stream: first.stream.name) == allEvents(original))
+            #expect(try await jetStream.streamInfo(first.stream.name).state.messages > messages)
+            await #expect(throws: JetStreamAPIError.self) { try await jetStream.streamInfo(first.stream.safetyCopy.name) }
+            #expect(try ReplicationRecord.load(store: original, stream: first.stream.name)?.rewrite == nil)
+
+            let report = try await StreamRestore.restore(connection: nats, stream: first.stream, to: copy)
+            #expect(try allEvents(copy) == allEvents(original))
+            #expect(try head(copy) == head(original))
+            #expect(storedPhotos(copy) == storedPhotos(original))
+            #expect(report.missingPhotos == 0)
+            try await store.close()
+            await nats.close()
+        }
+    }
+
+    @Test("a replicator refuses a stream name kept for a rewrite's safety copy")
+    func safetyCopyNamesAreRefused() async throws {
+        try await withNATSServers { servers in
+            let original = temporaryFolder("original")
+            defer { try? FileManager.default.removeItem(atPath: original) }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 1, photos: 1)
+            try await store.close()
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            var options = ReplicationOptions()
+            options.stream = "ALBUMS_REWRITE"
+            await #expect(throws: ReplicationError.self) {
+                try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options)
+            }
+            #expect(try ReplicationStream(name: "ALBUMS_REWRITE").bucket == "ALBUMS")
+            #expect(try ReplicationStream(name: "ALBUMS").safetyCopy.name == "ALBUMS_REWRITE")
+            await #expect(throws: JetStreamAPIError.self, "nothing was created") { try await JetStream(nats).streamInfo("ALBUMS_REWRITE") }
+            await nats.close()
+        }
+    }
+}
