@@ -10,6 +10,9 @@ public struct PullConsumer: Sendable {
     public enum DeliverFrom: Sendable, Equatable {
         case all
         case sequence(UInt64)
+        /// The newest message of each subject the filter matches (JetStream's
+        /// `last_per_subject`; needs a filter subject).
+        case lastPerSubject
     }
 
     public enum AckPolicy: String, Sendable { case none, explicit }
@@ -110,10 +113,15 @@ extension JetStream {
             durable_name: durable, deliver_policy: "all", ack_policy: ackPolicy.rawValue, filter_subject: filterSubject,
             inactive_threshold: durable == nil ? inactiveThreshold.nanoseconds : nil,
             num_replicas: durable == nil ? 1 : nil, mem_storage: durable == nil ? true : nil)
-        if case .sequence(let sequence) = start {
+        switch start {
+        case .all: break
+        case .sequence(let sequence):
             guard sequence > 0 else { throw NATSError.invalidArgument("stream sequences start at 1") }
             config.deliver_policy = "by_start_sequence"
             config.opt_start_seq = sequence
+        case .lastPerSubject:
+            guard filterSubject != nil else { throw NATSError.invalidArgument("the last message per subject needs a filter subject") }
+            config.deliver_policy = "last_per_subject"
         }
         let operation = durable.map { "CONSUMER.DURABLE.CREATE.\(stream).\($0)" } ?? "CONSUMER.CREATE.\(stream)"
         let created: Created = try await api(operation, body: Create(stream_name: stream, config: config))

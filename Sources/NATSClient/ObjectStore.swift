@@ -104,6 +104,23 @@ public struct ObjectStore: Sendable {
 
     public func exists(_ name: String) async throws -> Bool { try await info(name) != nil }
 
+    /// The names of the objects in the bucket (deleted ones left out), from the newest
+    /// description of each name, read through a consumer made for the call.
+    public func names() async throws -> [String] {
+        let consumer = try await jetStream.pullConsumer(stream: streamName, from: .lastPerSubject, filterSubject: "$O.\(bucket).M.>")
+        defer { Task { try? await consumer.delete() } }
+        var names: [String] = []
+        while true {
+            let messages = try await consumer.next(batch: 256, noWait: true)
+            for message in messages {
+                let info = try JetStream.decode(ObjectInfo.self, from: message.payload, what: "a description in bucket '\(bucket)'")
+                if info.deleted != true { names.append(info.name) }
+            }
+            guard let last = messages.last, last.pending > 0 else { break }
+        }
+        return names
+    }
+
     /// Deletes the object as JetStream documents it: a description marked deleted replaces the
     /// old one (a roll-up), then the object's chunks are purged. Returns false when there was no
     /// object of that name.

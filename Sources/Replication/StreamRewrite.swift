@@ -43,7 +43,9 @@ struct StreamRewrite {
     let advance: (RewriteStep) throws -> Void
 
     /// Runs the rewrite from `step` on; returns what it did and which of the `uploaded` photos
-    /// the bucket still has. The caller writes that list, then records the rewrite done.
+    /// the bucket still has. The caller writes that list, then records the rewrite done. The
+    /// photos deleted are those the uploaded list or the bucket's own list has and no event
+    /// left in the log names.
     func run(from step: RewriteStep, deletingUnnamed uploaded: Set<String>, photoBucket: ObjectStore) async throws -> (
         RewriteReport, kept: Set<String>
     ) {
@@ -77,7 +79,10 @@ struct StreamRewrite {
         }
         try await deleteStream(stream.safetyCopy)
         let named = try photosNamed()
-        let unnamed = uploaded.subtracting(named)
+        // The bucket's own list too: a photo uploaded just before a crash never got its line in
+        // the uploaded list.
+        let listed = Set(try await photoBucket.names().filter { $0.utf8.count == 64 })
+        let unnamed = uploaded.union(listed).subtracting(named)
         for name in unnamed.sorted() {
             if try await photoBucket.delete(name) { report.photosDeleted += 1 }
         }
