@@ -40,7 +40,7 @@ struct StreamRewrite {
     /// The log the messages are rebuilt from.
     let logDirectory: String
     /// Records the step about to begin before it begins.
-    let advance: (RewriteStep) throws -> Void
+    let advance: (RewriteStep) async throws -> Void
 
     /// Runs the rewrite from `step` on; returns what it did and which of the `uploaded` photos
     /// the bucket still has. The caller writes that list, then records the rewrite done. The
@@ -57,7 +57,7 @@ struct StreamRewrite {
                 if batch.encoded() != message.payload { report.changedMessages += 1 }
             }
             step = report.changedMessages > 0 ? .copy : .photos
-            try advance(step)
+            try await advance(step)
         }
         if step == .copy {
             let replicas = try await jetStream.streamInfo(stream.name).config.replicas
@@ -68,14 +68,15 @@ struct StreamRewrite {
                     "the safety copy \(stream.safetyCopy.name) does not end where \(stream.name) does; it is written again")
             }
             step = .replace
-            try advance(step)
+            try await advance(step)
         }
         if step == .replace {
+            try await checkNothingCameSince()
             let replicas = try await jetStream.streamInfo(stream.safetyCopy.name).config.replicas
             report.messages = try await write(from: stream.safetyCopy, into: stream, replicas: replicas)
             report.streamRewritten = true
             step = .photos
-            try advance(step)
+            try await advance(step)
         }
         try await deleteStream(stream.safetyCopy)
         let named = try photosNamed()
@@ -147,6 +148,22 @@ struct StreamRewrite {
             written += 1
         }
         return written
+    }
+
+    /// Refuses to delete a stream that holds more than the safety copy: a second writer (a copy
+    /// of the store) that appended since the copy was taken would lose what it was told was
+    /// acknowledged. A stream shorter than the copy is one a stopped rewrite was replacing.
+    private func checkNothingCameSince() async throws {
+        let copy = try await lastSummary(of: stream.safetyCopy)
+        let original: (messages: UInt64, last: BatchHeader.Summary)?
+        do { original = try await lastSummary(of: stream) } catch ReplicationError.streamNotFound { return }
+        guard let original else { return }
+        guard let copy, original.messages <= copy.messages, original.messages < copy.messages || original.last == copy.last else {
+            throw ReplicationError.conflict(
+                "the stream \(stream.name) holds \(original.messages) messages, up to event \(original.last.last), but its safety copy"
+                    + " \(stream.safetyCopy.name) only \(copy?.messages ?? 0): another writer appended while it was being rewritten."
+                    + " Nothing was deleted; is a copy of this store replicating to the same stream?")
+        }
     }
 
     /// The stream's message count and its last message's identity, range and head.

@@ -86,6 +86,41 @@ extension ReplicationTests {
         }
     }
 
+    @Test("a rewrite does not delete a stream that another writer appended to after the safety copy was taken")
+    func aRewriteStopsForASecondWriter() async throws {
+        try await withNATSServers { servers in
+            let original = temporaryFolder("original")
+            defer { try? FileManager.default.removeItem(atPath: original) }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 2, photos: 1)
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let jetStream = JetStream(nats)
+            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            try await replicator.shipAvailable()
+            try await store.forget(try #require(store.state.pins.keys.sorted().first))
+            let name = replicator.stream.name
+
+            let rewrite = StreamRewrite(jetStream: jetStream, stream: replicator.stream, identity: replicator.identity, logDirectory: original + "/log") {
+                step in
+                guard step == .replace else { return }
+                // Another writer's message lands once the copy is taken: here, the last one again.
+                let last = try await jetStream.streamInfo(name).state.lastSequence
+                let message = try await jetStream.message(stream: name, sequence: last)
+                _ = try await jetStream.publish(replicator.stream.subject, payload: message.payload, messageID: "other", expectedLastSequence: last, headers: message.headers)
+            }
+            let error = await #expect(throws: ReplicationError.self) {
+                try await rewrite.run(from: .compare, deletingUnnamed: [], photoBucket: replicator.bucket)
+            }
+            guard case .conflict(let text) = error else { Issue.record("\(String(describing: error))"); return }
+            #expect(text.contains("another writer appended while it was being rewritten"), "\(text)")
+            let info = try await jetStream.streamInfo(name)
+            let copy = try await jetStream.streamInfo(replicator.stream.safetyCopy.name)
+            #expect(info.state.messages == copy.state.messages + 1, "the stream was not deleted")
+            try await store.close()
+            await nats.close()
+        }
+    }
+
     @Test("a replicator refuses a stream name kept for a rewrite's safety copy")
     func safetyCopyNamesAreRefused() async throws {
         try await withNATSServers { servers in
