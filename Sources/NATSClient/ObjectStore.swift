@@ -121,14 +121,15 @@ public struct ObjectStore: Sendable {
         return names
     }
 
-    /// Deletes the object as JetStream documents it: a description marked deleted replaces the
-    /// old one (a roll-up), then the object's chunks are purged. Returns false when there was no
-    /// object of that name.
+    /// Deletes the object as JetStream documents it: the object's chunks are purged, then a
+    /// description marked deleted replaces the old one (a roll-up). In that order, so that a
+    /// delete cut off between the two leaves a description to find, and a retry purges again
+    /// and finishes. Returns false when there was no object of that name.
     @discardableResult
     public func delete(_ name: String) async throws -> Bool {
         guard !name.isEmpty else { throw NATSError.invalidArgument("an object name may not be empty") }
         guard var info = try await info(name) else { return false }
-        let nuid = info.nuid
+        try await jetStream.purgeStream(streamName, subject: "$O.\(bucket).C.\(info.nuid)")
         info.deleted = true
         info.size = 0
         info.chunks = 0
@@ -137,7 +138,6 @@ public struct ObjectStore: Sendable {
         var headers = NATSHeaders()
         try headers.append("Nats-Rollup", "sub")
         _ = try await jetStream.publish(metaSubject(name), payload: Array(try JSONEncoder().encode(info)), headers: headers)
-        try await jetStream.purgeStream(streamName, subject: "$O.\(bucket).C.\(nuid)")
         return true
     }
 

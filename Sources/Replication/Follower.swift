@@ -144,17 +144,16 @@ public final class Follower: @unchecked Sendable {
 
     /// The consumer's next messages. A consumer goes with its stream, and a rewrite on the
     /// original deletes the stream and makes it again; the server does not answer for a consumer
-    /// that is gone, so a fetch that gets no answer at all soon after its expiry looks whether
-    /// the consumer is still there, and the caller makes a new one when it is not.
+    /// that is gone, so a fetch that gets no answer in time looks whether the consumer is still
+    /// there, to say why. Either way the failure goes up, and the caller makes a new consumer at
+    /// the message it needs next (what the late fetch had delivered is not lost).
     private func nextMessages(from consumer: PullConsumer, expires: Duration) async throws -> [JetStreamMessage] {
         do {
             return try await consumer.next(batch: 64, expires: expires, margin: .seconds(2))
-        } catch NATSError.timeout(_, _) {
-            guard try await consumer.exists() else {
-                throw ReplicationError.rewriting(
-                    "the stream \(stream.name) was deleted and made again (a rewrite on the original); reading it again from message \(nextMessage)")
-            }
-            return []
+        } catch let error as NATSError {
+            guard case .timeout = error, try await !consumer.exists() else { throw error }
+            throw ReplicationError.rewriting(
+                "the stream \(stream.name) was deleted and made again (a rewrite on the original); reading it again from message \(nextMessage)")
         }
     }
 

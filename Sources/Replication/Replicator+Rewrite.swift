@@ -22,8 +22,9 @@ extension Replicator {
         }
         do {
             let (report, kept) = try await rewrite.run(from: step, deletingUnnamed: shared.withLock { $0.uploaded }, photoBucket: bucket)
-            let dropped = shared.withLock { $0.uploaded.count - kept.count }
-            if dropped > 0 { try photoList.replace(with: kept, fileSystem: fileSystem) }
+            let uploaded = shared.withLock { $0.uploaded }
+            let dropped = uploaded.subtracting(kept).count
+            if kept != uploaded { try photoList.replace(with: kept, fileSystem: fileSystem) }
             shared.withLock {
                 $0.uploaded = kept
                 $0.record.photosUploaded -= min($0.record.photosUploaded, dropped)

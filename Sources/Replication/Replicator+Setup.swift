@@ -63,16 +63,33 @@ extension Replicator {
         return (local, last.sequence)
     }
 
-    /// Where shipping stood when a rewrite began replacing the stream, from the record, which
-    /// must agree with the log.
-    static func resumeReplacing(_ record: ReplicationRecord, reader: LogReader, store: String) throws -> (LogHead, UInt64) {
-        let local = try storage { try reader.head(at: record.acknowledgedEvent) }
-        guard let local, local.hash.description == record.head else {
+    /// Where shipping stood when a rewrite began replacing the stream: the safety copy's last
+    /// message, which must agree with the log. (Not the record: a batch whose acknowledgement
+    /// was lost is in the copy, and not yet in the record.)
+    static func resumeReplacing(
+        _ record: ReplicationRecord, stream: ReplicationStream, jetStream: JetStream, reader: LogReader, store: String
+    ) async throws -> (LogHead, UInt64) {
+        let copy = stream.safetyCopy
+        let last: StoredMessage
+        do {
+            last = try await jetStream.lastMessage(stream: copy.name, subject: copy.subject)
+        } catch let error as JetStreamAPIError
+            where error.errorCode == JetStreamAPIError.streamNotFound || error.errorCode == JetStreamAPIError.noMessageFound
+        {
             throw ReplicationError.storage(
-                "the replication record of \(store) says event \(record.acknowledgedEvent) was shipped with head \(record.head.prefix(16))…,"
-                    + " which the log does not have; the stream \(record.stream) was being rewritten. Restore the store, or its stream from \(record.stream)\(ReplicationStream.safetyCopySuffix)")
+                "the stream \(stream.name) was being rewritten, but its safety copy \(copy.name) is gone, so the cluster holds no whole copy;"
+                    + " remove \(ReplicationRecord.path(store: store, stream: stream.name)) and the store is shipped again from its first event")
+        } catch {
+            throw ReplicationError.cluster("cannot read the safety copy \(copy.name): \(error)")
         }
-        return (local, record.streamSequence)
+        let summary = try BatchHeader.read(last.headers, where: "stream \(copy.name) message \(last.sequence)")
+        let local = try storage { try reader.head(at: summary.last) }
+        guard let local, local.hash == summary.head else {
+            throw ReplicationError.conflict(
+                "the safety copy \(copy.name) ends at event \(summary.last) with a head this store's log does not have: it is another history."
+                    + " Nothing was deleted")
+        }
+        return (local, last.sequence)
     }
 
     /// Runs a request to the cluster, naming what it was for when it fails.

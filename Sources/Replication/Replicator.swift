@@ -129,6 +129,8 @@ public final class Replicator: @unchecked Sendable {
     var photosInDoubt = true
     let photoListLost: Bool
     var lastSaved = ContinuousClock.now
+    /// Held while shipping: one shipper a store and stream, across processes.
+    var shippingLock: FileLock?
     /// The record as last written: an idle replicator writes it again only once it changed.
     var savedRecord: ReplicationRecord?
 
@@ -178,7 +180,7 @@ public final class Replicator: @unchecked Sendable {
         // against the log, says where shipping stands, and the rewrite goes on first.
         let (acknowledged, streamSequence) =
             if let old, old.rewrite == .replace {
-                try resumeReplacing(old, reader: reader, store: folder)
+                try await resumeReplacing(old, stream: stream, jetStream: jetStream, reader: reader, store: folder)
             } else {
                 try await reconcile(stream, jetStream: jetStream, identity: identity, reader: reader, store: folder)
             }
@@ -259,7 +261,7 @@ public final class Replicator: @unchecked Sendable {
     @discardableResult
     public func shipAvailable(progress: (@Sendable (ReplicationStatus) -> Void)? = nil) async throws -> ReplicationStatus {
         try claim()
-        defer { shared.withLock { $0.shipping = false } }
+        defer { unclaim() }
         var failingSince: ContinuousClock.Instant? = nil
         while true {
             do {
@@ -289,7 +291,7 @@ public final class Replicator: @unchecked Sendable {
     /// conflict, a damaged log.
     public func run() async throws {
         try claim()
-        defer { shared.withLock { $0.shipping = false } }
+        defer { unclaim() }
         while !Task.isCancelled {
             do {
                 if try await shipNext() {
@@ -316,6 +318,25 @@ public final class Replicator: @unchecked Sendable {
             return !shared.shipping
         }
         guard free else { throw ReplicationError.invalid("this replicator is already shipping") }
+        // One shipper a store and stream across processes too (`vt serve --replicate` beside a
+        // `vt replicate`): two would share one record, and a rewrite's steps would cross.
+        let path = Path.join(ReplicationRecord.folder(ofStore: storeFolder), stream.name + ".lock")
+        do {
+            shippingLock = try FileLock.acquire(at: path, holder: "pid=\(ProcessInfo.processInfo.processIdentifier)")
+        } catch let held as LockHeldError {
+            shared.withLock { $0.shipping = false }
+            throw ReplicationError.invalid(
+                "another replicator (\(held.holder)) is shipping \(storeFolder) to stream \(stream.name); stop it first, or let it ship")
+        } catch {
+            shared.withLock { $0.shipping = false }
+            throw ReplicationError.storage("cannot lock \(path): \(error)")
+        }
+    }
+
+    private func unclaim() {
+        shippingLock?.release()
+        shippingLock = nil
+        shared.withLock { $0.shipping = false }
     }
 
     private func note(_ error: any Error) {

@@ -42,8 +42,8 @@ struct StreamRewrite {
     /// Records the step about to begin before it begins.
     let advance: (RewriteStep) async throws -> Void
 
-    /// Runs the rewrite from `step` on; returns what it did and which of the `uploaded` photos
-    /// the bucket still has. The caller writes that list, then records the rewrite done. The
+    /// Runs the rewrite from `step` on; returns what it did and the photos the bucket has that
+    /// events name (the uploaded list's, and the bucket's own that the list lost). The caller writes that list, then records the rewrite done. The
     /// photos deleted are those the uploaded list or the bucket's own list has and no event
     /// left in the log names.
     func run(from step: RewriteStep, deletingUnnamed uploaded: Set<String>, photoBucket: ObjectStore) async throws -> (
@@ -87,7 +87,7 @@ struct StreamRewrite {
         for name in unnamed.sorted() {
             if try await photoBucket.delete(name) { report.photosDeleted += 1 }
         }
-        return (report, uploaded.intersection(named))
+        return (report, uploaded.union(listed).intersection(named))
     }
 
     /// Reads `source` message by message and hands each to `body` with the same events rebuilt
@@ -150,18 +150,25 @@ struct StreamRewrite {
         return written
     }
 
-    /// Refuses to delete a stream that holds more than the safety copy: a second writer (a copy
-    /// of the store) that appended since the copy was taken would lose what it was told was
-    /// acknowledged. A stream shorter than the copy is one a stopped rewrite was replacing.
+    /// Refuses to delete a stream that holds anything but the safety copy or a prefix of it: a
+    /// second writer (a copy of the store) that appended since the copy was taken, or began
+    /// anew in the emptied stream, would lose what it was told was acknowledged.
     private func checkNothingCameSince() async throws {
         let copy = try await lastSummary(of: stream.safetyCopy)
         let original: (messages: UInt64, last: BatchHeader.Summary)?
         do { original = try await lastSummary(of: stream) } catch ReplicationError.streamNotFound { return }
         guard let original else { return }
-        guard let copy, original.messages <= copy.messages, original.messages < copy.messages || original.last == copy.last else {
+        // A stream shorter than the copy is one a stopped rewrite was replacing: it must be a
+        // prefix of the copy, not another writer's history begun in the emptied stream.
+        var prefix = false
+        if let copy, original.messages < copy.messages {
+            let same = try await jetStream.message(stream: stream.safetyCopy.name, sequence: original.messages)
+            prefix = try BatchHeader.read(same.headers, where: "stream \(stream.safetyCopy.name) message \(same.sequence)") == original.last
+        }
+        guard let copy, prefix || (original.messages == copy.messages && original.last == copy.last) else {
             throw ReplicationError.conflict(
-                "the stream \(stream.name) holds \(original.messages) messages, up to event \(original.last.last), but its safety copy"
-                    + " \(stream.safetyCopy.name) only \(copy?.messages ?? 0): another writer appended while it was being rewritten."
+                "the stream \(stream.name) holds \(original.messages) messages, up to event \(original.last.last), which its safety copy"
+                    + " \(stream.safetyCopy.name) (\(copy?.messages ?? 0) messages) does not: another writer appended while it was being rewritten."
                     + " Nothing was deleted; is a copy of this store replicating to the same stream?")
         }
     }

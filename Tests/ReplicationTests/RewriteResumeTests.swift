@@ -62,9 +62,19 @@ extension ReplicationTests {
             #expect(lines.contains(unlisted))
             try lines.filter { $0 != unlisted }.map { $0 + "\n" }.joined().write(toFile: list, atomically: true, encoding: .utf8)
 
+            // The record lags the stream (it is written at most once a second): it names the
+            // first message only. Where shipping stands comes from the safety copy.
+            var record = try #require(try ReplicationRecord.load(store: original, stream: first.stream.name))
+            let firstMessage = try await jetStream.message(stream: first.stream.safetyCopy.name, sequence: 1)
+            let firstSummary = try BatchHeader.read(firstMessage.headers, where: "message 1")
+            record.acknowledgedEvent = firstSummary.last
+            record.streamSequence = 1
+            record.head = firstSummary.head.description
+            try record.save(store: original, fileSystem: first.fileSystem)
+
             let second = try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options)
             #expect(second.status.rewrite == .replace)
-            #expect(second.acknowledgedEvents == shippedBefore, "from the record, not from the stream being replaced")
+            #expect(second.acknowledgedEvents == shippedBefore, "from the safety copy, not from the stream being replaced")
             try await second.shipAvailable()
             #expect(second.status.rewrite == nil)
             #expect(second.acknowledgedEvents == store.lastSequence)
@@ -116,6 +126,30 @@ extension ReplicationTests {
             let info = try await jetStream.streamInfo(name)
             let copy = try await jetStream.streamInfo(replicator.stream.safetyCopy.name)
             #expect(info.state.messages == copy.state.messages + 1, "the stream was not deleted")
+            try await store.close()
+            await nats.close()
+        }
+    }
+
+    @Test("one replicator ships a store to a stream at a time, across replicator instances as across processes")
+    func oneShipperAtATime() async throws {
+        try await withNATSServers { servers in
+            let original = temporaryFolder("original")
+            defer { try? FileManager.default.removeItem(atPath: original) }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 1, photos: 1)
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let running = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            let shipping = Task { try await running.run() }
+            #expect(await eventually { running.acknowledgedEvents == store.lastSequence })
+            let other = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            let error = await #expect(throws: ReplicationError.self) { try await other.shipAvailable() }
+            guard case .invalid(let text) = error else { Issue.record("\(String(describing: error))"); return }
+            #expect(text.contains("another replicator"), "\(text)")
+            shipping.cancel()
+            _ = try? await shipping.value
+            try await addAlbums(store, pins: 1, photos: 1, seed: 4)
+            #expect(try await other.shipAvailable().acknowledgedEvents == store.lastSequence, "free once the first stopped")
             try await store.close()
             await nats.close()
         }
