@@ -42,10 +42,10 @@ struct StreamRewrite {
     /// Records the step about to begin before it begins.
     let advance: (RewriteStep) async throws -> Void
 
-    /// Runs the rewrite from `step` on; returns what it did and the photos the bucket has that
-    /// events name (the uploaded list's, and the bucket's own that the list lost). The caller writes that list, then records the rewrite done. The
-    /// photos deleted are those the uploaded list or the bucket's own list has and no event
-    /// left in the log names.
+    /// Runs the rewrite from `step` on. Deletes the photos that the uploaded list or the bucket's
+    /// own list has and no event left in the log names; returns what it did, and the photos
+    /// the bucket keeps that events name, which the caller writes as the uploaded list before it
+    /// records the rewrite done.
     func run(from step: RewriteStep, deletingUnnamed uploaded: Set<String>, photoBucket: ObjectStore) async throws -> (
         RewriteReport, kept: Set<String>
     ) {
