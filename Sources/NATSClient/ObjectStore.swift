@@ -82,9 +82,7 @@ public struct ObjectStore: Sendable {
             name: name, bucket: bucket, nuid: nuid, size: UInt64(data.count), chunks: chunks,
             digest: "SHA-256=" + Self.base64URL(Array(hasher.finalize())),
             mtime: RFC3339.string(from: Date()), options: .init(maxChunkSize: chunkSize))
-        var headers = NATSHeaders()
-        try headers.append("Nats-Rollup", "sub")
-        _ = try await jetStream.publish(metaSubject(name), payload: Array(try JSONEncoder().encode(info)), headers: headers)
+        try await publishDescription(info)
         if let previous, previous.nuid != nuid {
             try await jetStream.purgeStream(streamName, subject: "$O.\(bucket).C.\(previous.nuid)")
         }
@@ -135,10 +133,15 @@ public struct ObjectStore: Sendable {
         info.chunks = 0
         info.digest = ""
         info.mtime = RFC3339.string(from: Date())
+        try await publishDescription(info)
+        return true
+    }
+
+    /// Stores an object's description as a roll-up: the newest of a name replaces the older.
+    private func publishDescription(_ info: ObjectInfo) async throws {
         var headers = NATSHeaders()
         try headers.append("Nats-Rollup", "sub")
-        _ = try await jetStream.publish(metaSubject(name), payload: Array(try JSONEncoder().encode(info)), headers: headers)
-        return true
+        _ = try await jetStream.publish(metaSubject(info.name), payload: Array(try JSONEncoder().encode(info)), headers: headers)
     }
 
     /// The object's bytes, checked against the size, chunk count and digest of its description.

@@ -21,8 +21,8 @@ extension Replicator {
             try self.saveRecord()
         }
         do {
-            let (report, kept) = try await rewrite.run(from: step, deletingUnnamed: shared.withLock { $0.uploaded }, photoBucket: bucket)
             let uploaded = shared.withLock { $0.uploaded }
+            let (report, kept) = try await rewrite.run(from: step, deletingUnnamed: uploaded, photoBucket: bucket)
             let dropped = uploaded.subtracting(kept).count
             if kept != uploaded { try photoList.replace(with: kept, fileSystem: fileSystem) }
             shared.withLock {

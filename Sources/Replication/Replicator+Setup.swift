@@ -33,15 +33,13 @@ extension Replicator {
     static func reconcile(
         _ stream: ReplicationStream, jetStream: JetStream, identity: LogIdentity, reader: LogReader, store: String
     ) async throws -> (LogHead, UInt64) {
-        let last: StoredMessage
-        do {
-            last = try await jetStream.lastMessage(stream: stream.name, subject: stream.subject)
-        } catch let error as JetStreamAPIError where error.errorCode == JetStreamAPIError.noMessageFound {
-            return (LogHead(sequence: 0, hash: identity.anchor), 0)
+        let found: (sequence: UInt64, summary: BatchHeader.Summary)?
+        do { found = try await StreamReading.lastBatch(of: stream, jetStream: jetStream) } catch let error as ReplicationError {
+            throw error
         } catch {
             throw ReplicationError.cluster("cannot read the last message of stream \(stream.name): \(error)")
         }
-        let summary = try BatchHeader.read(last.headers, where: "stream \(stream.name) message \(last.sequence)")
+        guard let (sequence, summary) = found else { return (LogHead(sequence: 0, hash: identity.anchor), 0) }
         guard summary.identity == identity else {
             throw ReplicationError.conflict(
                 "the stream \(stream.name) holds the log \(summary.identity.logIDHex), not this store's \(identity.logIDHex);"
@@ -60,7 +58,7 @@ extension Replicator {
                     + " (head \(summary.head.description.prefix(16))… there, \(local.hash.description.prefix(16))… here):"
                     + " another copy of this store wrote to the stream. Nothing was overwritten")
         }
-        return (local, last.sequence)
+        return (local, sequence)
     }
 
     /// Where shipping stood when a rewrite began replacing the stream: the safety copy's last
@@ -70,26 +68,26 @@ extension Replicator {
         _ record: ReplicationRecord, stream: ReplicationStream, jetStream: JetStream, reader: LogReader, store: String
     ) async throws -> (LogHead, UInt64) {
         let copy = stream.safetyCopy
-        let last: StoredMessage
-        do {
-            last = try await jetStream.lastMessage(stream: copy.name, subject: copy.subject)
-        } catch let error as JetStreamAPIError
-            where error.errorCode == JetStreamAPIError.streamNotFound || error.errorCode == JetStreamAPIError.noMessageFound
-        {
-            throw ReplicationError.storage(
-                "the stream \(stream.name) was being rewritten, but its safety copy \(copy.name) is gone, so the cluster holds no whole copy;"
-                    + " remove \(ReplicationRecord.path(store: store, stream: stream.name)) and the store is shipped again from its first event")
+        let found: (sequence: UInt64, summary: BatchHeader.Summary)?
+        do { found = try await StreamReading.lastBatch(of: copy, jetStream: jetStream) } catch let error as ReplicationError {
+            throw error
+        } catch let error as JetStreamAPIError where error.errorCode == JetStreamAPIError.streamNotFound {
+            found = nil
         } catch {
             throw ReplicationError.cluster("cannot read the safety copy \(copy.name): \(error)")
         }
-        let summary = try BatchHeader.read(last.headers, where: "stream \(copy.name) message \(last.sequence)")
+        guard let (sequence, summary) = found else {
+            throw ReplicationError.storage(
+                "the stream \(stream.name) was being rewritten, but its safety copy \(copy.name) is gone, so the cluster holds no whole copy;"
+                    + " remove \(ReplicationRecord.path(store: store, stream: stream.name)) and the store is shipped again from its first event")
+        }
         let local = try storage { try reader.head(at: summary.last) }
         guard let local, local.hash == summary.head else {
             throw ReplicationError.conflict(
                 "the safety copy \(copy.name) ends at event \(summary.last) with a head this store's log does not have: it is another history."
                     + " Nothing was deleted")
         }
-        return (local, last.sequence)
+        return (local, sequence)
     }
 
     /// Runs a request to the cluster, naming what it was for when it fails.

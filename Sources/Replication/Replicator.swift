@@ -58,8 +58,7 @@ public struct ReplicationStatus: Codable, Equatable, Sendable {
             stream: record.stream, servers: record.servers, localEvents: localEvents, acknowledgedEvents: record.acknowledgedEvent,
             lagEvents: localEvents - min(localEvents, record.acknowledgedEvent), photosUploaded: record.photosUploaded,
             photosPending: 0, photosMissing: record.photosMissing, connected: false, lastError: nil,
-            acknowledgedAt: record.acknowledgedAt)
-        rewrite = record.rewrite
+            acknowledgedAt: record.acknowledgedAt, rewrite: record.rewrite)
     }
 
     init(

@@ -74,6 +74,20 @@ struct StreamReading {
 }
 
 extension StreamReading {
+    /// The stream's last message: its sequence and what its headers say; nil when the stream
+    /// holds none. The cluster's own errors (no such stream, no answer) come as they are.
+    static func lastBatch(of stream: ReplicationStream, jetStream: JetStream) async throws -> (
+        sequence: UInt64, summary: BatchHeader.Summary
+    )? {
+        let last: StoredMessage
+        do {
+            last = try await jetStream.lastMessage(stream: stream.name, subject: stream.subject)
+        } catch let error as JetStreamAPIError where error.errorCode == JetStreamAPIError.noMessageFound {
+            return nil
+        }
+        return (last.sequence, try BatchHeader.read(last.headers, where: "stream \(stream.name) message \(last.sequence)"))
+    }
+
     /// Hands the messages of `stream` from sequence `first` through `last` to `body`, in order,
     /// until it returns false. Reads through a pull consumer that is created again from where
     /// reading stopped whenever it fails: after a server died, the cluster may take a while to

@@ -173,12 +173,14 @@ struct StreamRewrite {
         }
     }
 
-    /// The stream's message count and its last message's identity, range and head.
+    /// The stream's message count (its last sequence: these streams refuse deletes) and its
+    /// last message's identity, range and head.
     private func lastSummary(of stream: ReplicationStream) async throws -> (messages: UInt64, last: BatchHeader.Summary)? {
-        let info = try await StreamReading.info(stream, jetStream: jetStream)
-        guard info.state.messages > 0 else { return nil }
-        let last = try await jetStream.message(stream: stream.name, sequence: info.state.lastSequence)
-        return (info.state.messages, try BatchHeader.read(last.headers, where: "stream \(stream.name) message \(last.sequence)"))
+        do {
+            return try await StreamReading.lastBatch(of: stream, jetStream: jetStream).map { ($0.sequence, $0.summary) }
+        } catch let error as JetStreamAPIError where error.errorCode == JetStreamAPIError.streamNotFound {
+            throw ReplicationError.streamNotFound("there is no stream \(stream.name) on the cluster")
+        }
     }
 
     private func deleteStream(_ stream: ReplicationStream) async throws {
