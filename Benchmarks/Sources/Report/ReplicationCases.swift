@@ -15,7 +15,8 @@ import VirtualTourist
 /// 3. restore: `StreamRestore.restore` of that stream; then both again on a smaller store with
 ///    its photos (`--photo-events`), for the photos' rates;
 /// 4. commit: durable commits back to back, alternately with and without a replicator running;
-/// 5. rewrite: a store of `--events` shipped whole, one place forgotten, the stream rewritten.
+/// 5. rewrite: a store of `--events` shipped whole, one place forgotten, the stream rewritten;
+///    then the same on the store of `--photo-events` with its photos in the bucket.
 ///
 /// The table is the harness's own, with the target and its verdict on each measured row.
 struct ReplicationCases {
@@ -29,7 +30,8 @@ struct ReplicationCases {
           commit   --commits (5000) durable commits back to back each way, with and without a Replicator, in 4 rounds of half as many
           backlog  a store of --events (1m) events, none shipped, its photos' bytes left out: shipAvailable, then a restore;
                    then a store of --photo-events (20k) with its photos: shipAvailable, then a restore
-          rewrite  a store of --events shipped, one place forgotten: the rewrite of the stream, then a compare alone
+          rewrite  a store of --events shipped, one place forgotten: the rewrite of the stream, then a compare alone;
+                   then the same on a store of --photo-events with its photos
         --smoke: 5,000 and 500 events, 1 s at the rate, 100 commits (CI).
         """
 
@@ -274,10 +276,17 @@ struct ReplicationCases {
     /// forget, which rewrites the stream (read and compare, the safety copy, the stream again,
     /// the photos); then a rewrite asked for when nothing changed, which only compares.
     private func rewriteAfterForget(_ nats: NATSConnection) async throws {
-        report.section("a store of \(WorkloadSize.name(events)) events shipped, then one place forgotten")
+        try await rewriteAfterForget(events: events, photos: false, nats)
+        try await rewriteAfterForget(events: photoEvents, photos: true, nats)
+    }
+
+    /// The rewrite on one store: `photos` ships its photos' bytes too, so the photos step lists
+    /// a bucket of that many objects and deletes the forgotten place's.
+    private func rewriteAfterForget(events count: Int, photos: Bool, _ nats: NATSConnection) async throws {
+        report.section("a store of \(WorkloadSize.name(count)) events\(photos ? " with its photos" : "") shipped, then one place forgotten")
         let root = Measure.temporaryFolder("rewrite")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let big = try await writeStore(root + "/events", events: events, photos: false)
+        let big = try await writeStore(root + "/events", events: count, photos: photos)
         let shipped = try await ship(big.folder, stream: "VTBENCH_REWRITE_\(UUID().uuidString.prefix(8))", nats)
         var storeOptions = StoreOptions()
         storeOptions.collectionInterval = nil
@@ -296,9 +305,12 @@ struct ReplicationCases {
         guard let rewrite = replicator.lastRewrite, rewrite.changedMessages > 0 else {
             throw BenchFailure("shipping the forget did not rewrite the stream: \(String(describing: replicator.lastRewrite))")
         }
+        let bucket = photos
+            ? "; \(Figure.grouped(Double(shipped.status.photosUploaded))) photos in the bucket listed, \(Figure.grouped(Double(rewrite.photosDeleted))) deleted"
+            : ""
         report.add(Row(
             what: "ship the forget, which rewrites the stream: \(Figure.grouped(Double(rewrite.messages))) messages read and compared,"
-                + " \(Figure.grouped(Double(rewrite.changedMessages))) held the place; the safety copy and the stream written again",
+                + " \(Figure.grouped(Double(rewrite.changedMessages))) held the place; the safety copy and the stream written again" + bucket,
             ours: "\(Figure.fixed(rewriteSeconds, 1)) s (\(Figure.grouped(Double(replicator.acknowledgedEvents) / rewriteSeconds)) events/s)"))
         try replicator.requestRewrite()
         started = ContinuousClock.now
