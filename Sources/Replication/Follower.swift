@@ -16,6 +16,9 @@ public struct FollowStatus: Codable, Equatable, Sendable {
     public var lagEvents: UInt64
     public var photos: Int
     public var missingPhotos: Int
+    /// The original is rewriting the stream (a place was forgotten after it was shipped): the
+    /// stream is missing or short for a while, and the replica waits.
+    public var streamRewriting = false
     public var lastError: String?
 }
 
@@ -47,7 +50,7 @@ public final class Follower: @unchecked Sendable {
         let isNew = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.isEmpty ?? true
         if isNew {
             progress?("restoring \(folder) from stream \(stream.name)…")
-            let report = try await StreamRestore.restore(connection: connection, stream: stream, to: folder)
+            let report = try await StreamRestore.restore(connection: connection, stream: stream, to: folder, waiting: progress)
             progress?("restored \(report.events) events and \(report.photos) photos")
         }
         var options = storeOptions
@@ -55,6 +58,8 @@ public final class Follower: @unchecked Sendable {
         options.replicaOf = "stream \(stream.name) on \(servers)"
         let store = try await TouristStore.open(at: folder, options: options)
         do {
+            // While the original replaces the stream it is missing or short of this replica.
+            try await StreamReplacement.waitForEnd(of: stream, jetStream: jetStream, progress: progress)
             let info = try await StreamReading.info(stream, jetStream: jetStream)
             guard let identity = try store.logIdentity() else {
                 throw ReplicationError.invalid("the store at \(folder) has a format-1 log; a replica is restored from the stream into a new folder")
@@ -126,20 +131,40 @@ public final class Follower: @unchecked Sendable {
                 defer { Task { [consumer] in try? await consumer.delete() } }
                 while !Task.isCancelled {
                     let messages = try await nextMessages(from: consumer, expires: pollExpiry)
-                    for message in messages {
-                        guard message.streamSequence == nextMessage else { break }
+                    for message in messages where message.streamSequence >= nextMessage {
+                        // A consumer made while the stream was shorter than its start (empty,
+                        // or being written back by a rewrite) starts at the stream's end instead:
+                        // it hands over messages the replica has, passed over above, and never
+                        // skips one. Any other gap: read again from the message due.
+                        guard message.streamSequence == nextMessage else {
+                            throw ReplicationError.rewriting(
+                                "the stream \(stream.name) gave message \(message.streamSequence) where \(nextMessage) was due; reading again from \(nextMessage)")
+                        }
                         try await apply(message)
                         nextMessage += 1
                     }
                     if messages.isEmpty { shared.withLock { $0.lagEvents = $0.streamEvents - min($0.streamEvents, $0.events) } }
+                    if status.streamRewriting { try await lookForRewrite() }
                 }
             } catch let error where Replicator.isTransient(error) && !(error is DomainError) {
-                shared.withLock { $0.lastError = "\(error)" }
+                // The stream missing, a consumer gone: a rewrite on the original is no failure.
+                if (try? await lookForRewrite()) != true { shared.withLock { $0.lastError = "\(error)" } }
                 try? await Task.sleep(for: .milliseconds(250))
             } catch is CancellationError {
                 break
             }
         }
+    }
+
+    /// Whether the original is replacing the stream now; notes it in the status.
+    @discardableResult
+    private func lookForRewrite() async throws -> Bool {
+        let rewriting = try await StreamReplacement.underWay(on: stream, jetStream: jetStream) != nil
+        shared.withLock {
+            $0.streamRewriting = rewriting
+            if rewriting { $0.lastError = nil }
+        }
+        return rewriting
     }
 
     /// The consumer's next messages. A consumer goes with its stream, and a rewrite on the

@@ -34,15 +34,41 @@ public struct RestoreReport: Sendable, Equatable {
 /// beside the target as `<folder>.restoring` and renamed into place only when whole, so an
 /// interrupted restore leaves nothing that looks like a store.
 public enum StreamRestore {
+    /// Builds the store at `folder` (new, or an empty folder) from `stream`, up to `point`.
+    /// While a rewrite on the original replaces the stream, the stream is missing or holds only a
+    /// prefix: the restore waits for the rewrite to finish, telling `waiting` how far it has come,
+    /// and starts again if one began while it read.
     public static func restore(
         connection: NATSConnection, stream: ReplicationStream, to folder: String, at point: RestorePoint? = nil,
-        progress: (@Sendable (UInt64, UInt64) -> Void)? = nil
+        progress: (@Sendable (UInt64, UInt64) -> Void)? = nil, waiting: (@Sendable (String) -> Void)? = nil,
+        patience: Duration = .seconds(60)
+    ) async throws -> RestoreReport {
+        try checkTarget(folder)
+        let jetStream = JetStream(connection)
+        var attempts = 0
+        while true {
+            try await StreamReplacement.waitForEnd(of: stream, jetStream: jetStream, patience: patience, progress: waiting)
+            do {
+                return try await restoreOnce(jetStream: jetStream, stream: stream, to: folder, at: point, progress: progress)
+            } catch {
+                attempts += 1
+                guard attempts < 3, (try? await StreamReplacement.underWay(on: stream, jetStream: jetStream)) != nil else { throw error }
+                waiting?("the stream \(stream.name) began to be rewritten while it was read; the restore starts again when it is done")
+            }
+        }
+    }
+
+    private static func restoreOnce(
+        jetStream: JetStream, stream: ReplicationStream, to folder: String, at point: RestorePoint?,
+        progress: (@Sendable (UInt64, UInt64) -> Void)?
     ) async throws -> RestoreReport {
         let started = ContinuousClock.now
         let work = folder + ".restoring"
-        try checkTarget(folder)
-        let jetStream = JetStream(connection)
         let info = try await StreamReading.info(stream, jetStream: jetStream)
+        // A replacement that began just before `info` would make a prefix look whole.
+        if try await StreamReplacement.underWay(on: stream, jetStream: jetStream) != nil {
+            throw ReplicationError.rewriting("the stream \(stream.name) began to be rewritten as the restore started")
+        }
         guard info.state.messages > 0 else {
             throw ReplicationError.invalid("the stream \(stream.name) holds no events yet; there is nothing to restore")
         }

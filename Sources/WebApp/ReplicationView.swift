@@ -23,12 +23,16 @@ public struct ReplicationView: Encodable, Sendable, Equatable {
     /// Photos that could not be had: gone from the blob folder before upload (primary), or not
     /// in the cluster's bucket (replica).
     public var missingPhotos: Int
+    /// A rewrite of the stream is under way (a place forgotten after it was shipped is being
+    /// taken out of it): shipping waits for it on the primary, and a replica waits for the
+    /// stream to be whole again. Not a failure: the lag grows meanwhile.
+    public var rewriting: Bool
     /// The last error, while it lasts.
     public var lastError: String?
 
     public init(
         role: Role, stream: String, servers: String, events: UInt64, lagEvents: UInt64, pendingPhotos: Int, missingPhotos: Int,
-        lastError: String?
+        rewriting: Bool = false, lastError: String?
     ) {
         self.role = role
         self.stream = stream
@@ -37,11 +41,12 @@ public struct ReplicationView: Encodable, Sendable, Equatable {
         self.lagEvents = lagEvents
         self.pendingPhotos = pendingPhotos
         self.missingPhotos = missingPhotos
+        self.rewriting = rewriting
         self.lastError = lastError
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, stream, servers, events
+        case role, stream, servers, events, rewriting
         case lagEvents = "lag_events"
         case pendingPhotos = "pending_photos"
         case missingPhotos = "missing_photos"

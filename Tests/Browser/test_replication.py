@@ -101,6 +101,20 @@ def test_the_replica_shows_the_originals_albums_live_and_offers_no_changes(nats)
             urllib.request.urlopen(request, timeout=10).read()
             expect(page.locator(".vt-pin")).to_have_count(2, timeout=30_000)
             page.screenshot(path=str(SHOTS / "replica-map.png"))
+
+            # While the original rewrites the stream (a place forgotten after it was shipped),
+            # the badge says so as a wait, not an error: the server's own answer, with the flag
+            # a rewrite sets (ReplicationTests make a real one; here only the page is under test).
+            def rewriting(route):
+                answer = route.fetch()
+                route.fulfill(response=answer, json=dict(answer.json(), rewriting=True))
+            page.route("**/api/replication", rewriting)
+            badge = page.locator("#replication")
+            expect(badge).to_have_text(re.compile(r"^Read-only replica · rewriting the stream, "), timeout=10_000)
+            expect(badge).to_have_attribute("data-state", "behind")
+            expect(badge).to_have_attribute("title", re.compile("being rewritten"))
+            page.unroute("**/api/replication")
+            expect(badge).to_have_text(re.compile(r"^Read-only replica · (up to date|\d+ events? behind)"), timeout=10_000)
     finally:
         for process in (replica, original):
             if process and process.poll() is None:

@@ -153,4 +153,22 @@ struct JetStreamTests {
             await nats.close()
         }
     }
+
+    /// What a follower relies on when it makes a consumer while a rewrite writes the stream back:
+    /// the server starts a consumer asked to start past the stream's end at the end instead
+    /// (at 1 when the stream is empty), so it hands over messages before the one asked for.
+    @Test func aConsumerAskedToStartPastTheEndStartsAtTheEnd() async throws {
+        try await withNATSServers { servers in
+            let nats = try await NATSConnection.connect(servers.url(1), options: testOptions())
+            let js = JetStream(nats, timeout: .seconds(20))
+            _ = try await js.createStream(StreamConfig(name: "REFILLED", subjects: ["refilled.>"]))
+            let early = try await js.pullConsumer(stream: "REFILLED", from: .sequence(4))
+            for number in 1...2 { _ = try await js.publish("refilled.events", payload: [UInt8(number)]) }
+            let later = try await js.pullConsumer(stream: "REFILLED", from: .sequence(4))
+            for number in 3...5 { _ = try await js.publish("refilled.events", payload: [UInt8(number)]) }
+            #expect(try await early.next(batch: 10, expires: .seconds(2)).map(\.streamSequence) == [1, 2, 3, 4, 5])
+            #expect(try await later.next(batch: 10, expires: .seconds(2)).map(\.streamSequence) == [3, 4, 5])
+            await nats.close()
+        }
+    }
 }

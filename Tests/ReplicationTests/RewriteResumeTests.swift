@@ -11,6 +11,21 @@ extension ReplicationTests {
     /// the record at `replace`.
     struct CrashedHere: Error {}
 
+    /// Runs `replicator`'s rewrite of its stream from the compare, recording each step as the
+    /// replicator does, and stops it as the replace begins: the safety copy whole, the stream
+    /// not yet deleted.
+    func rewriteStoppedAtReplace(_ replicator: Replicator, store: String, jetStream: JetStream) async throws {
+        let stream = replicator.stream
+        let rewrite = StreamRewrite(jetStream: jetStream, stream: stream, identity: replicator.identity, logDirectory: store + "/log") {
+            step in
+            var record = try ReplicationRecord.load(store: store, stream: stream.name)!
+            record.rewrite = step
+            try record.save(store: store, fileSystem: replicator.fileSystem)
+            if step == .replace { throw CrashedHere() }
+        }
+        await #expect(throws: CrashedHere.self) { try await rewrite.run(from: .compare, deletingUnnamed: [], photoBucket: replicator.bucket) }
+    }
+
     @Test("a rewrite stopped after the stream was deleted goes on from the safety copy when the replicator starts again")
     func aRewriteStoppedPartWayGoesOn() async throws {
         try await withNATSServers(count: 3) { servers in
@@ -32,16 +47,7 @@ extension ReplicationTests {
             let gone = photosBefore.subtracting(storedPhotos(original))
             #expect(gone.count == 2)
 
-            let rewrite = StreamRewrite(jetStream: jetStream, stream: first.stream, identity: first.identity, logDirectory: original + "/log") {
-                step in
-                var record = try ReplicationRecord.load(store: original, stream: first.stream.name)!
-                record.rewrite = step
-                try record.save(store: original, fileSystem: first.fileSystem)
-                if step == .replace { throw CrashedHere() }
-            }
-            await #expect(throws: CrashedHere.self) {
-                try await rewrite.run(from: .compare, deletingUnnamed: [], photoBucket: first.bucket)
-            }
+            try await rewriteStoppedAtReplace(first, store: original, jetStream: jetStream)
             let safety = try await jetStream.streamInfo(first.stream.safetyCopy.name)
             #expect(safety.state.messages == messages)
             #expect(safety.config.replicas == 3)

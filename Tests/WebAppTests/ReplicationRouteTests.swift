@@ -25,7 +25,7 @@ import WebApp
             options.replication = {
                 ReplicationView(
                     role: .primary, stream: "VT_0123", servers: "nats://***@127.0.0.1:4333", events: 40, lagEvents: lag.next(),
-                    pendingPhotos: 2, missingPhotos: 0, lastError: "no answer within 5 s")
+                    pendingPhotos: 2, missingPhotos: 0, rewriting: true, lastError: "no answer within 5 s")
             }
         }) { web in
             #expect(try await web.get("/api/config").json()["replication"] as? Bool == true)
@@ -36,6 +36,7 @@ import WebApp
             #expect(first["events"] as? Int == 40)
             #expect(first["pending_photos"] as? Int == 2)
             #expect(first["last_error"] as? String == "no answer within 5 s")
+            #expect(first["rewriting"] as? Bool == true)
             let second = try await web.get("/api/replication").json()
             #expect(first["lag_events"] as? Int == 1)
             #expect(second["lag_events"] as? Int == 2)

@@ -126,9 +126,13 @@ const VT = {
         const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
         let text = r.lag_events === 0 ? "up to date" : `${plural(r.lag_events, "event")} behind`;
         if (r.pending_photos > 0) text += `, ${plural(r.pending_photos, "photo")} to upload`;
+        // A forgotten place being taken out of the stream: a wait, not a failure.
+        if (r.rewriting) text = `rewriting the stream, ${text}`;
         badge.textContent = (r.role === "replica" ? "Read-only replica · " : "Replicated · ") + text;
-        badge.title = `Stream ${r.stream} on ${r.servers}` + (r.last_error ? `\nLast error: ${r.last_error}` : "");
-        badge.dataset.state = r.last_error ? "error" : r.lag_events > 0 ? "behind" : "current";
+        badge.title = `Stream ${r.stream} on ${r.servers}`
+          + (r.rewriting ? "\nThe stream is being rewritten to take a forgotten place out of it." : "")
+          + (r.last_error ? `\nLast error: ${r.last_error}` : "");
+        badge.dataset.state = r.last_error ? "error" : r.rewriting || r.lag_events > 0 ? "behind" : "current";
         badge.dataset.lag = r.lag_events;
       } catch (error) {
         badge.textContent = "Replication: no answer";

@@ -127,9 +127,9 @@ struct RestoreCommand: AsyncParsableCommand {
         let nats = try await Cluster.connect(from)
         defer { Task { await nats.close() } }
         let bar = ProgressBar()
-        let report = try await StreamRestore.restore(connection: nats, stream: name, to: to, at: point) {
-            bar.update("restoring", done: Int64($0), total: Int64($1))
-        }
+        let report = try await StreamRestore.restore(
+            connection: nats, stream: name, to: to, at: point,
+            progress: { bar.update("restoring", done: Int64($0), total: Int64($1)) }, waiting: { Terminal.note($0) })
         bar.finish()
         Terminal.note("restored \(report.events) events from \(report.messages) messages and \(report.photos) photos into \(to)"
             + " in \(String(format: "%.2f", report.seconds)) s"

@@ -49,7 +49,7 @@ final class ServeReplication: Sendable {
             return ReplicationView(
                 role: .primary, stream: status.stream, servers: status.servers, events: status.localEvents,
                 lagEvents: status.lagEvents, pendingPhotos: status.photosPending, missingPhotos: status.photosMissing,
-                lastError: stopped.message ?? status.lastError)
+                rewriting: status.rewrite != nil, lastError: stopped.message ?? status.lastError)
         }, task: task)
     }
 
@@ -76,7 +76,7 @@ final class ServeReplication: Sendable {
             return ReplicationView(
                 role: .replica, stream: status.stream, servers: status.servers, events: status.events,
                 lagEvents: status.lagEvents, pendingPhotos: 0, missingPhotos: status.missingPhotos,
-                lastError: stopped.message ?? status.lastError)
+                rewriting: status.streamRewriting, lastError: stopped.message ?? status.lastError)
         }, task: task)
         return (replication, follower)
     }
