@@ -161,6 +161,30 @@ extension ReplicationTests {
         }
     }
 
+    @Test("a replicator stopped while replacing the stream, whose safety copy is gone, says so and what to do")
+    func aLostSafetyCopyIsNamed() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = temporaryFolder("original")
+            defer { try? FileManager.default.removeItem(atPath: original) }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 1, photos: 1)
+            try await store.close()
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let first = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            try await first.shipAvailable()
+            var record = try #require(try ReplicationRecord.load(store: original, stream: first.stream.name))
+            record.rewrite = .replace
+            try record.save(store: original, fileSystem: first.fileSystem)
+            let error = await #expect(throws: ReplicationError.self) {
+                try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            }
+            guard case .storage(let text) = error else { Issue.record("\(String(describing: error))"); return }
+            #expect(text.contains("\(first.stream.safetyCopy.name) is gone") && text.contains("remove"), "\(text)")
+            #expect(try ReplicationRecord.load(store: original, stream: first.stream.name)?.rewrite == .replace, "nothing changed")
+            await nats.close()
+        }
+    }
+
     @Test("a replicator refuses a stream name kept for a rewrite's safety copy")
     func safetyCopyNamesAreRefused() async throws {
         try await withNATSServers { servers in
