@@ -23,11 +23,10 @@ extension Replicator {
         do {
             let uploaded = shared.withLock { $0.uploaded }
             let (report, kept) = try await rewrite.run(from: step, deletingUnnamed: uploaded, photoBucket: bucket)
-            let dropped = uploaded.subtracting(kept).count
             if kept != uploaded { try photoList.replace(with: kept, fileSystem: fileSystem) }
             shared.withLock {
                 $0.uploaded = kept
-                $0.record.photosUploaded -= min($0.record.photosUploaded, dropped)
+                $0.record.photosUploaded = kept.count
                 $0.record.rewrite = nil
                 $0.lastRewrite = report
             }

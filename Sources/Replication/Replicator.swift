@@ -219,6 +219,10 @@ public final class Replicator: @unchecked Sendable {
         photoList = try PhotoList(store: store, stream: stream.name)
         let uploaded = ReplicationRecord.loadPhotos(store: store, stream: stream.name)
         photoListLost = uploaded.isEmpty && acknowledged.sequence > 0
+        var record = record
+        // The list is what the bucket has from this store; the record's count may lag it (a
+        // kill between an upload's line and the record's next write).
+        if !photoListLost { record.photosUploaded = uploaded.count }
         shared = Mutex(Shared(record: record, uploaded: uploaded, localEvents: acknowledged.sequence))
         cursor = try Self.storage { try reader.events(from: acknowledged.sequence + 1) }
         chain = EventChain(head: acknowledged.hash, after: acknowledged.sequence)

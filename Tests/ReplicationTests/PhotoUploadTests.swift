@@ -1,8 +1,9 @@
 import EventLog
+import FileIO
 import Foundation
 import NATSClient
 import NATSTestSupport
-import Replication
+@testable import Replication
 import Testing
 import VirtualTourist
 
@@ -46,6 +47,16 @@ struct PhotoUploadTests {
             let second = try await ship()
             #expect(second.status.photosUploaded == 8)
             #expect(second.messages == 16)
+
+            // A record whose count lags the list (a kill between an upload's line and the
+            // record's next write): the list, which is what the bucket has, gives the count.
+            let streamName = try #require(try FileManager.default.contentsOfDirectory(atPath: ReplicationRecord.folder(ofStore: folder))
+                .first { $0.hasSuffix(".photos") }).replacingOccurrences(of: ".photos", with: "")
+            var lagging = try #require(try ReplicationRecord.load(store: folder, stream: streamName))
+            lagging.photosUploaded = 5
+            try lagging.save(store: folder, fileSystem: PosixFileSystem())
+            options.stream = streamName
+            #expect(try await Replicator.start(store: folder, connection: nats, servers: servers.urls, options: options).status.photosUploaded == 8)
 
             // The list lost: the replicator cannot know what the bucket has, so it asks.
             let list = try #require(try FileManager.default.contentsOfDirectory(atPath: ReplicationRecord.folder(ofStore: folder))
