@@ -434,15 +434,18 @@ public final class Replicator: @unchecked Sendable {
         } catch let error as JetStreamAPIError where error.isWrongLastSequence {
             // Either our own publish landed and its answer was lost past the duplicate window, or
             // someone else wrote: only the stream's last message can tell.
-            let last = try await jetStream.lastMessage(stream: stream.name, subject: stream.subject)
-            let summary = try BatchHeader.read(last.headers, where: "stream \(stream.name) message \(last.sequence)")
+            guard let (sequence, summary) = try await StreamReading.lastBatch(of: stream, jetStream: jetStream) else {
+                throw ReplicationError.conflict(
+                    "the stream \(stream.name) is empty, though this store shipped \(expected) messages to it: it was deleted and made"
+                        + " again behind this replicator's back; nothing was overwritten")
+            }
             guard summary.identity == identity, summary.last == batch.lastSequence, summary.head == batch.head else {
                 throw ReplicationError.conflict(
-                    "another writer appended to stream \(stream.name) (its last message \(last.sequence) holds events"
+                    "another writer appended to stream \(stream.name) (its last message \(sequence) holds events"
                         + " \(summary.first)…\(summary.last), where this store expected to add \(batch.firstSequence)…\(batch.lastSequence));"
                         + " nothing was overwritten. Is a copy of this store replicating to the same stream?")
             }
-            acknowledged(batch, streamSequence: last.sequence)
+            acknowledged(batch, streamSequence: sequence)
         }
     }
 

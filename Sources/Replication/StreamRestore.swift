@@ -148,12 +148,11 @@ public enum StreamRestore {
         }
     }
 
-    /// The last event the stream holds, from its last message's headers.
+    /// The last event the stream holds, from its last message's headers (0 when it holds none).
     static func lastEvent(jetStream: JetStream, stream: ReplicationStream) async throws -> UInt64 {
-        let last = try await Replicator.clusterCall("read the stream \(stream.name)") {
-            try await jetStream.lastMessage(stream: stream.name, subject: stream.subject)
-        }
-        return try BatchHeader.read(last.headers, where: "stream \(stream.name) message \(last.sequence)").last
+        try await Replicator.clusterCall("read the stream \(stream.name)") {
+            try await StreamReading.lastBatch(of: stream, jetStream: jetStream)
+        }?.summary.last ?? 0
     }
 
     /// Opens the restored store (its open replays the log and writes a snapshot on close), and
