@@ -64,9 +64,11 @@ public struct StreamInfo: Decodable, Equatable, Sendable {
         public var bytes: UInt64
         public var firstSequence: UInt64
         public var lastSequence: UInt64
+        /// Consumers on the stream (nil from a server that does not say).
+        public var consumers: Int?
 
         enum CodingKeys: String, CodingKey {
-            case messages, bytes, firstSequence = "first_seq", lastSequence = "last_seq"
+            case messages, bytes, firstSequence = "first_seq", lastSequence = "last_seq", consumers = "consumer_count"
         }
     }
 

@@ -58,16 +58,17 @@ public final class Follower: @unchecked Sendable {
         options.replicaOf = "stream \(stream.name) on \(servers)"
         let store = try await TouristStore.open(at: folder, options: options)
         do {
-            // While the original replaces the stream it is missing or short of this replica.
-            try await StreamReplacement.waitForEnd(of: stream, jetStream: jetStream, progress: progress)
-            let info = try await StreamReading.info(stream, jetStream: jetStream)
             guard let identity = try store.logIdentity() else {
                 throw ReplicationError.invalid("the store at \(folder) has a format-1 log; a replica is restored from the stream into a new folder")
             }
             guard let local = try store.head(at: store.lastSequence) else {
                 throw ReplicationError.storage("the log of \(folder) does not reach its own last event")
             }
-            let next = try await locate(after: local.sequence, info: info, jetStream: jetStream, stream: stream)
+            // While the original replaces the stream it is missing or short of this replica.
+            let next = try await StreamReplacement.reading(stream, jetStream: jetStream, progress: progress) {
+                let info = try await StreamReading.info(stream, jetStream: jetStream)
+                return try await locate(after: local.sequence, info: info, jetStream: jetStream, stream: stream)
+            }
             let follower = Follower(
                 store: store, stream: stream, jetStream: jetStream, servers: servers,
                 reading: StreamReading(jetStream: jetStream, stream: stream, identity: identity, after: local), nextMessage: next)
@@ -148,12 +149,22 @@ public final class Follower: @unchecked Sendable {
                 }
             } catch let error where Replicator.isTransient(error) && !(error is DomainError) {
                 // The stream missing, a consumer gone: a rewrite on the original is no failure.
-                if (try? await lookForRewrite()) != true { shared.withLock { $0.lastError = "\(error)" } }
+                var rewriting = false
+                if Self.mayBeRewrite(error) { rewriting = (try? await lookForRewrite()) == true }
+                if !rewriting { shared.withLock { $0.lastError = "\(error)" } }
                 try? await Task.sleep(for: .milliseconds(250))
             } catch is CancellationError {
                 break
             }
         }
+    }
+
+    /// Whether `error` is what a rewrite's replacement of the stream causes here: a consumer
+    /// gone, a stream missing, a message out of place. Only then is the cluster asked (a check
+    /// on every failure would slow the recovery from an election).
+    private static func mayBeRewrite(_ error: any Error) -> Bool {
+        if case ReplicationError.rewriting = error { return true }
+        return (error as? JetStreamAPIError)?.errorCode == JetStreamAPIError.streamNotFound
     }
 
     /// Whether the original is replacing the stream now; notes it in the status.

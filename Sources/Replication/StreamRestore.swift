@@ -45,16 +45,8 @@ public enum StreamRestore {
     ) async throws -> RestoreReport {
         try checkTarget(folder)
         let jetStream = JetStream(connection)
-        var attempts = 0
-        while true {
-            try await StreamReplacement.waitForEnd(of: stream, jetStream: jetStream, patience: patience, progress: waiting)
-            do {
-                return try await restoreOnce(jetStream: jetStream, stream: stream, to: folder, at: point, progress: progress)
-            } catch {
-                attempts += 1
-                guard attempts < 3, (try? await StreamReplacement.underWay(on: stream, jetStream: jetStream)) != nil else { throw error }
-                waiting?("the stream \(stream.name) began to be rewritten while it was read; the restore starts again when it is done")
-            }
+        return try await StreamReplacement.reading(stream, jetStream: jetStream, patience: patience, progress: waiting) {
+            try await restoreOnce(jetStream: jetStream, stream: stream, to: folder, at: point, progress: progress)
         }
     }
 
@@ -66,7 +58,7 @@ public enum StreamRestore {
         let work = folder + ".restoring"
         let info = try await StreamReading.info(stream, jetStream: jetStream)
         // A replacement that began just before `info` would make a prefix look whole.
-        if try await StreamReplacement.underWay(on: stream, jetStream: jetStream) != nil {
+        if try await StreamReplacement.copyGoesPast(info.state.lastSequence, of: stream, jetStream: jetStream) {
             throw ReplicationError.rewriting("the stream \(stream.name) began to be rewritten as the restore started")
         }
         guard info.state.messages > 0 else {

@@ -14,14 +14,8 @@ extension ReplicationTests {
             let original = temporaryFolder("original"), live = temporaryFolder("live"), later = temporaryFolder("later")
             let restored = temporaryFolder("restored"), stalled = temporaryFolder("stalled")
             defer { for folder in [original, live, later, restored, stalled] { try? FileManager.default.removeItem(atPath: folder) } }
-            let store = try await TouristStore.open(at: original, options: storeOptions())
-            try await addAlbums(store, pins: 3, photos: 2)
-            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let (store, nats, first, options) = try await shippedStore(at: original, on: servers, pins: 3, photos: 2)
             let jetStream = JetStream(nats)
-            var options = ReplicationOptions()
-            options.maxBatchEvents = 4
-            let first = try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options)
-            try await first.shipAvailable()
             let stream = first.stream
             // A replica following live, and one restored now and closed, to be started again later.
             let follower = try await Follower.start(
@@ -36,7 +30,16 @@ extension ReplicationTests {
             try await store.forget(pin)
             try await rewriteStoppedAtReplace(first, store: original, jetStream: jetStream)
             try await jetStream.deleteStream(stream.name)
-            #expect(try await StreamReplacement.underWay(on: stream, jetStream: jetStream)?.written == 0)
+            let copyEnd = try await jetStream.streamInfo(stream.safetyCopy.name).state.lastSequence
+            #expect(try await StreamReplacement.underWay(on: stream, jetStream: jetStream) == StreamReplacement(written: 0, total: copyEnd))
+            // Written back in part: still being replaced, and a reading that ends there is a prefix.
+            _ = try await jetStream.createStream(stream.configuration(replicas: 3))
+            let firstMessage = try await jetStream.message(stream: stream.safetyCopy.name, sequence: 1)
+            _ = try await jetStream.publish(stream.subject, payload: firstMessage.payload, headers: firstMessage.headers)
+            #expect(try await StreamReplacement.underWay(on: stream, jetStream: jetStream) == StreamReplacement(written: 1, total: copyEnd))
+            #expect(try await StreamReplacement.copyGoesPast(1, of: stream, jetStream: jetStream))
+            #expect(try await StreamReplacement.copyGoesPast(copyEnd, of: stream, jetStream: jetStream) == false)
+            #expect(try await StreamReplacement.underWay(on: stream.safetyCopy, jetStream: jetStream) == nil, "a copy has no copy")
 
             #expect(await eventually { follower.status.streamRewriting })
             #expect(follower.status.lastError == nil, "a rewrite is a wait, not a failure")
@@ -85,6 +88,47 @@ extension ReplicationTests {
             try await follower.close()
             #expect(try allEvents(live) == allEvents(original))
             #expect(try allEvents(later) == allEvents(original))
+            try await store.close()
+            await nats.close()
+        }
+    }
+
+    @Test("a follower whose new consumer starts before the message it needs (a stream written back from empty) passes over what it has")
+    func aConsumerStartingEarlyLosesNothing() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = temporaryFolder("original"), live = temporaryFolder("live")
+            defer { for folder in [original, live] { try? FileManager.default.removeItem(atPath: folder) } }
+            let (store, nats, first, options) = try await shippedStore(at: original, on: servers, pins: 2, photos: 2)
+            let jetStream = JetStream(nats)
+            let stream = first.stream
+            let shipped = try await jetStream.streamInfo(stream.name).state.lastSequence
+            var messages: [StoredMessage] = []
+            for sequence in 1...shipped { messages.append(try await jetStream.message(stream: stream.name, sequence: sequence)) }
+
+            // A long fetch: what lands while it waits comes in one answer.
+            let follower = try await Follower.start(
+                connection: nats, stream: stream, folder: live, servers: servers.urls, storeOptions: storeOptions())
+            let following = Task { try await follower.run(pollExpiry: .seconds(4)) }
+
+            // The stream made again, empty, as a rewrite's replace makes it; the follower's new
+            // consumer, asked for the message after the last it has, starts at message 1.
+            try await jetStream.deleteStream(stream.name)
+            _ = try await jetStream.createStream(stream.configuration(replicas: 3))
+            #expect(await eventually { (try? await jetStream.streamInfo(stream.name).state.consumers ?? 0) ?? 0 >= 1 })
+            // Written back, then new events shipped after them, all within one fetch of the follower.
+            for message in messages {
+                _ = try await jetStream.publish(stream.subject, payload: message.payload, headers: message.headers)
+            }
+            try await addAlbums(store, pins: 1, photos: 2, seed: 3)
+            try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options).shipAvailable()
+            #expect(try await jetStream.streamInfo(stream.name).state.lastSequence > shipped)
+
+            #expect(await eventually { follower.store.lastSequence == store.lastSequence }, "\(follower.status)")
+            #expect(follower.store.state == store.state)
+            following.cancel()
+            _ = try? await following.value
+            try await follower.close()
+            #expect(try allEvents(live) == allEvents(original))
             try await store.close()
             await nats.close()
         }

@@ -31,14 +31,8 @@ extension ReplicationTests {
         try await withNATSServers(count: 3) { servers in
             let original = temporaryFolder("original"), copy = temporaryFolder("copy"), early = temporaryFolder("early")
             defer { for folder in [original, copy, early] { try? FileManager.default.removeItem(atPath: folder) } }
-            let store = try await TouristStore.open(at: original, options: storeOptions())
-            try await addAlbums(store, pins: 3, photos: 2)
-            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let (store, nats, first, options) = try await shippedStore(at: original, on: servers, pins: 3, photos: 2)
             let jetStream = JetStream(nats)
-            var options = ReplicationOptions()
-            options.maxBatchEvents = 4
-            let first = try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options)
-            try await first.shipAvailable()
             let messages = try await jetStream.streamInfo(first.stream.name).state.messages
             let shippedBefore = first.acknowledgedEvents
             let photosBefore = storedPhotos(original)
