@@ -33,8 +33,9 @@ struct StreamReplacement: Equatable, Sendable {
 
     /// Waits while a replacement is under way on `stream`, telling `progress` how far it has
     /// come each time that changes. A replacement that does not move for `patience` means its
-    /// replicator stopped: that is an error naming what to do. A check the cluster fails to
-    /// answer counts as no move (a leader election passes; a cluster that stays away does not).
+    /// replicator stopped: that is an error naming what to do. Once a replacement was seen, a
+    /// check the cluster fails to answer counts as no move (a leader election passes; a cluster
+    /// that stays away does not); before, the wait ends, and the reading meets the failure itself.
     static func waitForEnd(
         of stream: ReplicationStream, jetStream: JetStream, patience: Duration = .seconds(60), poll: Duration = .seconds(1),
         progress: (@Sendable (String) -> Void)?
@@ -48,11 +49,15 @@ struct StreamReplacement: Equatable, Sendable {
                 now = try await underWay(on: stream, jetStream: jetStream)
             } catch is CancellationError {
                 throw CancellationError()
+            } catch where seen == nil {
+                // Nothing seen to wait for: the reading's own requests fail as they would have
+                // (JetStream disabled, no such stream), or find a replacement and come back.
+                return
             } catch where Replicator.isTransient(error) && ContinuousClock.now - movedAt < patience {
                 try await Task.sleep(for: poll)
                 continue
             } catch {
-                throw ReplicationError.cluster("cannot look whether the stream \(stream.name) is being rewritten: \(error)")
+                throw ReplicationError.cluster("cannot look whether the stream \(stream.name) is still being rewritten: \(error)")
             }
             guard let now else { return }
             if now != seen {
