@@ -80,15 +80,15 @@ func stop(
 }
 
 /// A store at `folder` with `pins` albums of `photos` photos, shipped whole to the cluster in
-/// messages of at most `maxBatchEvents` events; the store stays open.
+/// messages of at most `maxBatchEvents` events (nil: the replicator's default); the store stays open.
 func shippedStore(
-    at folder: String, on servers: NATSTestServers, pins: Int, photos: Int, maxBatchEvents: Int = 4
+    at folder: String, on servers: NATSTestServers, pins: Int, photos: Int, maxBatchEvents: Int? = 4
 ) async throws -> (store: TouristStore, nats: NATSConnection, replicator: Replicator, options: ReplicationOptions) {
     let store = try await TouristStore.open(at: folder, options: storeOptions())
     try await addAlbums(store, pins: pins, photos: photos)
     let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
     var options = ReplicationOptions()
-    options.maxBatchEvents = maxBatchEvents
+    if let maxBatchEvents { options.maxBatchEvents = maxBatchEvents }
     let replicator = try await Replicator.start(store: folder, connection: nats, servers: servers.urls, options: options)
     try await replicator.shipAvailable()
     return (store, nats, replicator, options)

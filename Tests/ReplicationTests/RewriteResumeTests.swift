@@ -101,12 +101,8 @@ extension ReplicationTests {
         try await withNATSServers { servers in
             let original = temporaryFolder("original")
             defer { try? FileManager.default.removeItem(atPath: original) }
-            let store = try await TouristStore.open(at: original, options: storeOptions())
-            try await addAlbums(store, pins: 2, photos: 1)
-            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let (store, nats, replicator, _) = try await shippedStore(at: original, on: servers, pins: 2, photos: 1, maxBatchEvents: nil)
             let jetStream = JetStream(nats)
-            let replicator = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
-            try await replicator.shipAvailable()
             try await store.forget(try #require(store.state.pins.keys.sorted().first))
             let name = replicator.stream.name
 
@@ -160,12 +156,8 @@ extension ReplicationTests {
         try await withNATSServers(count: 3) { servers in
             let original = temporaryFolder("original")
             defer { try? FileManager.default.removeItem(atPath: original) }
-            let store = try await TouristStore.open(at: original, options: storeOptions())
-            try await addAlbums(store, pins: 1, photos: 1)
+            let (store, nats, first, _) = try await shippedStore(at: original, on: servers, pins: 1, photos: 1, maxBatchEvents: nil)
             try await store.close()
-            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
-            let first = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
-            try await first.shipAvailable()
             var record = try #require(try ReplicationRecord.load(store: original, stream: first.stream.name))
             record.rewrite = .replace
             try record.save(store: original, fileSystem: first.fileSystem)
