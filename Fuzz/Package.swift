@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // Coverage-guided fuzz targets (libFuzzer) for the parsers that read bytes from outside: the
 // event log's segments and batches, snapshot files, JSON-lines imports, Flickr's and Commons' answers,
-// and the NATS client's wire protocol.
+// the NATS client's wire protocol, and replication messages.
 // In its own package, like Benchmarks/, so that the sanitizer build (every module compiled with
 // coverage and AddressSanitizer) stays out of the main build; it uses the main package by path.
 // Build and run with scripts/fuzz; Fuzz/README.md has the details.
@@ -74,6 +74,20 @@ let package = Package(
                 "FuzzSupport",
                 .product(name: "PhotoSources", package: "VirtualTourist"),
                 .product(name: "LogWorkload", package: "VirtualTourist"),
+            ]
+        ),
+        // What a replication stream's reader takes from the cluster: a message's headers and
+        // body through ShippedChainCheck, and what it accepts into a replica's log (LogBuilder,
+        // EventLog.append and appendAsBlock) on the tests' in-memory disk.
+        .executableTarget(
+            name: "FuzzReplication",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "FileIO", package: "VirtualTourist"),
+                .product(name: "NATSClient", package: "VirtualTourist"),
+                .product(name: "Replication", package: "VirtualTourist"),
+                .product(name: "StorageTestSupport", package: "VirtualTourist"),
             ]
         ),
         // What a NATS server sends: NATSWireParser in random splits, headers, URL lists.

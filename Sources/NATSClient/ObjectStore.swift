@@ -147,14 +147,16 @@ public struct ObjectStore: Sendable {
     /// The object's bytes, checked against the size, chunk count and digest of its description.
     public func get(_ name: String) async throws -> [UInt8] {
         guard let info = try await info(name) else { throw ObjectStoreError.notFound(bucket: bucket, name: name) }
+        // The description's size is only a claim until the chunks bear it out: reserve at most
+        // 16 MiB ahead, and compare in its own type, so that a damaged description cannot trap.
         var data: [UInt8] = []
-        data.reserveCapacity(Int(info.size))
+        data.reserveCapacity(Int(min(info.size, 1 << 24)))
         var chunks = 0
         // Chunk by chunk with a message get each, not a consumer: fewer round trips for the
         // usual one-chunk photo, and no consumer to place while the cluster is electing leaders.
         let chunkSubject = "$O.\(bucket).C.\(info.nuid)"
         var next: UInt64 = 1
-        while chunks < info.chunks, data.count <= Int(info.size) {
+        while chunks < info.chunks, UInt64(data.count) <= info.size {
             let message: StoredMessage
             do { message = try await jetStream.nextMessage(stream: streamName, subject: chunkSubject, from: next) } catch let error
                 as JetStreamAPIError where error.errorCode == JetStreamAPIError.noMessageFound

@@ -59,6 +59,11 @@ public struct ReplicationBatch: Equatable, Sendable {
         let first = read(UInt64.self, bytes, at: 4)
         let count = Int(read(UInt32.self, bytes, at: 12))
         guard first >= 1, count >= 1 else { throw fail("it holds no events, or starts before event 1") }
+        // Both before anything is reserved or counted: a count is a claim until the bytes bear it out.
+        guard count <= (crcAt - 48) / Self.perEventSize else {
+            throw fail("it says it holds \(count) events, more than its \(bytes.count) bytes can")
+        }
+        guard first <= UInt64.max - UInt64(count - 1) else { throw fail("its events \(first)… would run past the last sequence number") }
         let head = ChainHash(validating: Array(bytes[16..<48]))!
         var events: [LogEvent] = []
         events.reserveCapacity(count)

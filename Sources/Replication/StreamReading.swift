@@ -1,28 +1,25 @@
 import EventLog
 import NATSClient
 
-/// Reads a store's stream message by message and checks each against the chain: the events
-/// of a message must follow the ones before, chain to the head shipped with them, and come from
-/// one log. Restore and follow read through it.
+/// Reads a store's stream message by message, each checked against the chain
+/// (``ShippedChainCheck``). Restore and follow read through it.
 struct StreamReading {
     let jetStream: JetStream
     let stream: ReplicationStream
-    private(set) var identity: LogIdentity?
+    private var check: ShippedChainCheck
+    var identity: LogIdentity? { check.identity }
     /// The chain after the last checked event.
-    private(set) var chain: EventChain?
+    var chain: EventChain? { check.chain }
 
     init(jetStream: JetStream, stream: ReplicationStream, identity: LogIdentity? = nil, after head: LogHead? = nil) {
         self.jetStream = jetStream
         self.stream = stream
-        self.identity = identity
-        if let head { chain = EventChain(head: head.hash, after: head.sequence) }
+        check = ShippedChainCheck(identity: identity, after: head)
     }
 
     /// Continues the chain from `head` (a replica that holds part of a message rehashes it from
     /// the head before that message).
-    mutating func reposition(after head: LogHead) {
-        chain = EventChain(head: head.hash, after: head.sequence)
-    }
+    mutating func reposition(after head: LogHead) { check.reposition(after: head) }
 
     /// The stream's state, or ``ReplicationError/streamNotFound(_:)``.
     static func info(_ stream: ReplicationStream, jetStream: JetStream) async throws -> StreamInfo {
@@ -39,37 +36,8 @@ struct StreamReading {
     /// The events of one message, checked; none for a message wholly at or before the chain's
     /// position.
     mutating func events(of message: JetStreamMessage) throws -> [LogEvent] {
-        let place = "stream \(stream.name) message \(message.streamSequence)"
-        let summary = try BatchHeader.read(message.headers, where: place)
-        let batch = try ReplicationBatch(decoding: message.payload, where: place)
-        guard summary.first == batch.firstSequence, summary.last == batch.lastSequence, summary.head == batch.head else {
-            throw ReplicationError.malformedMessage("\(place): its headers and its body name different events")
-        }
-        if let identity {
-            guard summary.identity == identity else {
-                throw ReplicationError.conflict("\(place) belongs to the log \(summary.identity.logIDHex), not \(identity.logIDHex)")
-            }
-        } else {
-            identity = summary.identity
-        }
-        if chain == nil { chain = EventChain(head: summary.identity.anchor, after: 0) }
-        let known = chain!.sequence
-        guard batch.firstSequence <= known + 1 else {
-            throw ReplicationError.chainMismatch("\(place) starts at event \(batch.firstSequence), but event \(known + 1) comes next: events are missing")
-        }
-        guard batch.lastSequence > known else { return [] }  // all of it is known already
-        guard batch.firstSequence == known + 1 else {
-            throw ReplicationError.chainMismatch("\(place) starts inside what this copy holds; read from its first event")
-        }
-        var check = chain
-        for event in batch.events { check!.append(event) }
-        guard check!.head == batch.head else {
-            throw ReplicationError.chainMismatch(
-                "\(place)'s events \(batch.firstSequence)…\(batch.lastSequence) do not chain to the head shipped with them"
-                    + " (\(batch.head.description.prefix(16))…): the copy is damaged or was tampered with")
-        }
-        chain = check
-        return batch.events
+        try check.events(
+            headers: message.headers, body: message.payload, place: "stream \(stream.name) message \(message.streamSequence)")
     }
 }
 

@@ -98,7 +98,7 @@ struct StreamRewrite {
         let info = try await StreamReading.info(source, jetStream: jetStream)
         guard info.state.messages > 0 else { return }
         let reader = try Replicator.storage { try LogReader(directory: logDirectory) }
-        var cursor = try Replicator.storage { try reader.events(from: 1) }
+        let cursor = try Replicator.storage { try reader.events(from: 1) }
         var chain = EventChain(head: identity.anchor, after: 0)
         try await StreamReading.forEachMessage(
             jetStream: jetStream, stream: source, from: info.state.firstSequence, through: info.state.lastSequence
@@ -112,7 +112,8 @@ struct StreamRewrite {
                 throw ReplicationError.chainMismatch("\(place) starts at event \(summary.first), where \(chain.sequence + 1) comes next")
             }
             var events: [LogEvent] = []
-            events.reserveCapacity(Int(summary.last - summary.first + 1))
+            // The headers' claim bounds nothing until the log bears it out (below).
+            events.reserveCapacity(Int(min(summary.last - summary.first + 1, 4096)))
             while chain.sequence < summary.last {
                 guard let event = try Replicator.storage({ try cursor.next() }) else {
                     throw ReplicationError.conflict(
@@ -192,7 +193,7 @@ struct StreamRewrite {
     /// Every photo an event left in the log names (an erased event names none).
     private func photosNamed() throws -> Set<String> {
         let reader = try Replicator.storage { try LogReader(directory: logDirectory) }
-        var cursor = try Replicator.storage { try reader.events(from: 1) }
+        let cursor = try Replicator.storage { try reader.events(from: 1) }
         var names = Set<String>()
         var events: [LogEvent] = []
         while let event = try Replicator.storage({ try cursor.next() }) {

@@ -115,6 +115,16 @@ struct JetStreamTests {
                 "$O.photos.M.YWxidW0vcGhvdG8gMS5qcGc=", payload: Array(try JSONEncoder().encode(forged)), headers: headers)
             let error = await #expect(throws: ObjectStoreError.self) { try await store.get("album/photo 1.jpg") }
             guard case .digestMismatch = error else { Issue.record("\(String(describing: error))"); return }
+
+            // Sizes no photo has, up to past Int.max: refused as a mismatch, never a trap or a
+            // reservation of that much memory.
+            for size in [UInt64(1) << 40, UInt64(Int.max) + 1, .max] {
+                forged.size = size
+                _ = try await js.publish(
+                    "$O.photos.M.YWxidW0vcGhvdG8gMS5qcGc=", payload: Array(try JSONEncoder().encode(forged)), headers: headers)
+                let wrongSize = await #expect(throws: ObjectStoreError.self) { try await store.get("album/photo 1.jpg") }
+                guard case .sizeMismatch(_, size, _, 5, 1) = wrongSize else { Issue.record("\(String(describing: wrongSize))"); return }
+            }
             await nats.close()
         }
     }

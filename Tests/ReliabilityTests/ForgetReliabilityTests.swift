@@ -138,7 +138,7 @@ import Glibc
         for cut in 1...total + 1 {
             let disk = base.disk.afterPowerLoss(.keepEverything)
             disk.cutPower(atOperation: cut)
-            try? await Self.forget(on: disk)
+            _ = try? await Self.forget(on: disk)
             let survivor = disk.afterPowerLoss(loss, seed: UInt64(cut))
             let found = await Self.problems(on: survivor, base: base)
             #expect(found.isEmpty, "power cut at I/O \(cut) of \(total) of a forget, \(loss): \(found)")

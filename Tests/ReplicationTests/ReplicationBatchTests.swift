@@ -39,6 +39,29 @@ struct ReplicationBatchTests {
         }
     }
 
+    @Test("a count or a first sequence its bytes cannot bear is refused, checksum and all")
+    func claimsBeyondTheBytesAreRefused() throws {
+        let bytes = ReplicationBatch(events: events(2), head: ChainHash(validating: Array(repeating: 1, count: 32))!).encoded()
+        func with(_ value: some FixedWidthInteger, at offset: Int) -> [UInt8] {
+            var changed = Array(bytes[..<(bytes.count - 4)])
+            withUnsafeBytes(of: value.littleEndian) { changed.replaceSubrange(offset..<offset + $0.count, with: $0) }
+            withUnsafeBytes(of: CRC32C.checksum(changed).littleEndian) { changed.append(contentsOf: $0) }
+            return changed
+        }
+        // Four billion events would be a reservation of hundreds of gigabytes before the first
+        // was read; a first sequence near the end would overflow counting the second.
+        let cases: [([UInt8], String)] = [
+            (with(UInt32.max, at: 12), "more than its"), (with(UInt32(3), at: 12), "ends inside event 3"),
+            (with(UInt64.max, at: 4), "past the last sequence number"),
+        ]
+        for (damaged, reason) in cases {
+            let error = #expect(throws: ReplicationError.self) { _ = try ReplicationBatch(decoding: damaged, where: "test") }
+            #expect(error.map { "\($0)" }?.contains(reason) == true, "\(String(describing: error))")
+        }
+        // The last two sequence numbers there are can still be shipped.
+        #expect(try ReplicationBatch(decoding: with(UInt64.max - 1, at: 4), where: "test").lastSequence == .max)
+    }
+
     @Test("a log rebuilt from another's events has the same head after every event, erased ones too")
     func builderReproducesTheChain() throws {
         let original = temporaryFolder("built-original"), copy = temporaryFolder("built-copy")

@@ -125,7 +125,7 @@ struct ReplicationFaultTests {
             let refused = await #expect(throws: NATSError.self) { _ = try await NATSConnection.connect(wrong, options: quick) }
             #expect(!"\(refused!)".contains("wrong"))
         }
-        await #expect(throws: ReplicationError.self) { _ = try ReplicationStream(name: "has.dots") }
+        #expect(throws: ReplicationError.self) { _ = try ReplicationStream(name: "has.dots") }
         #expect(try allEvents(original) == before)
         #expect(try FileManager.default.subpathsOfDirectory(atPath: original).sorted() == listing)
     }

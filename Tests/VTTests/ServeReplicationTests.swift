@@ -123,7 +123,9 @@ private final class Served {
 
     init(_ cli: CLI, _ arguments: [String]) throws {
         errorFile = cli.home + "/serve-\(UUID().uuidString.prefix(8)).err"
-        FileManager.default.createFile(atPath: errorFile, contents: nil)
+        guard FileManager.default.createFile(atPath: errorFile, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorFile])
+        }
         process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments = ["serve", "--port", "0", "--tiles", "none", "--photos", "demo"] + arguments
         process.environment = cli.environment
