@@ -38,7 +38,7 @@ struct PinSummaryJSON: Encodable {
         place = PlaceJSON(pin.coordinate)?.text
         status = AlbumJSON.name(of: pin.album.status)
         photos = pin.album.slots.count
-        downloaded = pin.album.slots.count { $0.digest != nil }
+        downloaded = pin.album.slotCounts.downloaded
     }
 }
 

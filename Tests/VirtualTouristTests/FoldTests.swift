@@ -46,6 +46,7 @@ import Testing
         downloading.photoReferences = [digest(1): 1]
         #expect(fold(events) == downloading)
         #expect(downloading.pins[pin]!.album.status == .downloading(done: 2, of: 3))
+        #expect(downloading.pins[pin]!.album.slotCounts == (resolved: 2, downloaded: 1), "one failed, one downloaded, one waiting")
         #expect(!downloading.pins[pin]!.album.isNewCollectionEnabled)
 
         // The last photo arrives; removing the first flows the rest up.
@@ -62,6 +63,7 @@ import Testing
         expected.photoReferences = [digest(1): 1, digest(2): 1]
         #expect(complete == expected)
         #expect(complete.pins[pin]!.album.status == .complete)
+        #expect(complete.pins[pin]!.album.slotCounts == (resolved: 2, downloaded: 2))
         #expect(complete.pins[pin]!.album.isNewCollectionEnabled)
 
         // New Collection empties the album into collection 2; its photos are no longer roots.

@@ -1,4 +1,5 @@
 import Places
+import Synchronization
 
 /// A pin's place in words, in `--json` and the web app's JSON: `{"text": "near Arrecife,
 /// Spain", "kind": "near", "name": "Arrecife", "country": "Spain", "country_code": "ES",
@@ -15,6 +16,40 @@ public struct PlaceJSON: Encodable, Sendable, Equatable {
     /// Nil only when the coordinate is not on the Earth (never for a pin the rules accepted)
     /// or the program was built without its place data.
     public init?(_ coordinate: Coordinate) {
+        let key = Self.key(coordinate)
+        if let known = Self.described.withLock({ $0[key] }) {
+            guard let known else { return nil }
+            self = known
+            return
+        }
+        let place = Self(describing: coordinate)
+        Self.described.withLock { known in
+            if known.count >= Self.remembered { known.removeAll(keepingCapacity: true) }
+            known[key] = .some(place)
+        }
+        guard let place else { return nil }
+        self = place
+    }
+
+    /// Places described so far, by their coordinate's bits. The map's every answer names every
+    /// pin's place, and describing one is a search of towns and coastlines: a sixth of
+    /// `GET /api/state` for 1,000 pins in a profile (docs/BENCHMARKS.md). A pin keeps its
+    /// coordinate, so the same places are asked for again and again.
+    private static let described = Mutex<[CoordinateKey: PlaceJSON?]>([:])
+    /// More than any map holds pins; past it the memory starts again.
+    static let remembered = 16_384
+    static var rememberedCount: Int { described.withLock { $0.count } }
+
+    struct CoordinateKey: Hashable {
+        var latitude: UInt64
+        var longitude: UInt64
+    }
+
+    static func key(_ coordinate: Coordinate) -> CoordinateKey {
+        CoordinateKey(latitude: coordinate.latitude.bitPattern, longitude: coordinate.longitude.bitPattern)
+    }
+
+    private init?(describing coordinate: Coordinate) {
         guard let geocoder = try? ReverseGeocoder.bundled(),
             let place = try? geocoder.describe(latitude: coordinate.latitude, longitude: coordinate.longitude)
         else { return nil }

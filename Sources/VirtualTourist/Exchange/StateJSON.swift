@@ -95,7 +95,7 @@ public struct AlbumJSON: Encodable, Sendable {
         page = album.request?.page
         pages = album.pages
         total = album.total
-        downloaded = album.slots.count { $0.digest != nil }
+        downloaded = album.slotCounts.downloaded
         new_collection_enabled = album.isNewCollectionEnabled
         other_photos = album.hasOtherPhotos
         photos = withPhotos ? album.slots.map(PhotoJSON.init) : []
