@@ -88,6 +88,7 @@ let package = Package(
                 .product(name: "NATSClient", package: "VirtualTourist"),
                 .product(name: "Replication", package: "VirtualTourist"),
                 .product(name: "StorageTestSupport", package: "VirtualTourist"),
+                .product(name: "VirtualTourist", package: "VirtualTourist"),
             ]
         ),
         // What a NATS server sends: NATSWireParser in random splits, headers, URL lists.

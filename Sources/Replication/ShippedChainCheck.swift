@@ -39,7 +39,10 @@ public struct ShippedChainCheck: Sendable {
         guard batch.firstSequence <= known + 1 else {
             throw ReplicationError.chainMismatch("\(place) starts at event \(batch.firstSequence), but event \(known + 1) comes next: events are missing")
         }
-        guard batch.lastSequence > known else { return [] }  // all of it is known already
+        guard batch.lastSequence > known else {  // all of it is known already
+            identity = summary.identity
+            return []
+        }
         guard batch.firstSequence == known + 1 else {
             throw ReplicationError.chainMismatch("\(place) starts inside what this copy holds; read from its first event")
         }

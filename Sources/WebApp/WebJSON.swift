@@ -36,9 +36,10 @@ struct PinSummaryJSON: Encodable {
         latitude = pin.coordinate.latitude
         longitude = pin.coordinate.longitude
         place = PlaceJSON(pin.coordinate)?.text
-        status = AlbumJSON.name(of: pin.album.status)
+        let counts = pin.album.slotCounts
+        status = AlbumJSON.name(of: pin.album.status(counts))
         photos = pin.album.slots.count
-        downloaded = pin.album.slotCounts.downloaded
+        downloaded = counts.downloaded
     }
 }
 

@@ -15,13 +15,14 @@ struct PlaceJSONTests {
         for _ in 0..<2 { #expect(PlaceJSON(Coordinate(latitude: 91, longitude: 0)) == nil) }
         #expect(PlaceJSON(Coordinate(latitude: .nan, longitude: 0)) == nil)
 
-        // More places than it keeps: it starts again, and every answer is still the geocoder's.
+        // More places than it keeps: it keeps no more, and every answer is still the geocoder's.
         var described: [(Coordinate, PlaceJSON?)] = []
         for index in 0..<(PlaceJSON.remembered + 50) {
             let place = Coordinate(latitude: -60 + Double(index) * 0.007, longitude: Double(index % 360) - 179.5)
             described.append((place, PlaceJSON(place)))
             #expect(PlaceJSON.rememberedCount <= PlaceJSON.remembered)
         }
+        #expect(PlaceJSON.rememberedCount == PlaceJSON.remembered, "it fills up to its bound")
         for (place, answer) in described.suffix(100) + described.prefix(100) {
             let direct = try? ReverseGeocoder.bundled().describe(latitude: place.latitude, longitude: place.longitude)
             #expect(answer?.text == direct?.text, "\(place)")

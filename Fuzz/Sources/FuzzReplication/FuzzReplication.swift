@@ -1,11 +1,15 @@
 // Fuzzes what a reader of a store's replication stream takes from the cluster
 // (docs/REPLICATION.md, "Messages"): a message's headers and body through ShippedChainCheck, as
-// `vt restore` and `vt follow` read them. Bytes either give checked events or a
-// ReplicationError, never a crash. A batch the check accepts must read back as written, and a
-// replica must take it the two ways replicas take events, on the tests' in-memory disk: built
-// into a new log (LogBuilder, as a restore builds one) and appended to the open log after it
+// a restore reads a stream's first message. Bytes either give checked events or a
+// ReplicationError, never a crash. A batch the check accepts must read back as written; cut in
+// two messages it must read as a follower reads on (a check that holds the first, or one
+// repositioned after it, takes the second; the whole again, another log's, or the second
+// alone are refused and change nothing); and a replica must take it the two ways replicas take
+// events, on the tests' in-memory disk, with the store's pin keys: built into a new log
+// (LogBuilder, as a restore builds one) and appended to the open log after it
 // (EventLog.append, or appendAsBlock when the events include erased ones, as a follower does).
-// Either way the replica's head is the one shipped, it verifies, and it reads back the events.
+// Either way the replica's head is the one shipped, it verifies with its key summaries, and
+// it reads back the events.
 //
 // Input: byte 0 holds the options below; bytes 1 and 2 the length (little-endian) of a header
 // block in NATS form ("NATS/1.0\r\nName: value\r\n\r\n"); then that block; the rest is the body.
@@ -16,6 +20,7 @@ import FuzzSupport
 import NATSClient
 import Replication
 import StorageTestSupport
+import VirtualTourist
 
 struct Options: OptionSet {
     let rawValue: UInt8
@@ -78,12 +83,78 @@ func accepted(_ events: [LogEvent], body: [UInt8], headers: NATSHeaders?, check:
         fatalError("a message accepted once was refused the second time: \(error)")
     }
     require(again.chain == check.chain, "a message read twice moved the chain")
+    if events.count >= 2 { readOn(events, identity: shipped) }
     replicate(events, identity: shipped, head: LogHead(sequence: chain.sequence, hash: chain.head))
+}
+
+/// The events as two messages, read as a follower reads on: after the first, the second gives
+/// the rest, from a check that read the first or one repositioned after it; what does not
+/// follow is refused and leaves the check as it was.
+func readOn(_ events: [LogEvent], identity: LogIdentity) {
+    let cut = events.count / 2
+    var chain = EventChain(head: identity.anchor, after: 0)
+    for event in events[..<cut] { append(event, to: &chain) }
+    let afterFirst = LogHead(sequence: chain.sequence, hash: chain.head)
+    for event in events[cut...] { append(event, to: &chain) }
+    func message(_ part: ArraySlice<LogEvent>, head: ChainHash, logID: [UInt8] = identity.logID) -> (NATSHeaders?, [UInt8]) {
+        let body = ReplicationBatch(events: Array(part), head: head).encoded()
+        return (headers(for: body, logID: logID), body)
+    }
+    let first = message(events[..<cut], head: afterFirst.hash)
+    let second = message(events[cut...], head: chain.head)
+    let whole = message(events[...], head: chain.head)
+    let foreign = message(events[cut...], head: chain.head, logID: Array(repeating: 0xA5, count: 16))
+
+    do {
+        var reading = ShippedChainCheck()
+        require(try reading.events(headers: first.0, body: first.1, place: "first") == Array(events[..<cut]), "the first part read wrong")
+        var repositioned = ShippedChainCheck(identity: identity, after: afterFirst)
+        for (check, name) in [(reading, "reading on"), (repositioned, "repositioned")] {
+            var check = check
+            refused(&check, whole, "the whole, which starts inside what the check holds (\(name))")
+            refused(&check, foreign, "another log's second part (\(name))")
+            let rest = try check.events(headers: second.0, body: second.1, place: "second")
+            require(rest == Array(events[cut...]), "the second part read wrong (\(name))")
+            require(check.chain == chain, "the chain ends wrong (\(name))")
+            require(try check.events(headers: first.0, body: first.1, place: "first again").isEmpty, "the first part again gave events (\(name))")
+        }
+        var fresh = ShippedChainCheck()
+        refused(&fresh, second, "the second part with no first")
+        repositioned.reposition(after: LogHead(sequence: 0, hash: identity.anchor))
+        refused(&repositioned, second, "the second part after a reposition to the start")
+    } catch {
+        fatalError("a part a follower takes was refused: \(error)")
+    }
+}
+
+/// `message` must be refused with an error naming it, and leave `check` as it was.
+func refused(_ check: inout ShippedChainCheck, _ message: (NATSHeaders?, [UInt8]), _ what: String) {
+    let before = (check.identity, check.chain)
+    do {
+        _ = try check.events(headers: message.0, body: message.1, place: "probe")
+        fatalError("\(what) was accepted")
+    } catch let error as ReplicationError {
+        require("\(error)".contains("probe"), "the error does not name the message: \(error)")
+    } catch {
+        fatalError("\(what) was refused with \(type(of: error)), not a ReplicationError: \(error)")
+    }
+    require(check.identity == before.0 && check.chain == before.1, "\(what) changed the check")
+}
+
+/// Adds an event as the log's chain takes it: by its payload, or an erased one by its digest.
+func append(_ event: LogEvent, to chain: inout EventChain) {
+    if let digest = event.erasedDigest {
+        Array(digest).withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
+    } else {
+        chain.append(time: event.timestamp, payload: event.payload)
+    }
 }
 
 /// Builds a replica of the first half of the events and appends the rest to it.
 func replicate(_ events: [LogEvent], identity: LogIdentity, head: LogHead) {
-    var configuration = LogConfiguration()
+    // As a restore and a replica store open theirs: with the pin keys, whose summaries the
+    // verifier compares.
+    var configuration = LogConfiguration().withPinKeys
     configuration.format = .v2
     configuration.blockSize = 512
     configuration.hotTailSegmentSize = 4096
@@ -104,7 +175,7 @@ func replicate(_ events: [LogEvent], identity: LogIdentity, head: LogHead) {
         }
         require(log.head == head, "the replica's head \(log.head) is not the one shipped, \(head)")
         try log.close()
-        let report = try LogVerifier.verify(directory: directory, fileSystem: disk)
+        let report = try LogVerifier.verify(directory: directory, fileSystem: disk, keys: configuration.blockKeys)
         require(report.isClean, "the replica does not verify: \(report.problems)")
         let cursor = try LogReader(directory: directory, fileSystem: disk).events(from: 1)
         var read: [LogEvent] = []
@@ -151,7 +222,7 @@ func fixChain(_ body: inout [UInt8]) {
 }
 
 /// The headers a replicator would write for this body, read from the body itself.
-func headers(for body: [UInt8]) -> NATSHeaders? {
+func headers(for body: [UInt8], logID: [UInt8] = identity.logID) -> NATSHeaders? {
     guard body.count >= 52 else { return nil }
     let first = read(UInt64.self, body, 4)
     let count = UInt64(read(UInt32.self, body, 12))
@@ -159,7 +230,7 @@ func headers(for body: [UInt8]) -> NATSHeaders? {
     guard !overflow else { return nil }
     var headers = NATSHeaders()
     do {
-        try headers.set("Vt-Log-Id", hex(identity.logID))
+        try headers.set("Vt-Log-Id", hex(logID))
         try headers.set("Vt-Origin-Sequence", "0")
         try headers.set("Vt-First", String(first))
         try headers.set("Vt-Last", String(last))

@@ -24,8 +24,7 @@ public struct PlaceJSON: Encodable, Sendable, Equatable {
         }
         let place = Self(describing: coordinate)
         Self.described.withLock { known in
-            if known.count >= Self.remembered { known.removeAll(keepingCapacity: true) }
-            known[key] = .some(place)
+            if known.count < Self.remembered { known[key] = .some(place) }
         }
         guard let place else { return nil }
         self = place
@@ -36,7 +35,8 @@ public struct PlaceJSON: Encodable, Sendable, Equatable {
     /// `GET /api/state` for 1,000 pins in a profile (docs/BENCHMARKS.md). A pin keeps its
     /// coordinate, so the same places are asked for again and again.
     private static let described = Mutex<[CoordinateKey: PlaceJSON?]>([:])
-    /// More than any map holds pins; past it the memory starts again.
+    /// Sixteen times the pins of the benchmark's store. Past it, places are described each time
+    /// they are asked for, as before, and those remembered stay.
     static let remembered = 16_384
     static var rememberedCount: Int { described.withLock { $0.count } }
 

@@ -89,14 +89,15 @@ public struct AlbumJSON: Encodable, Sendable {
 
     init(_ album: Album, photos withPhotos: Bool) {
         collection = album.collection
-        let shown = album.status
+        let counts = album.slotCounts
+        let shown = album.status(counts)
         status = Self.name(of: shown)
         if case .failed(let why) = shown { reason = why }
         page = album.request?.page
         pages = album.pages
         total = album.total
-        downloaded = album.slotCounts.downloaded
-        new_collection_enabled = album.isNewCollectionEnabled
+        downloaded = counts.downloaded
+        new_collection_enabled = shown.allowsNewCollection
         other_photos = album.hasOtherPhotos
         photos = withPhotos ? album.slots.map(PhotoJSON.init) : []
     }

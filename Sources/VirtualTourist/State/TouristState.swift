@@ -74,21 +74,26 @@ public struct Album: Hashable, Sendable {
 
     /// What to show.
     public var status: AlbumStatus {
+        if case .listed = phase { return status(slotCounts) }
+        return status((resolved: 0, downloaded: 0))
+    }
+
+    /// What to show, from the album's ``slotCounts`` taken already (one pass over the slots
+    /// for both, where both are wanted).
+    public func status(_ counts: (resolved: Int, downloaded: Int)) -> AlbumStatus {
         switch phase {
         case .notRequested: return .notRequested
         case .listing: return .listing
         case .failed(let reason): return .failed(reason: reason)
         case .listed:
             if listedPhotoCount == 0 { return .noImages }
-            let done = slotCounts.resolved
-            return done == slots.count ? .complete : .downloading(done: done, of: slots.count)
+            return counts.resolved == slots.count ? .complete : .downloading(done: counts.resolved, of: slots.count)
         }
     }
 
-    /// How many slots are resolved (downloaded or failed) and how many downloaded. One pass
+    /// How many slots are resolved (downloaded or failed) and how many downloaded, in one pass
     /// that reads each slot where it lies: counting through the array's iterator copied every
-    /// slot, retaining and releasing its texts, which made the map's answer for 1,000 albums
-    /// spend a sixth of its time here (docs/BENCHMARKS.md).
+    /// slot, retaining and releasing its texts (docs/BENCHMARKS.md, "The map's answer").
     public var slotCounts: (resolved: Int, downloaded: Int) {
         slots.withUnsafeBufferPointer { buffer in
             var resolved = 0
@@ -108,12 +113,7 @@ public struct Album: Hashable, Sendable {
     public internal(set) var listedPhotoCount = 0
 
     /// New Collection is enabled once nothing is being listed or downloaded.
-    public var isNewCollectionEnabled: Bool {
-        switch status {
-        case .complete, .noImages, .failed: true
-        case .notRequested, .listing, .downloading: false
-        }
-    }
+    public var isNewCollectionEnabled: Bool { status.allowsNewCollection }
 
     /// Whether the photo service has photos beyond this listing, so that New Collection can
     /// show others: false once a listing holds all the service has for the place (one page of
@@ -152,6 +152,14 @@ public enum AlbumStatus: Hashable, Sendable, CustomStringConvertible {
     /// The search found no photos: the album says "No Images".
     case noImages
     case failed(reason: String)
+
+    /// Whether New Collection may be asked for: once nothing is being listed or downloaded.
+    public var allowsNewCollection: Bool {
+        switch self {
+        case .complete, .noImages, .failed: true
+        case .notRequested, .listing, .downloading: false
+        }
+    }
 
     public var description: String {
         switch self {
