@@ -27,7 +27,7 @@ struct ReadRoutes: Sendable {
     /// GET /api/state[?at=SEQ]
     func mapState(_ request: Request) throws -> Response {
         let (state, last) = try state(at: RequestValues.number("at", in: request))
-        return WebResponses.json(MapJSON(state, last: last))
+        return WebResponses.jsonLine { try MapJSON.line(state, last: last) }
     }
 
     /// GET /api/pins/ID[?at=SEQ]

@@ -51,9 +51,18 @@ struct ErrorBody: Encodable {
 enum WebResponses {
     /// Sorted keys and no escaped slashes, the same JSON as `vt --json`.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
-        let text = (try? EventJSON.encodeLine(value)) ?? "{\"error\":{\"code\":\"internal\",\"message\":\"could not encode the answer\"}}"
+        let text = (try? EventJSON.encodeLine(value)) ?? notEncoded
         return bytes(Array(text.utf8), type: "application/json; charset=utf-8", status: status)
     }
+
+    /// A line of JSON written as bytes already (``MapJSON/line(_:last:)``); the same answer as
+    /// ``json(_:status:)`` when it cannot be written.
+    static func jsonLine(_ line: () throws -> [UInt8]) -> Response {
+        let bytes = (try? line()) ?? Array(notEncoded.utf8)
+        return Self.bytes(bytes, type: "application/json; charset=utf-8")
+    }
+
+    private static let notEncoded = "{\"error\":{\"code\":\"internal\",\"message\":\"could not encode the answer\"}}"
 
     static func bytes(_ bytes: [UInt8], type: String, status: HTTPResponse.Status = .ok, cache: String = "no-store") -> Response {
         var headers = HTTPFields()

@@ -57,7 +57,7 @@ struct LogCommand: AsyncParsableCommand {
             // Unbuffered when following, so each event shows (or reaches a pipe) as it lands.
             if follow { FileHandle.standardOutput.write(Data((line + "\n").utf8)) } else { print(line) }
         }
-        if let pinID {
+        if pinID != nil {
             for event in aboutPin where wanted(event) { try show(event) }
         } else {
             try reader.forEachEvent(from: start, through: to) { if wanted($0) { try show($0) } }
