@@ -27,7 +27,7 @@ struct MapLineTests {
     func theLineIsTheEncodersAtTheEdges() throws {
         let coordinates: [(Double, Double)] = [
             (0, -0.0), (90, -180), (-90, 180), (1e-7, -1.5e-5), (45.45887051549815, 98.28178973623386),
-            (-0.1, 179.99999999999997), (12, 34), (5e-324, -5e-324),
+            (-0.1, 179.99999999999997), (12, 34), (Double.leastNonzeroMagnitude, -Double.leastNonzeroMagnitude),
         ]
         var state = TouristState()
         state.sequence = 41
@@ -50,8 +50,24 @@ struct MapLineTests {
             state.pins[id] = Pin(id: id, coordinate: Coordinate(latitude: latitude, longitude: longitude), droppedAt: UInt64(index + 1), album: album)
         }
         #expect(try MapJSON.line(state, last: 99) == Self.encoderBytes(state, last: 99), "pins, no region")
+
+        // No place (off the Earth: the key is left out, not null) and No Images.
+        var noImages = Album()
+        noImages.phase = .listed
+        let offEarth = PinID(91)
+        state.pins[offEarth] = Pin(id: offEarth, coordinate: Coordinate(latitude: 91, longitude: 0), droppedAt: 100, album: noImages)
+        #expect(PlaceJSON(Coordinate(latitude: 91, longitude: 0)) == nil)
+        let withoutPlace = try MapJSON.line(state, last: 100)
+        #expect(withoutPlace == (try Self.encoderBytes(state, last: 100)))
+        #expect(String(decoding: withoutPlace, as: UTF8.self).contains(#""photos":0,"status":"no-images"}"#))
         state.region = MapRegion(center: Coordinate(latitude: -0.0, longitude: 1e-7), latitudeSpan: 180, longitudeSpan: 360)
         let line = try MapJSON.line(state, last: 99)
         #expect(line == (try Self.encoderBytes(state, last: 99)), "\(String(decoding: line, as: UTF8.self))")
+
+        // A number JSON has no text for: refused, as the encoder refuses it.
+        let nowhere = PinID(92)
+        state.pins[nowhere] = Pin(id: nowhere, coordinate: Coordinate(latitude: .nan, longitude: 0), droppedAt: 101, album: Album())
+        #expect(throws: (any Error).self) { _ = try Self.encoderBytes(state, last: 101) }
+        #expect(throws: (any Error).self) { _ = try MapJSON.line(state, last: 101) }
     }
 }

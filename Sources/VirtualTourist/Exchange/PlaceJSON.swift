@@ -24,7 +24,10 @@ public struct PlaceJSON: Encodable, Sendable, Equatable {
         }
         let place = Self(describing: coordinate)
         Self.described.withLock { known in
-            if known.count < Self.remembered { known[key] = .some(place) }
+            // Full: one place makes room, the first in the table's order (as good as any other
+            // and O(1)); the rest stay.
+            if known.count >= Self.remembered { known.remove(at: known.startIndex) }
+            known[key] = .some(place)
         }
         guard let place else { return nil }
         self = place
@@ -35,8 +38,8 @@ public struct PlaceJSON: Encodable, Sendable, Equatable {
     /// `GET /api/state` for 1,000 pins in a profile (docs/BENCHMARKS.md). A pin keeps its
     /// coordinate, so the same places are asked for again and again.
     private static let described = Mutex<[CoordinateKey: PlaceJSON?]>([:])
-    /// Sixteen times the pins of the benchmark's store. Past it, places are described each time
-    /// they are asked for, as before, and those remembered stay.
+    /// Sixteen times the pins of the benchmark's store. Past it, each new place takes the room
+    /// of one remembered, so the memory stays bounded and keeps serving what is asked again.
     static let remembered = 16_384
     static var rememberedCount: Int { described.withLock { $0.count } }
 
