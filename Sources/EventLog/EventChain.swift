@@ -67,6 +67,15 @@ public struct EventChain: Sendable, Equatable {
         append(time: time, digest: Words(digest))
     }
 
+    /// Hashes an event as the log holds it: by its payload, or an erased one by its digest.
+    public mutating func append(_ event: LogEvent) {
+        if let digest = event.erasedDigest {
+            digest.withUnsafeBytes { append(time: event.timestamp, digest: $0) }
+        } else {
+            append(time: event.timestamp, payload: event.payload)
+        }
+    }
+
     /// leaf(i) = SHA-256(0x00 ‖ u64 sequence ‖ i64 time ‖ digest).
     public static func leaf(sequence: UInt64, time: LogTimestamp, digest: [UInt8]) -> ChainHash {
         precondition(digest.count == Format2.digestSize)

@@ -492,14 +492,3 @@ public final class Replicator: @unchecked Sendable {
         }
     }
 }
-
-extension EventChain {
-    /// Adds an event as the log's chain does: by its payload, or an erased one by its digest.
-    mutating func append(_ event: LogEvent) {
-        if let digest = event.erasedDigest {
-            digest.withUnsafeBytes { append(time: event.timestamp, digest: $0) }
-        } else {
-            append(time: event.timestamp, payload: event.payload)
-        }
-    }
-}

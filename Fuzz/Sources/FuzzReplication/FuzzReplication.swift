@@ -93,9 +93,9 @@ func accepted(_ events: [LogEvent], body: [UInt8], headers: NATSHeaders?, check:
 func readOn(_ events: [LogEvent], identity: LogIdentity) {
     let cut = events.count / 2
     var chain = EventChain(head: identity.anchor, after: 0)
-    for event in events[..<cut] { append(event, to: &chain) }
+    for event in events[..<cut] { chain.append(event) }
     let afterFirst = LogHead(sequence: chain.sequence, hash: chain.head)
-    for event in events[cut...] { append(event, to: &chain) }
+    for event in events[cut...] { chain.append(event) }
     func message(_ part: ArraySlice<LogEvent>, head: ChainHash, logID: [UInt8] = identity.logID) -> (NATSHeaders?, [UInt8]) {
         let body = ReplicationBatch(events: Array(part), head: head).encoded()
         return (headers(for: body, logID: logID), body)
@@ -139,15 +139,6 @@ func refused(_ check: inout ShippedChainCheck, _ message: (NATSHeaders?, [UInt8]
         fatalError("\(what) was refused with \(type(of: error)), not a ReplicationError: \(error)")
     }
     require(check.identity == before.0 && check.chain == before.1, "\(what) changed the check")
-}
-
-/// Adds an event as the log's chain takes it: by its payload, or an erased one by its digest.
-func append(_ event: LogEvent, to chain: inout EventChain) {
-    if let digest = event.erasedDigest {
-        Array(digest).withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
-    } else {
-        chain.append(time: event.timestamp, payload: event.payload)
-    }
 }
 
 /// Builds a replica of the first half of the events and appends the rest to it.
@@ -230,18 +221,13 @@ func headers(for body: [UInt8], logID: [UInt8] = identity.logID) -> NATSHeaders?
     guard !overflow else { return nil }
     var headers = NATSHeaders()
     do {
-        try headers.set("Vt-Log-Id", hex(logID))
+        try headers.set("Vt-Log-Id", LogIdentity(logID: logID, origin: identity.origin).logIDHex)
         try headers.set("Vt-Origin-Sequence", "0")
         try headers.set("Vt-First", String(first))
         try headers.set("Vt-Last", String(last))
-        try headers.set("Vt-Head", hex(Array(body[16..<48])))
+        try headers.set("Vt-Head", ChainHash(validating: Array(body[16..<48]))!.description)
     } catch {
         fatalError("the replicator's own headers could not be written: \(error)")
     }
     return headers
-}
-
-func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
 }
