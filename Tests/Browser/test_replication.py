@@ -24,7 +24,9 @@ def nats():
     """One nats-server on a loopback port of its own (a few tries, in case one is taken)."""
     folder = tempfile.mkdtemp(prefix="vt-browser-nats-")
     for _ in range(6):
-        base = random.randrange(300, 1200) * 50
+        # Below the kernel's range for outgoing connections' local ports (32768 on), as the Swift
+        # tests choose theirs (NATSTestServers.basePorts).
+        base = random.randrange(200, 640) * 50
         started = subprocess.run([str(CLUSTER), "start", folder + "/nats", str(base), "--servers", "1"],
                                  capture_output=True, text=True)
         if started.returncode == 0:

@@ -32,7 +32,7 @@ public final class NATSTestServers: Sendable {
         var lastError = ""
         for _ in 0..<6 {
             let directory = NSTemporaryDirectory() + "vt-nats-\(UUID().uuidString.prefix(8))"
-            let base = Int.random(in: 200..<1200) * 50
+            let base = basePorts.randomElement()!
             let result = try await script(["start", directory, String(base), "--servers", String(count)] + auth)
             if result.status == 0 {
                 let urls = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -44,6 +44,18 @@ public final class NATSTestServers: Sendable {
         }
         throw NATSError.invalidArgument("scripts/nats-cluster start failed six times; last: \(lastError)")
     }
+
+    /// Base ports (steps of 50) whose servers' ports all lie below the kernel's range for the
+    /// local ports of outgoing connections. A server killed by a test frees its ports until it
+    /// restarts; in that range any connection may take one meanwhile (the cluster's own servers
+    /// dial each other's routes all the while), and the restart then fails with "address already
+    /// in use", as it once did in CI.
+    static let basePorts: [Int] = {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let lowest = range.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
+        // Room for 40 bases at least, even where the range starts low.
+        return Array(stride(from: 10_000, to: max(lowest - 50, 12_000), by: 50))
+    }()
 
     public func port(_ server: Int) -> Int { basePort + server - 1 }
     public func url(_ server: Int) -> String { "nats://127.0.0.1:\(port(server))" }
