@@ -20,7 +20,7 @@ extension Replicator {
                 guard let name = waiting.popFirst() else { return }
                 group.addTask { (name, try await self.upload(name, askFirst: ask)) }
             }
-            for _ in 0..<max(1, options.concurrentUploads) { startNext() }
+            for _ in 0..<Self.uploadsAtOnce(photos: names.count, limit: options.concurrentUploads) { startNext() }
             while let (name, uploaded) = try await group.next() {
                 if uploaded { try photoList.append(name) }
                 shared.withLock {
@@ -36,6 +36,22 @@ extension Replicator {
                 startNext()
             }
         }
+    }
+
+    /// How many of a batch's `photos` to upload at once: an eighth of them, at least 4 and at
+    /// most `limit`.
+    ///
+    /// ```swift
+    /// Replicator.uploadsAtOnce(photos: 45, limit: 32)     // 6: a live batch, the app committing
+    /// Replicator.uploadsAtOnce(photos: 3_700, limit: 32)  // 32: a backlog
+    /// ```
+    ///
+    /// Every upload is a round of consensus on the cluster's servers, and where they share the
+    /// app's cores a burst of them is what stretched its slowest commits (docs/REPLICATION.md,
+    /// "Where the p99 goes"); a few at a time spread the same work out. The rule steers itself:
+    /// a replicator that falls behind reads larger batches, which upload more at once.
+    static func uploadsAtOnce(photos: Int, limit: Int) -> Int {
+        min(max(1, limit), max(4, (photos + 7) / 8))
     }
 
     /// Puts one photo into the bucket (unless it is there, when `askFirst`); false when the blob

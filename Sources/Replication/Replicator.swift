@@ -23,8 +23,9 @@ public struct ReplicationOptions: Sendable {
     public var linger: Duration = .milliseconds(50)
     /// How long to wait before trying the cluster again after a failure.
     public var retryDelay: Duration = .milliseconds(200)
-    /// Photos uploaded at once: each is a few round trips to the stream's leader, which a
-    /// replicated stream answers only once a majority has the message.
+    /// The most photos uploaded at once: each is a few round trips to the stream's leader, which
+    /// a replicated stream answers only once a majority has the message. A batch uploads fewer
+    /// when it names few (``Replicator/uploadsAtOnce(photos:limit:)``).
     public var concurrentUploads = 32
     /// How long ``Replicator/shipAvailable()`` keeps retrying before it gives up.
     public var giveUpAfter: Duration = .seconds(60)

@@ -78,3 +78,23 @@ struct PhotoUploadTests {
         }
     }
 }
+
+@Suite("How many photos a batch uploads at once")
+struct UploadsAtOnceTests {
+    @Test("a live batch's few photos go up a few at a time; a backlog's as many at once as allowed")
+    func fewForFewManyForMany() {
+        // The app committing: a batch of 50 ms names a handful to a few dozen new photos.
+        #expect(Replicator.uploadsAtOnce(photos: 1, limit: 32) == 4)
+        #expect(Replicator.uploadsAtOnce(photos: 32, limit: 32) == 4)
+        #expect(Replicator.uploadsAtOnce(photos: 45, limit: 32) == 6)
+        // A backlog: a full message names thousands.
+        #expect(Replicator.uploadsAtOnce(photos: 3_700, limit: 32) == 32)
+        #expect(Replicator.uploadsAtOnce(photos: 256, limit: 32) == 32)
+        // The option stays the ceiling, and a ceiling below one still uploads.
+        #expect(Replicator.uploadsAtOnce(photos: 3_700, limit: 2) == 2)
+        #expect(Replicator.uploadsAtOnce(photos: 3_700, limit: 0) == 1)
+        // More photos never upload fewer at once.
+        let counts = (0...600).map { Replicator.uploadsAtOnce(photos: $0, limit: 32) }
+        #expect(zip(counts, counts.dropFirst()).allSatisfy { $0 <= $1 })
+    }
+}
