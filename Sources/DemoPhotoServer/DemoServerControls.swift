@@ -18,6 +18,7 @@ public final class DemoServerControls: Sendable {
         var holdingImages = false
         var allowance = 0
         var waiting: [CheckedContinuation<Void, Never>] = []
+        var mostWaiting = 0
         var searches: [SearchRecord] = []
         var imageRequests = 0
         var stopping = false
@@ -68,6 +69,9 @@ public final class DemoServerControls: Sendable {
 
     /// How many image requests are waiting at the gate.
     public var heldImageRequests: Int { state.withLock { $0.waiting.count } }
+    /// The most image requests that were ever waiting at the gate at once: a test's check that
+    /// a client never had more than so many downloads in flight, read once they are all done.
+    public var mostHeldImageRequests: Int { state.withLock { $0.mostWaiting } }
     /// Every search asked for, in order.
     public var searches: [SearchRecord] { state.withLock { $0.searches } }
     /// Requests being answered now (a delayed one counts until its answer is written).
@@ -101,6 +105,7 @@ public final class DemoServerControls: Sendable {
                     return true
                 }
                 state.waiting.append(continuation)
+                state.mostWaiting = max(state.mostWaiting, state.waiting.count)
                 return false
             }
             if proceed { continuation.resume() }

@@ -250,6 +250,13 @@ public final class EventLog: @unchecked Sendable {
         (compactor?.reports ?? [], compactor?.lastError)
     }
 
+    /// Format 2: waits until background compaction has nothing scheduled or running, so that
+    /// ``backgroundCompactions`` tells everything the rolls and the open so far asked for.
+    /// Returns at once when the log compacts in the foreground only, or is closing.
+    public func waitForBackgroundCompaction() {
+        compactor?.waitUntilIdle()
+    }
+
     /// The sequence number of the last event appended (0 for an empty log).
     public var lastSequence: UInt64 { core.lastSequence }
 

@@ -90,6 +90,14 @@ final class Compactor: @unchecked Sendable {
         return try body()
     }
 
+    /// Waits until nothing is scheduled or running: returns at once without a background
+    /// thread, and when the log is closing.
+    func waitUntilIdle() {
+        monitor.lock()
+        while thread != nil, !stopping, running || pending != nil || summariesWanted { monitor.wait() }
+        monitor.unlock()
+    }
+
     /// Stops the thread, and a compaction in progress at its next check (within a few
     /// thousand events), leaving the segments as they were.
     func stop() {

@@ -125,6 +125,26 @@ final class Harness: Sendable {
         }
     }
 
+    /// Waits (at most `limit`) until the pipeline has no work left and has read every event.
+    func waitUntilIdle(within limit: Duration = .seconds(60)) async throws {
+        let pipeline = pipeline
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await pipeline.waitUntilIdle() }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    throw TimedOut()
+                }
+                defer { group.cancelAll() }
+                try await group.next()!
+            }
+        } catch is TimedOut {
+            let activity = await pipeline.activity
+            Issue.record("the pipeline was still busy: \(activity)")
+            throw TimedOut()
+        }
+    }
+
     /// Waits until the demo server holds `count` image requests at its gate.
     func waitForHeldImages(_ count: Int, within limit: Duration = .seconds(60)) async throws {
         let end = ContinuousClock.now + limit

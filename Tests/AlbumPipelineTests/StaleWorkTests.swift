@@ -106,17 +106,25 @@ import VirtualTourist
             try await harness.waitForHeldImages(harness.options.concurrentDownloads)
             #expect(await harness.pipeline.activity.downloads == Places.count(Places.few))
             let requestsBefore = harness.server.controls.imageRequests
-            try await harness.store.removePin(pin)
+            let removed = try await harness.store.removePin(pin)
             // The downloads end while their images are still held: they were cancelled.
-            let end = ContinuousClock.now + .seconds(5)
-            while await harness.pipeline.activity.downloads > 0, ContinuousClock.now < end {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await harness.waitUntilIdle()
             #expect(await harness.pipeline.activity.isIdle)
-            harness.server.controls.releaseAllImages()
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(harness.server.controls.imageRequests == requestsBefore, "downloads went on after the pin was removed")
             #expect(try harness.events().last?.event == .pinRemoved(pin))
+            // Work that comes later runs to its end, and the removed pin's downloads are not
+            // among it: every image asked for since is the new album's.
+            harness.server.controls.releaseAllImages()
+            let other = try await harness.store.dropPin(at: Places.otherFew)
+            try await harness.eventually("the other album") { $0.pins[other]?.album.status == .complete }
+            try await harness.waitUntilIdle()
+            #expect(
+                harness.server.controls.imageRequests == requestsBefore + Places.count(Places.otherFew),
+                "downloads went on after the pin was removed")
+            let late = try harness.events().filter {
+                guard $0.sequence > removed.sequence, case .photoDownloaded(let photo) = $0.event else { return false }
+                return photo.pin == pin
+            }
+            #expect(late.isEmpty)
         }
     }
 }

@@ -87,8 +87,7 @@ import Testing
 
     @Test func sealedSegmentsAreCompactedInTheBackground() throws {
         let (folder, _, log, appended) = try Self.backgroundCompactedLog(commits: 300)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while log.backgroundCompactions.reports.isEmpty, ContinuousClock.now < deadline { usleep(5_000) }
+        log.waitForBackgroundCompaction()
         #expect(log.backgroundCompactions.lastError == nil)
         #expect(!log.backgroundCompactions.reports.isEmpty)
         try log.close()
@@ -106,8 +105,7 @@ import Testing
         var background = configuration
         background.compactsInBackground = true
         let log = try EventLog.open(at: folder.path, configuration: background)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while log.backgroundCompactions.reports.isEmpty, ContinuousClock.now < deadline { usleep(5_000) }
+        log.waitForBackgroundCompaction()
         #expect(log.backgroundCompactions.lastError == nil)
         #expect(log.backgroundCompactions.reports.count == 1)
         try log.close()
@@ -117,7 +115,7 @@ import Testing
         #expect(try readAll(folder.path).map { Array($0.payload) } == before)
 
         let again = try EventLog.open(at: folder.path, configuration: background)
-        usleep(100_000)
+        again.waitForBackgroundCompaction()
         #expect(again.backgroundCompactions.reports.isEmpty, "nothing was sealed")
         try again.close()
     }

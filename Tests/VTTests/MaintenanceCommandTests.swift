@@ -272,15 +272,19 @@ import Testing
             try await Task.sleep(for: .seconds(120))
             kill(pid, SIGKILL)
         }
-        try await Task.sleep(for: .milliseconds(1500))
+        var data = Data()
+        func readLines(until count: Int) {
+            while data.count(where: { $0 == UInt8(ascii: "\n") }) < count {
+                let more = output.fileHandleForReading.availableData
+                if more.isEmpty { break }  // the follower ended
+                data.append(more)
+            }
+        }
+        // The events already there first: the follower is running before the new one lands.
+        readLines(until: 2)
         let dropped = try vt("pin", "drop", "1", "2", "--store", seeded.folder)
         #expect(dropped.status == 0, "\(dropped.errors)")
-        var data = Data()
-        while data.count(where: { $0 == UInt8(ascii: "\n") }) < 3 {
-            let more = output.fileHandleForReading.availableData
-            if more.isEmpty { break }  // the follower ended
-            data.append(more)
-        }
+        readLines(until: 3)
         kill(pid, SIGKILL)
         follower.waitUntilExit()
         watchdog.cancel()

@@ -278,8 +278,8 @@ import Testing
         func newestSnapshot() throws -> UInt64 {
             try FileManager.default.contentsOfDirectory(atPath: folder.sub("snapshots")).compactMap { UInt64($0.prefix(20)) }.max() ?? 0
         }
-        var waited = 0
-        while try newestSnapshot() < 5_000, waited < 1_000 {
+        var waited = 0  // a wait for the snapshot, not a bound on it: up to 60 s on a loaded machine
+        while try newestSnapshot() < 5_000, waited < 6_000 {
             try await Task.sleep(for: .milliseconds(10))
             waited += 1
         }
