@@ -29,7 +29,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        // Exact: scripts/generate-schemas builds protoc-gen-swift from this same checkout, and the
+        // generated code in Sources/VirtualTourist/Generated is checked against it in CI.
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
