@@ -103,15 +103,7 @@ final class Harness: Sendable {
     ) async throws -> TouristState {
         let store = store
         do {
-            return try await withThrowingTaskGroup(of: TouristState.self) { group in
-                group.addTask { try await store.waitForState(where: condition) }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    throw TimedOut()
-                }
-                defer { group.cancelAll() }
-                return try await group.next()!
-            }
+            return try await Self.first(within: limit) { try await store.waitForState(where: condition) }
         } catch is TimedOut {
             let albums = store.state.pinsInDropOrder.map { pin in
                 let failures = pin.album.slots.compactMap { slot -> String? in
@@ -129,19 +121,27 @@ final class Harness: Sendable {
     func waitUntilIdle(within limit: Duration = .seconds(60)) async throws {
         let pipeline = pipeline
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await pipeline.waitUntilIdle() }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    throw TimedOut()
-                }
-                defer { group.cancelAll() }
-                try await group.next()!
-            }
+            try await Self.first(within: limit) { await pipeline.waitUntilIdle() }
         } catch is TimedOut {
             let activity = await pipeline.activity
             Issue.record("the pipeline was still busy: \(activity)")
             throw TimedOut()
+        }
+    }
+
+    /// What `wait` returns, or ``TimedOut`` once `limit` has passed: a bound that only a hang
+    /// reaches, never one that decides a passing test.
+    private static func first<T: Sendable>(
+        within limit: Duration, _ wait: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await wait() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw TimedOut()
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
         }
     }
 
