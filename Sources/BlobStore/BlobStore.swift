@@ -63,6 +63,7 @@ public final class BlobStore: Sendable {
     func stripe(_ digest: BlobDigest) -> Stripe { stripes[Int(digest.firstByte)] }
 
     public init(directory: String, fileSystem: any FileSystem = PosixFileSystem(), options: BlobStoreOptions = BlobStoreOptions()) throws {
+        let fileSystem = fileSystem.confined(to: directory)
         self.directory = directory
         self.root = Path.join(directory, "sha256")
         self.fileSystem = fileSystem

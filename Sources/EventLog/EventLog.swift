@@ -57,6 +57,7 @@ public final class EventLog: @unchecked Sendable {
         at directory: String, configuration: LogConfiguration = LogConfiguration(),
         fileSystem: any FileSystem = PosixFileSystem()
     ) throws -> EventLog {
+        let fileSystem = fileSystem.confined(to: directory)
         try configuration.validate()
         switch try io("look at \(directory)", { try fileSystem.status(directory) }) {
         case nil:

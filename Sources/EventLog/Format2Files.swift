@@ -212,6 +212,7 @@ public enum LogFormatVersion: Int, Sendable, Hashable, CustomStringConvertible {
 
     /// The format of the log in `directory`, or nil when it holds no data file yet.
     public static func of(directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws -> LogFormatVersion? {
+        let fileSystem = fileSystem.confined(to: directory)
         let listing = try Format2Listing.list(directory, fileSystem)
         if !listing.blockFiles.isEmpty { return .v2 }
         guard let first = listing.segments.first else { return nil }

@@ -81,6 +81,7 @@ public struct LogBuilder {
         directory: String, identity: LogIdentity, configuration: LogConfiguration = LogConfiguration(),
         fileSystem: any FileSystem = PosixFileSystem()
     ) throws {
+        let fileSystem = fileSystem.confined(to: Path.directory(of: directory))
         guard identity.logID.count == LogFormat.segmentLogIDSize else {
             throw LogError(.invalidArgument, "a log id is \(LogFormat.segmentLogIDSize) bytes, not \(identity.logID.count)")
         }

@@ -36,6 +36,7 @@ public final class LogReader {
     ///
     /// - Throws: ``LogError`` `.notALog` when there is no directory or it holds other files.
     public init(directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws {
+        let fileSystem = fileSystem.confined(to: directory)
         self.directory = directory
         self.fileSystem = fileSystem
         guard let status = try io("look at \(directory)", { try fileSystem.status(directory) }) else {

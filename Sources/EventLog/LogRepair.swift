@@ -62,6 +62,7 @@ public enum LogRepair {
     public static func plan(
         directory: String, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil
     ) throws -> RepairPlan {
+        let fileSystem = fileSystem.confined(to: directory)
         var plan = RepairPlan()
         plan.directory = directory
         let reader: LogReader
@@ -104,6 +105,7 @@ public enum LogRepair {
     /// - Throws: ``LogError`` `.locked` when a writer has the log open; `.invalidArgument` when
     ///   the log changed since the plan was made (plan again).
     public static func execute(_ plan: RepairPlan, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil) throws {
+        let fileSystem = fileSystem.confined(to: plan.directory)
         guard plan.isNeeded else { return }
         let directory = plan.directory
         let lock: any HeldLock

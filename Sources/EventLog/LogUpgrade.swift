@@ -59,6 +59,7 @@ public enum LogUpgrade {
         directory: String, configuration: LogConfiguration = LogConfiguration(),
         fileSystem: any FileSystem = PosixFileSystem(), progress: ((UInt64, UInt64) -> Void)? = nil
     ) throws -> UpgradeReport {
+        let fileSystem = fileSystem.confined(to: Path.directory(of: directory))
         let former = formerPath(of: directory), work = workPath(of: directory)
         if try finishInterrupted(directory: directory, fileSystem: fileSystem) {
             var report = UpgradeReport()

@@ -93,6 +93,7 @@ public enum LogVerifier {
         directory: String, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil,
         progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> VerificationReport {
+        let fileSystem = fileSystem.confined(to: directory)
         var report = VerificationReport()
         let reader: LogReader
         do {

@@ -30,10 +30,29 @@ public final class FileLock: HeldLock, @unchecked Sendable {
 
     /// Takes the lock or fails at once; on success writes `holder` (one line) into the file.
     ///
+    /// The file must be the lock's own: a symbolic link at `path` is not followed, and a file
+    /// that is not a regular file or that has other names (hard links) is refused, so that
+    /// whoever can write into the folder cannot make the holder line overwrite another file.
+    ///
     /// - Throws: ``LockHeldError`` naming the current holder when another open file holds
-    ///   the lock; ``IOError`` when the file cannot be opened or written.
+    ///   the lock; ``IOError`` when the file cannot be opened or written, or is not the lock's
+    ///   own (`ELOOP` for a link, `EMLINK` for other names, `ENXIO` for a device or a pipe).
     public static func acquire(at path: String, holder: String) throws -> FileLock {
-        let descriptor = try retryingOnInterrupt("open", path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+        let descriptor = try retryingOnInterrupt("open", path) {
+            open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
+        }
+        return try acquire(descriptor: descriptor, path: path, holder: holder)
+    }
+
+    /// Takes the lock on a file opened for reading and writing; takes over `descriptor` (closed
+    /// on failure). The checks and errors of ``acquire(at:holder:)``.
+    static func acquire(descriptor: Int32, path: String, holder: String) throws -> FileLock {
+        do {
+            try checkRegularFile(descriptor, path: path, forWriting: true)
+        } catch {
+            _ = systemClose(descriptor)
+            throw error
+        }
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }

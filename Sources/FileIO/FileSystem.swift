@@ -45,10 +45,16 @@ public protocol FileSystem: Sendable {
     /// are counted and faulted there). Only for files that are replaced by renaming and never
     /// written in place: see ``MappedFile``.
     func mapForReading(_ path: String) throws -> MappedFile?
+
+    /// This file system, following no symbolic link below `folder` (``PosixFileSystem``); the
+    /// test file systems, whose files live in memory or under a test's own folder, return
+    /// themselves. Storage code confines its file system to the folder it owns when it opens.
+    func confined(to folder: String) -> any FileSystem
 }
 
 extension FileSystem {
     public var allowsReadAhead: Bool { true }
+    public func confined(to folder: String) -> any FileSystem { self }
     public func mapForReading(_ path: String) throws -> MappedFile? { nil }
 }
 

@@ -41,6 +41,9 @@ public struct IOError: Error, Sendable, Hashable, CustomStringConvertible {
         switch code {
         case EROFS: return " (the file system is read-only: the store can be read, not changed)"
         case EACCES, EPERM: return " (permission denied: check the folder's owner and mode)"
+        case ELOOP: return " (a symbolic link stands where the store's own file or folder belongs, and links are not followed: remove it)"
+        case EMLINK: return " (the file has other names, hard links, so it is not the store's own: remove it)"
+        case ENXIO: return " (not a regular file: a device, a pipe or a socket stands where the store's own file belongs; remove it)"
         default: return ""
         }
     }
@@ -74,6 +77,9 @@ public struct IOError: Error, Sendable, Hashable, CustomStringConvertible {
         case EBADF: "EBADF"
         case EMFILE: "EMFILE"
         case ENAMETOOLONG: "ENAMETOOLONG"
+        case ELOOP: "ELOOP"
+        case EMLINK: "EMLINK"
+        case ENXIO: "ENXIO"
         default: "errno \(code)"
         }
     }

@@ -35,11 +35,11 @@ public final class MappedFile: @unchecked Sendable {
 
 extension PosixFileSystem {
     public func mapForReading(_ path: String) throws -> MappedFile? {
-        let descriptor = try retryingOnInterrupt("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
+        let descriptor = try openDescriptor(path, O_RDONLY)
         defer { _ = systemClose(descriptor) }
+        try checkRegularFile(descriptor, path: path, forWriting: false)
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw IOError.current("fstat", path) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw IOError(operation: "mmap", path: path, code: EISDIR) }
         // An empty file has nothing to map (and mmap refuses a length of 0).
         guard info.st_size > 0 else { return MappedFile(mapping: nil, count: 0) }
         guard let count = Int(exactly: info.st_size) else { throw IOError(operation: "mmap", path: path, code: EFBIG) }

@@ -11,37 +11,102 @@ import Darwin
 /// Durability: ``RandomAccessFile/sync()`` is `fdatasync` on Linux and `fcntl(F_FULLFSYNC)` on
 /// Apple systems (plain `fsync` there only reaches the drive's cache); directories are synced
 /// with `fsync` on a descriptor opened on the directory.
+///
+/// Links: a file is never opened through a symbolic link at its own name (`O_NOFOLLOW`), nor
+/// when it is not a regular file, nor for writing when it has other names (hard links). Once
+/// ``confined(to:)`` a folder, nothing below that folder follows a link at any name on the way
+/// (``ConfinedFolder``): the stores, logs and blob folders confine their file system to
+/// themselves when they open.
 public struct PosixFileSystem: FileSystem {
-    public init() {}
+    /// The folder below which no link is followed, when confined.
+    let confinement: ConfinedFolder?
+
+    public init() { confinement = nil }
+
+    /// A file system that follows no symbolic link below `folder` (the folder's own path is
+    /// followed as given). Confining one already confined keeps the outer folder when `folder`
+    /// is inside it.
+    public func confined(to folder: String) -> any FileSystem {
+        if let confinement, confinement.contains(folder) { return self }
+        return PosixFileSystem(confinement: ConfinedFolder(folder))
+    }
+
+    private init(confinement: ConfinedFolder) { self.confinement = confinement }
+
+    /// The names of `path` below the confined folder, or nil when it is outside, is the
+    /// folder itself (reached as its caller named it), or nothing is confined.
+    private func confinedNames(_ path: String) throws -> [String]? {
+        guard let names = try confinement?.names(of: path), !names.isEmpty else { return nil }
+        return names
+    }
 
     public func openFile(_ path: String, _ mode: OpenMode) throws -> any RandomAccessFile {
+        // O_TRUNC waits until the file is known to be the store's own; O_NONBLOCK keeps a
+        // planted pipe from blocking the open (it changes nothing for a regular file).
         let flags: Int32 = switch mode {
         case .readOnly: O_RDONLY
-        case .readWrite: O_RDWR
+        case .readWrite, .createOrTruncate: O_RDWR
         case .createNew: O_RDWR | O_CREAT | O_EXCL
-        case .createOrTruncate: O_RDWR | O_CREAT | O_TRUNC
         }
-        let descriptor = try retryingOnInterrupt("open", path) { open(path, flags | O_CLOEXEC, 0o644) }
-        var info = stat()
-        if fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+        let creates: Int32 = mode == .createOrTruncate ? O_CREAT : 0
+        let descriptor = try openDescriptor(path, flags | creates)
+        do {
+            try checkRegularFile(descriptor, path: path, forWriting: mode != .readOnly)
+            if mode == .createOrTruncate {
+                while ftruncate(descriptor, 0) != 0 {
+                    if errno != EINTR { throw IOError.current("ftruncate", path) }
+                }
+            }
+        } catch {
             _ = systemClose(descriptor)
-            throw IOError(operation: "open", path: path, code: EISDIR)
+            throw error
         }
         return PosixFile(descriptor: descriptor, path: path)
     }
 
+    /// Opens `path` with `flags` plus `O_NOFOLLOW`, `O_NONBLOCK` and `O_CLOEXEC`, below the
+    /// confined folder one name at a time.
+    func openDescriptor(_ path: String, _ flags: Int32) throws -> Int32 {
+        let all = flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        guard let names = try confinedNames(path) else {
+            return try retryingOnInterrupt("open", path) { open(path, all, 0o644) }
+        }
+        return try confinement!.inParent(of: names) { folder, name in
+            try retryingOnInterrupt("open", path) { openat(folder, name, all, 0o644) }
+        }
+    }
+
     public func createDirectory(_ path: String) throws {
+        if let confinement, let names = try confinedNames(path) {
+            try plainCreateDirectory(confinement.root)
+            _ = systemClose(try confinement.openFolder(names[...], creating: true))
+            return
+        }
+        try plainCreateDirectory(path)
+    }
+
+    private func plainCreateDirectory(_ path: String) throws {
         if let existing = try status(path) {
             guard existing.kind == .directory else { throw IOError(operation: "mkdir", path: path, code: ENOTDIR) }
             return
         }
         let parent = Path.directory(of: path)
-        if parent != path, parent != ".", parent != "/" { try createDirectory(parent) }
+        if parent != path, parent != ".", parent != "/" { try plainCreateDirectory(parent) }
         if mkdir(path, 0o755) != 0, errno != EEXIST { throw IOError.current("mkdir", path) }
     }
 
     public func listDirectory(_ path: String) throws -> [String] {
-        guard let directory = opendir(path) else { throw IOError.current("opendir", path) }
+        let descriptor: Int32
+        if let confinement, let names = try confinedNames(path) {
+            descriptor = try confinement.openFolder(names[...])
+        } else {
+            descriptor = try retryingOnInterrupt("open", path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        }
+        guard let directory = fdopendir(descriptor) else {
+            let error = IOError.current("opendir", path)
+            _ = systemClose(descriptor)
+            throw error
+        }
         defer { closedir(directory) }
         var names: [String] = []
         // A directory entry is only as long as its name: never copy the whole `dirent` (that
@@ -54,11 +119,28 @@ public struct PosixFileSystem: FileSystem {
         return names
     }
 
+    /// Below the confined folder, a link is not followed: it is an error (`ELOOP`) naming it,
+    /// wherever it stands on the way.
     public func status(_ path: String) throws -> FileStatus? {
         var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw IOError.current("stat", path)
+        if let confinement, let names = try confinedNames(path) {
+            let found: Bool
+            do {
+                found = try confinement.inParent(of: names) { folder, name in
+                    if fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { return true }
+                    if errno == ENOENT || errno == ENOTDIR { return false }
+                    throw IOError.current("stat", path)
+                }
+            } catch let error as IOError where error.code == ENOENT || error.code == ENOTDIR {
+                return nil
+            }
+            guard found else { return nil }
+            if info.st_mode & S_IFMT == S_IFLNK { throw IOError(operation: "stat", path: path, code: ELOOP) }
+        } else {
+            guard stat(path, &info) == 0 else {
+                if errno == ENOENT || errno == ENOTDIR { return nil }
+                throw IOError.current("stat", path)
+            }
         }
         let kind: FileStatus.Kind = switch info.st_mode & S_IFMT {
         case S_IFREG: .file
@@ -77,18 +159,39 @@ public struct PosixFileSystem: FileSystem {
         )
     }
 
+    /// rename(2) replaces a link at `destination`, never what it points to.
     public func rename(_ source: String, to destination: String) throws {
+        if let confinement, let from = try confinedNames(source), let to = try confinedNames(destination) {
+            try confinement.inParent(of: from) { fromFolder, fromName in
+                try confinement.inParent(of: to) { toFolder, toName in
+                    guard renameat(fromFolder, fromName, toFolder, toName) == 0 else {
+                        throw IOError.current("rename", "\(source) -> \(destination)")
+                    }
+                }
+            }
+            return
+        }
         guard systemRename(source, destination) == 0 else {
             throw IOError.current("rename", "\(source) -> \(destination)")
         }
     }
 
     public func removeFile(_ path: String) throws {
-        guard unlink(path) == 0 else { throw IOError.current("unlink", path) }
+        try unlinking(path, flags: 0, operation: "unlink")
     }
 
     public func removeDirectory(_ path: String) throws {
-        guard rmdir(path) == 0 else { throw IOError.current("rmdir", path) }
+        try unlinking(path, flags: AT_REMOVEDIR, operation: "rmdir")
+    }
+
+    private func unlinking(_ path: String, flags: Int32, operation: String) throws {
+        if let confinement, let names = try confinedNames(path) {
+            try confinement.inParent(of: names) { folder, name in
+                guard unlinkat(folder, name, flags) == 0 else { throw IOError.current(operation, path) }
+            }
+            return
+        }
+        guard unlinkat(AT_FDCWD, path, flags) == 0 else { throw IOError.current(operation, path) }
     }
 
     public func setModificationTime(_ path: String, to time: Duration?) throws {
@@ -102,100 +205,28 @@ public struct PosixFileSystem: FileSystem {
         } else {
             times[1].tv_nsec = utimeNow
         }
-        guard utimensat(AT_FDCWD, path, times, 0) == 0 else { throw IOError.current("utimensat", path) }
+        if let confinement, let names = try confinedNames(path) {
+            try confinement.inParent(of: names) { folder, name in
+                guard utimensat(folder, name, times, AT_SYMLINK_NOFOLLOW) == 0 else { throw IOError.current("utimensat", path) }
+            }
+            return
+        }
+        guard utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW) == 0 else { throw IOError.current("utimensat", path) }
     }
 
     public func lock(_ path: String, holder: String) throws -> any HeldLock {
-        try FileLock.acquire(at: path, holder: holder)
+        try FileLock.acquire(descriptor: openDescriptor(path, O_RDWR | O_CREAT), path: path, holder: holder)
     }
 
     public func syncDirectory(_ path: String) throws {
-        let descriptor = try retryingOnInterrupt("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
+        let descriptor: Int32
+        if let confinement, let names = try confinedNames(path) {
+            descriptor = try confinement.openFolder(names[...])
+        } else {
+            descriptor = try retryingOnInterrupt("open", path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        }
         defer { _ = systemClose(descriptor) }
         guard fsync(descriptor) == 0 else { throw IOError.current("fsync", path) }
-    }
-}
-
-/// An open descriptor. `close` is idempotent in effect: after it, every call throws `EBADF`.
-final class PosixFile: RandomAccessFile {
-    let path: String
-    private var descriptor: Int32
-
-    init(descriptor: Int32, path: String) {
-        self.descriptor = descriptor
-        self.path = path
-    }
-
-    deinit {
-        if descriptor >= 0 { _ = systemClose(descriptor) }
-    }
-
-    private func open() throws -> Int32 {
-        guard descriptor >= 0 else { throw IOError(operation: "use", path: path, code: EBADF) }
-        return descriptor
-    }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        let fd = try open()
-        var done = 0
-        while done < buffer.count {
-            let got = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw IOError.current("pread", path)
-            }
-            if got == 0 { break }
-            done += got
-        }
-        return done
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        let fd = try open()
-        var done = 0
-        while done < bytes.count {
-            let put = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if put < 0 {
-                if errno == EINTR { continue }
-                throw IOError.current("pwrite", path)
-            }
-            done += put
-        }
-    }
-
-    func size() throws -> Int64 {
-        var info = stat()
-        guard fstat(try open(), &info) == 0 else { throw IOError.current("fstat", path) }
-        return Int64(info.st_size)
-    }
-
-    func truncate(to size: Int64) throws {
-        let fd = try open()
-        while ftruncate(fd, off_t(size)) != 0 {
-            if errno != EINTR { throw IOError.current("ftruncate", path) }
-        }
-    }
-
-    func sync() throws {
-        let fd = try open()
-        #if canImport(Darwin)
-        // F_FULLFSYNC asks the drive to flush its cache; some file systems refuse it, and then
-        // fsync is the best that exists.
-        if fcntl(fd, F_FULLFSYNC) == 0 { return }
-        guard fsync(fd) == 0 else { throw IOError.current("fsync", path) }
-        #else
-        while fdatasync(fd) != 0 {
-            if errno != EINTR { throw IOError.current("fdatasync", path) }
-        }
-        #endif
-    }
-
-    func close() throws {
-        guard descriptor >= 0 else { return }
-        let fd = descriptor
-        descriptor = -1
-        // close(2) must not be retried on EINTR (the descriptor is gone either way on Linux).
-        if systemClose(fd) != 0, errno != EINTR { throw IOError.current("close", path) }
     }
 }
 

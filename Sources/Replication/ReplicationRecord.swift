@@ -28,11 +28,16 @@ public struct ReplicationRecord: Codable, Equatable, Sendable {
     static func photosPath(store: String, stream: String) -> String { Path.join(folder(ofStore: store), stream + ".photos") }
 
     /// The record of `stream` in `store`, nil when it never replicated there.
-    public static func load(store: String, stream: String) throws -> ReplicationRecord? {
+    public static func load(
+        store: String, stream: String, fileSystem: any FileSystem = PosixFileSystem()
+    ) throws -> ReplicationRecord? {
+        let fileSystem = fileSystem.confined(to: store)
         let path = path(store: store, stream: stream)
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
         do {
-            return try JSONDecoder().decode(ReplicationRecord.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            guard try fileSystem.exists(path) else { return nil }
+            let file = try fileSystem.openFile(path, .readOnly)
+            defer { try? file.close() }
+            return try JSONDecoder().decode(ReplicationRecord.self, from: Data(try file.readAll()))
         } catch {
             throw ReplicationError.storage("\(path) cannot be read (\(error)); remove it and replication starts from what the cluster says")
         }
@@ -58,31 +63,37 @@ public struct ReplicationRecord: Codable, Equatable, Sendable {
     }
 
     /// The digests listed as uploaded (a torn last line, from a crash, is ignored).
-    static func loadPhotos(store: String, stream: String) -> Set<String> {
-        guard let text = try? String(contentsOfFile: photosPath(store: store, stream: stream), encoding: .utf8) else { return [] }
+    static func loadPhotos(store: String, stream: String, fileSystem: any FileSystem = PosixFileSystem()) -> Set<String> {
+        let fileSystem = fileSystem.confined(to: store)
+        guard let file = try? fileSystem.openFile(photosPath(store: store, stream: stream), .readOnly) else { return [] }
+        defer { try? file.close() }
+        guard let bytes = try? file.readAll() else { return [] }
+        let text = String(decoding: bytes, as: UTF8.self)
         return Set(text.split(separator: "\n").filter { $0.utf8.count == 64 }.map(String.init))
     }
 }
 
-/// Appends uploaded digests to the record's photo list.
+/// Appends uploaded digests to the record's photo list, through the store's confined file
+/// system (no link is followed).
 final class PhotoList {
     private let path: String
-    private var handle: FileHandle
+    private let fileSystem: any FileSystem
+    private var file: any RandomAccessFile
+    private var end: Int64
 
-    init(store: String, stream: String) throws {
+    init(store: String, stream: String, fileSystem: any FileSystem) throws {
         path = ReplicationRecord.photosPath(store: store, stream: stream)
-        if !FileManager.default.fileExists(atPath: path) {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                throw ReplicationError.storage("cannot create \(path)")
-            }
-        }
-        handle = try Self.openForAppending(path)
+        self.fileSystem = fileSystem
+        (file, end) = try Self.openForAppending(path, fileSystem)
     }
 
-    private static func openForAppending(_ path: String) throws -> FileHandle {
-        guard let handle = FileHandle(forWritingAtPath: path) else { throw ReplicationError.storage("cannot open \(path)") }
-        handle.seekToEndOfFile()
-        return handle
+    private static func openForAppending(_ path: String, _ fileSystem: any FileSystem) throws -> (any RandomAccessFile, Int64) {
+        do {
+            let file = try fileSystem.exists(path) ? fileSystem.openFile(path, .readWrite) : fileSystem.openFile(path, .createNew)
+            return (file, try file.size())
+        } catch {
+            throw ReplicationError.storage("cannot open \(path): \(error)")
+        }
     }
 
     /// Writes the list again with just `digests` (replaced atomically), and appends after them.
@@ -91,15 +102,17 @@ final class PhotoList {
         do { try fileSystem.writeAtomically(Array(text.utf8), to: path) } catch {
             throw ReplicationError.storage("cannot write \(path): \(error)")
         }
-        try? handle.close()
-        handle = try Self.openForAppending(path)
+        try? file.close()
+        (file, end) = try Self.openForAppending(path, self.fileSystem)
     }
 
     func append(_ digest: String) throws {
-        do { try handle.write(contentsOf: Array((digest + "\n").utf8)) } catch {
+        let line = Array((digest + "\n").utf8)
+        do { try file.write(line, at: end) } catch {
             throw ReplicationError.storage("cannot note an uploaded photo: \(error)")
         }
+        end += Int64(line.count)
     }
 
-    deinit { try? handle.close() }
+    deinit { try? file.close() }
 }

@@ -105,7 +105,8 @@ public final class Replicator: @unchecked Sendable {
     let bucket: ObjectStore
     let blobs: BlobStore
     let servers: String
-    let fileSystem: any FileSystem = PosixFileSystem()
+    /// Confined to the store folder: its records are written without following a link.
+    let fileSystem: any FileSystem
     let photoList: PhotoList
     let shared: Mutex<Shared>
     // Touched only by the shipping task (``shipAvailable()`` and ``run()`` never overlap).
@@ -175,7 +176,8 @@ public final class Replicator: @unchecked Sendable {
         let bucket = try await clusterCall("create the photo bucket \(stream.bucket)") {
             try await ObjectStore.createOrLookUp(jetStream, bucket: stream.bucket, replicas: replicas)
         }
-        let old = try ReplicationRecord.load(store: folder, stream: stream.name)
+        let fileSystem = PosixFileSystem().confined(to: folder)
+        let old = try ReplicationRecord.load(store: folder, stream: stream.name, fileSystem: fileSystem)
         // While a rewrite replaces the stream, the stream is short or new: the record, checked
         // against the log, says where shipping stands, and the rewrite goes on first.
         let (acknowledged, streamSequence) =
@@ -185,7 +187,7 @@ public final class Replicator: @unchecked Sendable {
                 try await reconcile(stream, jetStream: jetStream, identity: identity, reader: reader, store: folder)
             }
         do {
-            try FileManager.default.createDirectory(atPath: ReplicationRecord.folder(ofStore: folder), withIntermediateDirectories: true)
+            try fileSystem.createDirectoryDurably(ReplicationRecord.folder(ofStore: folder))
         } catch {
             throw ReplicationError.storage("cannot create \(ReplicationRecord.folder(ofStore: folder)): \(error)")
         }
@@ -194,20 +196,22 @@ public final class Replicator: @unchecked Sendable {
             head: acknowledged.hash.description, photosUploaded: old?.photosUploaded ?? 0, photosMissing: old?.photosMissing ?? 0,
             acknowledgedAt: old?.acknowledgedAt, rewrite: old?.rewrite)
         let blobs: BlobStore
-        do { blobs = try BlobStore(directory: Path.join(folder, "blobs")) } catch {
+        do { blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem) } catch {
             throw ReplicationError.storage("the photos of \(folder) cannot be read: \(error)")
         }
         return try Replicator(
             store: folder, stream: stream, identity: identity, options: options, connection: connection, jetStream: jetStream,
-            bucket: bucket, blobs: blobs, servers: servers, reader: reader, record: record, acknowledged: acknowledged)
+            bucket: bucket, blobs: blobs, servers: servers, reader: reader, record: record, acknowledged: acknowledged,
+            fileSystem: fileSystem)
     }
 
     private init(
         store: String, stream: ReplicationStream, identity: LogIdentity, options: ReplicationOptions, connection: NATSConnection,
         jetStream: JetStream, bucket: ObjectStore, blobs: BlobStore, servers: String, reader: LogReader, record: ReplicationRecord,
-        acknowledged: LogHead
+        acknowledged: LogHead, fileSystem: any FileSystem
     ) throws {
         storeFolder = store
+        self.fileSystem = fileSystem
         self.stream = stream
         self.identity = identity
         self.options = options
@@ -217,8 +221,8 @@ public final class Replicator: @unchecked Sendable {
         self.blobs = blobs
         self.servers = servers
         self.reader = reader
-        photoList = try PhotoList(store: store, stream: stream.name)
-        let uploaded = ReplicationRecord.loadPhotos(store: store, stream: stream.name)
+        photoList = try PhotoList(store: store, stream: stream.name, fileSystem: fileSystem)
+        let uploaded = ReplicationRecord.loadPhotos(store: store, stream: stream.name, fileSystem: fileSystem)
         photoListLost = uploaded.isEmpty && acknowledged.sequence > 0
         var record = record
         // The list is what the bucket has from this store; the record's count may lag it (a

@@ -16,6 +16,7 @@ public struct ForgetProgress: Hashable, Sendable {
     /// Reads both from the store folder. A count that is not a number is an error: a reader
     /// cannot tell whether a forget began.
     public static func read(store folder: String, fileSystem: any FileSystem = PosixFileSystem()) throws -> ForgetProgress {
+        let fileSystem = fileSystem.confined(to: folder)
         let underWay = try fileSystem.exists(Path.join(folder, TouristStore.forgetMarkerName))
         return ForgetProgress(begun: try count(in: folder, fileSystem: fileSystem), underWay: underWay)
     }

@@ -60,6 +60,7 @@ public enum StoreAudit {
     public static func verify(
         folder: String, checkPhotoContents: Bool, fileSystem: any FileSystem = PosixFileSystem(), progress: WorkProgress? = nil
     ) throws -> StoreVerification {
+        let fileSystem = fileSystem.confined(to: folder)
         var result = StoreVerification()
         let logPath = Path.join(folder, "log")
         guard (try? fileSystem.status(logPath))??.kind == .directory else {

@@ -39,6 +39,7 @@ public final class StoreReader {
     public static func open(
         at folder: String, fileSystem: any FileSystem = PosixFileSystem(), snapshotInterval: UInt64 = StoreOptions().snapshotInterval
     ) throws -> StoreReader {
+        let fileSystem = fileSystem.confined(to: folder)
         let logPath = Path.join(folder, "log")
         let status: FileStatus?
         do { status = try fileSystem.status(logPath) } catch {

@@ -14,6 +14,7 @@ extension TouristStore {
         at folder: String, options: StoreOptions = StoreOptions(), fileSystem: any FileSystem = PosixFileSystem(),
         progress: ((UInt64, UInt64) -> Void)? = nil
     ) async throws -> UpgradeReport {
+        let fileSystem = fileSystem.confined(to: folder)
         let logPath = Path.join(folder, "log")
         let present = try? fileSystem.status(logPath)
         let former = try? fileSystem.status(LogUpgrade.formerPath(of: logPath))

@@ -53,6 +53,7 @@ public final class TouristStore: Sendable {
     public static func open(
         at folder: String, options: StoreOptions = StoreOptions(), fileSystem: any FileSystem = PosixFileSystem()
     ) async throws -> TouristStore {
+        let fileSystem = fileSystem.confined(to: folder)
         let started = ContinuousClock.now
         try prepare(folder, options: options, fileSystem: fileSystem)
         let snapshots = SnapshotFolder(
