@@ -35,7 +35,7 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
                 // Keep the token out of the address bar and history: set the cookie, then go
                 // to the same page without it.
                 var headers = HTTPFields()
-                headers[.location] = request.uri.path
+                headers[.location] = HomePath.location(request.uri.path)
                 headers[.setCookie] = "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"
                 headers[.cacheControl] = "no-store"
                 return Response(status: .seeOther, headers: headers)
@@ -54,7 +54,8 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
             if let origin = request.headers[.origin], origin != "http://" + host, origin != "https://" + host {
                 throw WebError(.forbidden, "cross-origin", "changes are accepted only from this server's own pages (Origin \(RequestValues.quoted(origin)))")
             }
-            if let site = request.headers[fetchSite], site == "cross-site" || site == "same-site" {
+            // Tokens compare without regard to case (RFC 9110): `CROSS-SITE` is cross-site.
+            if let site = request.headers[fetchSite], ["cross-site", "same-site"].contains(site.lowercased()) {
                 throw WebError(.forbidden, "cross-origin", "changes are accepted only from this server's own pages (Sec-Fetch-Site: \(site))")
             }
         }
