@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
@@ -108,6 +109,8 @@ let package = Package(
             name: "HTTPListening",
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -118,6 +121,7 @@ let package = Package(
             name: "DemoPhotoServer",
             dependencies: [
                 "HTTPListening",
+                "PhotoSources",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

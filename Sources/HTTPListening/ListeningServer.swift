@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -28,14 +29,21 @@ public struct ListeningServer: Sendable {
         public let cause: (any Error)?
     }
 
+    /// - Parameter limits: how long a connection may idle and how many may be open
+    ///   (``ConnectionLimits``).
     public static func listen(
         router: Router<BasicRequestContext>, host: String, port: Int, serverName: String, logLabel: String,
-        gracePeriod: Duration = .seconds(5)
+        gracePeriod: Duration = .seconds(5), limits: ConnectionLimits = ConnectionLimits()
     ) async throws(Failure) -> ListeningServer {
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let failure = Mutex<(any Error)?>(nil)
+        limits.raiseDescriptorLimit()
+        let count = ConnectionCount(limit: limits.maxConnections)
+        let (seconds, attoseconds) = limits.idleTimeout.components
+        let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         let app = Application(
             router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [count.handler()], idleTimeout: idle)),
             configuration: .init(address: .hostname(host, port: port), serverName: serverName),
             onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) },
             logger: Logger(label: logLabel) { _ in SwiftLogNoOpLogHandler() }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPListening
 
 /// How the web app listens and what its pages use.
 public struct WebOptions: Sendable {
@@ -16,6 +17,9 @@ public struct WebOptions: Sendable {
     public var leafletFolder = WebOptions.debianLeafletFolder
     /// The largest request body accepted.
     public var maxBodyBytes = 16 * 1024
+    /// How long a connection may go without a request part arriving, and how many may be
+    /// open at once (``ConnectionLimits``: 15 s and 4,096 by default).
+    public var connectionLimits = ConnectionLimits()
     /// How often an idle live-update stream sends a comment, so dead connections are noticed.
     public var heartbeat: Duration = .seconds(15)
     /// How the store's replication stands now (GET /api/replication), when it is replicated or
@@ -48,7 +52,7 @@ public struct WebOptions: Sendable {
             }
         }
         if !(1024...(1 << 20)).contains(maxBodyBytes) { return "the body limit must be 1 KiB to 1 MiB" }
-        return nil
+        return connectionLimits.problem
     }
 
     /// Loopback addresses: 127.0.0.0/8, ::1 and localhost.

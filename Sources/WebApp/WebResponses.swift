@@ -19,6 +19,9 @@ struct WebError: HTTPResponseError {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var response = WebResponses.json(ErrorBody(error: .init(code: code, message: message)))
         response.status = status
+        // A body refused unread would otherwise be drained before the next request: the
+        // connection closes instead (ConnectionLimits closes it once this is written).
+        if status == .contentTooLarge { response.headers[.connection] = "close" }
         return response
     }
 
@@ -85,6 +88,10 @@ enum RequestValues {
         let contentType = request.headers[.contentType] ?? ""
         guard contentType.lowercased().hasPrefix("application/json") else {
             throw WebError(.unsupportedMediaType, "unsupported-media-type", "send the body as application/json (got \(contentType.isEmpty ? "no Content-Type" : contentType))")
+        }
+        // A body announced larger than the limit is refused before a byte of it is read.
+        if let announced = request.headers[.contentLength].flatMap({ Int($0) }), announced > limit {
+            throw WebError(.contentTooLarge, "too-large", "the request body is larger than \(limit) bytes")
         }
         var request = request
         let buffer: ByteBuffer

@@ -63,7 +63,8 @@ public final class WebServer: Sendable {
         let server: ListeningServer
         do {
             server = try await ListeningServer.listen(
-                router: router, host: options.host, port: options.port, serverName: "VirtualTourist", logLabel: "virtual-tourist.web")
+                router: router, host: options.host, port: options.port, serverName: "VirtualTourist", logLabel: "virtual-tourist.web",
+                limits: options.connectionLimits)
         } catch {
             live.stop()
             throw WebServerError(

@@ -1,0 +1,128 @@
+import Hummingbird
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What one client may hold of a server: how long a connection may go without a whole
+/// request part arriving, and how many connections may be open at once.
+///
+/// - `idleTimeout` bounds, each on its own: the time to send a request's head (a head sent a
+///   byte at a time is not a part until it is whole), the time between two parts of a body, a
+///   body announced and never sent, and a kept-alive connection with no request. A response
+///   being written is never cut (a live stream stays open), and the clock restarts when it ends.
+/// - `maxConnections`: a connection past it is closed as soon as it is accepted, so that slow
+///   or idle clients cannot take every descriptor the process has.
+/// - A response that says `Connection: close` (a refused body's) closes its connection once
+///   written, rather than leaving it to read the rest of a body nobody wants.
+public struct ConnectionLimits: Sendable, Hashable {
+    public var idleTimeout: Duration
+    public var maxConnections: Int
+
+    public init(idleTimeout: Duration = .seconds(15), maxConnections: Int = 4_096) {
+        self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
+    }
+
+    /// Raises the process's soft limit on open files, within its hard limit, so that
+    /// `maxConnections` connections and the store's own files fit (the usual soft limit of
+    /// 1,024 would stop a server at about a thousand connections, whatever the limit says).
+    func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Self.openFiles, &limit) == 0 else { return }
+        let wanted = rlim_t(maxConnections + 1_024)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = min(wanted, limit.rlim_max)
+        _ = setrlimit(Self.openFiles, &limit)
+    }
+
+    #if canImport(Glibc)
+    private static let openFiles = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let openFiles = RLIMIT_NOFILE
+    #endif
+
+    /// What is wrong with these limits, or nil.
+    public var problem: String? {
+        if idleTimeout <= .zero { return "the idle timeout must be more than 0 seconds" }
+        if !(1...1_000_000).contains(maxConnections) { return "the connection limit must be from 1 to 1000000 (got \(maxConnections))" }
+        return nil
+    }
+}
+
+/// Counts a server's open connections and closes each one accepted past the limit.
+final class ConnectionCount: Sendable {
+    let limit: Int
+    private let open = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Connections open now, the refused ones not counted.
+    var current: Int { open.load(ordering: .relaxed) }
+
+    /// The handler each new connection gets.
+    func handler() -> any RemovableChannelHandler { Gate(count: self) }
+
+    /// Takes a place for one connection; false when none is left (and nothing is taken).
+    fileprivate func enter() -> Bool {
+        if open.wrappingAdd(1, ordering: .relaxed).newValue <= limit { return true }
+        open.wrappingSubtract(1, ordering: .relaxed)
+        return false
+    }
+
+    fileprivate func leave() { open.wrappingSubtract(1, ordering: .relaxed) }
+
+    private final class Gate: ChannelDuplexHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPRequestPart
+        typealias OutboundIn = HTTPResponsePart
+        typealias OutboundOut = HTTPResponsePart
+        let count: ConnectionCount
+        private var entered = false
+        private var refused = false
+        private var closesAfterResponse = false
+
+        init(count: ConnectionCount) { self.count = count }
+
+        func channelActive(context: ChannelHandlerContext) {
+            admit(context)
+            context.fireChannelActive()
+        }
+
+        private func admit(_ context: ChannelHandlerContext) {
+            guard !entered, !refused else { return }
+            entered = count.enter()
+            refused = !entered
+            if refused { context.close(promise: nil) }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            leave()
+            context.fireChannelInactive()
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) { leave() }
+
+        private func leave() {
+            if entered { count.leave() }
+            entered = false
+        }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            switch unwrapOutboundIn(data) {
+            case .head(let head):
+                if head.headerFields[.connection]?.lowercased() == "close" { closesAfterResponse = true }
+                context.write(data, promise: promise)
+            case .body:
+                context.write(data, promise: promise)
+            case .end:
+                guard closesAfterResponse else { return context.write(data, promise: promise) }
+                context.writeAndFlush(data, promise: promise)
+                context.close(promise: nil)
+            }
+        }
+    }
+}
