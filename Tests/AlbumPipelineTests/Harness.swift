@@ -11,8 +11,10 @@ import VirtualTourist
 /// them: the real parts, over real HTTP.
 final class Harness: Sendable {
     let folder: String
-    let server: DemoPhotoServer
+    let serverBox: Mutex<DemoPhotoServer>
     let key: String
+    let requiredKey: String?
+    let catalogue: DemoCatalogue
     let storeBox = Mutex<TouristStore?>(nil)
     let pipelineBox = Mutex<AlbumPipeline?>(nil)
     let options: PipelineOptions
@@ -20,6 +22,7 @@ final class Harness: Sendable {
     /// Kept across reopenings, so that ids stay unique.
     let pinIDs = CountingPinIDs()
 
+    var server: DemoPhotoServer { serverBox.withLock { $0 } }
     var store: TouristStore { storeBox.withLock { $0! } }
     var pipeline: AlbumPipeline { pipelineBox.withLock { $0! } }
 
@@ -28,7 +31,8 @@ final class Harness: Sendable {
         searchTimeout: Duration = .seconds(30), catalogue: DemoCatalogue = DemoCatalogue()
     ) async throws -> Harness {
         let server = try await DemoPhotoServer.start(requiredKey: requiredKey, catalogue: catalogue)
-        let harness = Harness(server: server, key: key, options: options, searchTimeout: searchTimeout)
+        let harness = Harness(
+            server: server, key: key, requiredKey: requiredKey, catalogue: catalogue, options: options, searchTimeout: searchTimeout)
         try await harness.open()
         return harness
     }
@@ -61,10 +65,15 @@ final class Harness: Sendable {
         return options
     }
 
-    private init(server: DemoPhotoServer, key: String, options: PipelineOptions, searchTimeout: Duration) {
+    private init(
+        server: DemoPhotoServer, key: String, requiredKey: String?, catalogue: DemoCatalogue, options: PipelineOptions,
+        searchTimeout: Duration
+    ) {
         folder = NSTemporaryDirectory() + "vt-albums-\(UUID().uuidString.prefix(8))"
-        self.server = server
+        serverBox = Mutex(server)
         self.key = key
+        self.requiredKey = requiredKey
+        self.catalogue = catalogue
         self.options = options
         self.searchTimeout = searchTimeout
     }
@@ -77,7 +86,8 @@ final class Harness: Sendable {
         storeOptions.pinIDs = pinIDs
         let store = try await TouristStore.open(at: folder, options: storeOptions)
         let client = FlickrClient(key: try FlickrAPIKey(key), endpoint: server.endpoint, timeout: searchTimeout)
-        let source = FlickrPhotoSource(client: client, downloader: ImageDownloader(timeout: searchTimeout))
+        // As `vt` asks the offline service: wherever it listens now.
+        let source = DemoPhotoSource(server: server, client: client, downloader: ImageDownloader(timeout: searchTimeout))
         let pipeline = try AlbumPipeline(store: store, source: source, options: options)
         storeBox.withLock { $0 = store }
         pipelineBox.withLock { $0 = pipeline }
@@ -88,6 +98,15 @@ final class Harness: Sendable {
     func closeStore() async throws {
         await pipeline.stop()
         try await store.close()
+    }
+
+    /// Stops the photo service and starts it again, on another port, as a restart of the
+    /// program does (the store must be closed).
+    func restartServer() async throws {
+        let old = server
+        await old.stop()
+        let new = try await DemoPhotoServer.start(requiredKey: requiredKey, catalogue: catalogue)
+        serverBox.withLock { $0 = new }
     }
 
     func finish() async {

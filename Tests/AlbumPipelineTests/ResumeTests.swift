@@ -95,3 +95,60 @@ import VirtualTourist
         }
     }
 }
+
+/// The offline service takes a new port on every start; its photos are found again after a
+/// restart (DemoPhotoSource), and an album none of whose photos came says so.
+@Suite struct OfflineRestartTests {
+    @Test func photosListedBeforeARestartComeFromTheServiceAsItIsNow() async throws {
+        try await Harness.with { harness in
+            harness.server.controls.holdImages()
+            let pin = try await harness.store.dropPin(at: Places.few)
+            try await harness.eventually("the listing") { $0.pins[pin]?.album.phase == .listed }
+            try await harness.waitForHeldImages(harness.options.concurrentDownloads)
+            try await harness.closeStore()
+            try await harness.restartServer()
+
+            try await harness.open()
+            let state = try await harness.eventually("the album") { $0.pins[pin]?.album.status == .complete }
+            let album = try #require(state.pins[pin]?.album)
+            #expect(album.slotCounts.downloaded == Places.count(Places.few))
+            #expect(harness.server.controls.imageRequests == Places.count(Places.few))
+        }
+    }
+
+    @Test func anAlbumNoneOfWhosePhotosCameHasFailedAndTryAgainFillsIt() async throws {
+        try await Harness.with { harness in
+            harness.server.controls.failImages { _, _ in .httpStatus(404) }
+            let pin = try await harness.store.dropPin(at: Places.few)
+            let count = Places.count(Places.few)
+            let failed = try await harness.eventually("the failed album") {
+                if case .failed = $0.pins[pin]?.album.status { return true }
+                return false
+            }
+            #expect(failed.pins[pin]?.album.status == .failed(reason: "none of its \(count) photos could be downloaded"))
+            #expect(failed.pins[pin]?.album.isNewCollectionEnabled == true)
+
+            harness.server.controls.failImages(nil)
+            try await harness.pipeline.retry(pin)
+            // The failed photos stay failed until each new try lands: wait for the last one.
+            let done = try await harness.eventually("the album tried again") { $0.pins[pin]?.album.slotCounts.downloaded == count }
+            #expect(done.pins[pin]?.album.status == .complete)
+        }
+    }
+
+    @Test(arguments: [
+        ("http://127.0.0.1:41234/images/123_q.png", "http://127.0.0.1:5000/images/123_q.png"),
+        ("http://localhost:80/images/9_m.png", "http://127.0.0.1:5000/images/9_m.png"),
+        ("http://[::1]:8080/images/9_m.png", "http://127.0.0.1:5000/images/9_m.png"),
+        ("http://127.0.0.1:41234/photos/owner/1", "http://127.0.0.1:41234/photos/owner/1"),
+        ("http://127.0.0.1/images/1.png", "http://127.0.0.1/images/1.png"),
+        ("http://127.0.0.1:4x/images/1.png", "http://127.0.0.1:4x/images/1.png"),
+        ("http://127.0.0.1:41234/images/a/../../etc", "http://127.0.0.1:41234/images/a/../../etc"),
+        ("http://127.0.0.1:41234/images/1.png?x=1", "http://127.0.0.1:41234/images/1.png?x=1"),
+        ("https://live.staticflickr.com/65535/1_q.jpg", "https://live.staticflickr.com/65535/1_q.jpg"),
+        ("http://evil.example:41234/images/1.png", "http://evil.example:41234/images/1.png"),
+    ])
+    func onlyTheOfflineServicesImagesOnLoopbackAreAskedWhereItIsNow(url: String, asked: String) {
+        #expect(DemoPhotoSource.locate(url, at: "http://127.0.0.1:5000") == asked)
+    }
+}

@@ -38,8 +38,9 @@ def nats():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def serve(store, *arguments):
-    env = dict(os.environ, VT_COMMONS_ENDPOINT="http://127.0.0.1:9/w/api.php")
+def serve(store, *arguments, **environment):
+    """`vt serve` on `store` with the offline photo service, `arguments` and `environment` added."""
+    env = dict(os.environ, VT_COMMONS_ENDPOINT="http://127.0.0.1:9/w/api.php", **environment)
     for name in ("FLICKR_API_KEY", "VT_FLICKR_ENDPOINT", "VT_PHOTOS"):
         env.pop(name, None)
     process = subprocess.Popen(

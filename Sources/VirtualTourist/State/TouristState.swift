@@ -87,8 +87,17 @@ public struct Album: Hashable, Sendable {
         case .failed(let reason): return .failed(reason: reason)
         case .listed:
             if listedPhotoCount == 0 { return .noImages }
-            return counts.resolved == slots.count ? .complete : .downloading(done: counts.resolved, of: slots.count)
+            guard counts.resolved == slots.count else { return .downloading(done: counts.resolved, of: slots.count) }
+            // Every photo failed: the album has nothing to show and says so, with Try again,
+            // rather than "complete" with none of them.
+            if counts.downloaded == 0, !slots.isEmpty { return .failed(reason: Self.noneDownloaded(slots.count)) }
+            return .complete
         }
+    }
+
+    /// The reason an album none of whose photos could be downloaded gives.
+    static func noneDownloaded(_ count: Int) -> String {
+        count == 1 ? "its photo could not be downloaded" : "none of its \(count) photos could be downloaded"
     }
 
     /// How many slots are resolved (downloaded or failed) and how many downloaded, in one pass

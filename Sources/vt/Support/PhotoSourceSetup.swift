@@ -112,7 +112,8 @@ struct PhotoSourceSetup {
             server.controls.failImages { _, _ in .delay(.milliseconds(milliseconds)) }
         }
         let client = FlickrClient(key: try FlickrAPIKey(offlineKey), endpoint: server.endpoint)
-        let source = FlickrPhotoSource(client: client, name: "the offline demo photo service at \(server.origin)")
+        // Its photos are found again after a restart, which gives it another port.
+        let source = DemoPhotoSource(server: server, client: client, name: "the offline demo photo service at \(server.origin)")
         return PhotoSourceSetup(source: source, announcement: "photos: \(source.name) (\(why); its photos are generated)", server: server)
     }
 
