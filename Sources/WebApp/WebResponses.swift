@@ -98,6 +98,9 @@ enum RequestValues {
         do { buffer = try await request.collectBody(upTo: limit) } catch {
             throw WebError(.contentTooLarge, "too-large", "the request body is larger than \(limit) bytes")
         }
+        if let key = DuplicateKeys.first(in: buffer.readableBytesView) {
+            throw WebError.badRequest("the body names \"\(key.prefix(40))\" twice; name each field once")
+        }
         do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch {
             throw WebError.badRequest("the body is not the JSON expected: \(describe(error))")
         }

@@ -44,7 +44,8 @@ public final class WebServer: Sendable {
         let pages = try PageRoutes(tileURL: options.tileURL, leafletFolder: options.leafletFolder)
         let live = LiveUpdates(store: store, heartbeat: options.heartbeat)
         let boundPort = Atomic<Int>(0)
-        let router = Router()
+        // HEAD is answered wherever GET is: the same head, no body.
+        let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestGuard(
             token: options.accessToken, checksHost: options.accessToken == nil,
             port: { boundPort.load(ordering: .relaxed) }))

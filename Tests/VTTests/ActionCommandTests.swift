@@ -81,6 +81,10 @@ import Testing
         let cases: [([String], Int32, String)] = [
             (["pin", "drop", "91", "0"], 2, "latitude 91.0 is outside -90…90"),
             (["pin", "drop", "NaN", "0"], 2, "is not a number"),
+            (["pin", "drop", "0x10", "0"], 2, "\"0x10\" is not a number in decimal"),
+            (["pin", "drop", "1", "inf"], 2, "\"inf\" is not a number in decimal"),
+            (["pin", "drop", "1.2.3", "0"], 2, "is not a number in decimal"),
+            (["state", "--at", "-1"], 2, "'-1' is invalid for '--at"),
             (["pin", "drop", "12"], 2, "expected 2 numbers"),
             (["pin", "drop", "1", "2", "3"], 2, "expected 2 numbers"),
             (["pin", "drag", "1111000000000001", "0", "181"], 2, "longitude 181.0 is outside"),

@@ -23,6 +23,8 @@ import WebApp
         Case(method: .POST, path: "/api/pins", json: #"{"latitude": 91, "longitude": 0}"#, status: 400, code: "invalid-place"),
         Case(method: .POST, path: "/api/pins", json: #"{"latitude": 0, "longitude": -180.5}"#, status: 400, code: "invalid-place"),
         Case(method: .POST, path: "/api/pins", json: #"{"latitude": 1e999, "longitude": 0}"#, status: 400, code: "invalid-argument"),
+        Case(method: .POST, path: "/api/pins", json: #"{"latitude": 1, "longitude": 2, "latitude": 80}"#, status: 400, code: "invalid-argument"),
+        Case(method: .POST, path: "/api/pins", json: #"{"latitude": 1, "longitude": 2, "l\u0061titude": 80}"#, status: 400, code: "invalid-argument"),
         Case(method: .POST, path: "/api/pins", json: #"{"latitude": 1}"#, status: 400, code: "invalid-argument"),
         Case(method: .POST, path: "/api/pins", json: #"{"latitude": "north", "longitude": 0}"#, status: 400, code: "invalid-argument"),
         Case(method: .POST, path: "/api/pins", json: "not json", status: 400, code: "invalid-argument"),

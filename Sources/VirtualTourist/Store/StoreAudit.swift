@@ -63,7 +63,12 @@ public enum StoreAudit {
         let fileSystem = fileSystem.confined(to: folder)
         var result = StoreVerification()
         let logPath = Path.join(folder, "log")
-        guard (try? fileSystem.status(logPath))??.kind == .directory else {
+        let status: FileStatus?
+        do { status = try fileSystem.status(logPath) } catch {
+            // A folder it may not read is not a folder without a store.
+            throw TouristStore.storageError(error, "cannot look into \(folder)")
+        }
+        guard status?.kind == .directory else {
             throw DomainError(.notAStore, "\(folder) is not a Virtual Tourist store (it has no log/ folder)")
         }
         result.log = try LogVerifier.verify(directory: logPath, fileSystem: fileSystem, keys: EventCodec.pinKeys) {

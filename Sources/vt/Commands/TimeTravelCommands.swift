@@ -6,7 +6,8 @@ struct StateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state", abstract: "The map and albums as they are now, or were after an event or at a time.")
     @OptionGroup var global: GlobalOptions
-    @Option(help: "The state after this event (0: before anything happened).") var at: UInt64?
+    // Unconditional: `--at -1` is a wrong event number, not a missing one.
+    @Option(parsing: .unconditional, help: "The state after this event (0: before anything happened).") var at: UInt64?
     @Option(help: ArgumentHelp("The state at this time (ISO 8601, a date, or a span before now like 2h).", valueName: "TIME"))
     var atTime: String?
     @Flag(help: "List every album's photos too.") var photos = false

@@ -14,9 +14,27 @@ enum ArgumentValues {
                 + (texts.isEmpty ? "" : ": \(texts.joined(separator: " "))"))
         }
         return try zip(texts, names).map { text, name in
-            guard let value = Double(text), value.isFinite else { throw ValidationError("\(name) \"\(text)\" is not a number") }
+            guard isDecimal(text), let value = Double(text), value.isFinite else {
+                throw ValidationError("\(name) \"\(text)\" is not a number in decimal (like -33.8568)")
+            }
             return value
         }
+    }
+
+    /// Whether `text` is a number as people write one: an optional sign, digits with at most
+    /// one point, an optional exponent. `Double(_:)` alone also reads hexadecimal (`0x10` is
+    /// 16), `inf` and `nan`, which no coordinate is.
+    static func isDecimal(_ text: String) -> Bool {
+        func digits(_ part: Substring) -> Bool { part.unicodeScalars.allSatisfy { ("0"..."9").contains($0) } }
+        var rest = Substring(text)
+        if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
+        let exponentStart = rest.firstIndex { $0 == "e" || $0 == "E" } ?? rest.endIndex
+        let parts = rest[..<exponentStart].split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, parts.contains(where: { !$0.isEmpty }), parts.allSatisfy(digits) else { return false }
+        guard exponentStart < rest.endIndex else { return true }
+        var exponent = rest[rest.index(after: exponentStart)...]
+        if exponent.first == "+" || exponent.first == "-" { exponent = exponent.dropFirst() }
+        return !exponent.isEmpty && digits(exponent)
     }
 
     static func coordinate(_ texts: [String]) throws -> Coordinate {
