@@ -54,7 +54,8 @@ public struct ConnectionLimits: Sendable, Hashable {
     }
 }
 
-/// Counts a server's open connections and closes each one accepted past the limit.
+/// Counts a server's open connections and closes each one accepted past the limit; installs
+/// each connection's ``RequestHeadCheck``.
 final class ConnectionCount: Sendable {
     let limit: Int
     private let open = Atomic<Int>(0)
@@ -86,6 +87,10 @@ final class ConnectionCount: Sendable {
         private var closesAfterResponse = false
 
         init(count: ConnectionCount) { self.count = count }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            RequestHeadCheck.install(in: context)
+        }
 
         func channelActive(context: ChannelHandlerContext) {
             admit(context)

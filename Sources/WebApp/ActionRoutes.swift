@@ -10,7 +10,7 @@ struct ActionRoutes: Sendable {
     let pipeline: AlbumPipeline
     let bodyLimit: Int
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: some RouterMethods<BasicRequestContext>) {
         router.post("/api/pins") { request, _ in try await dropPin(request) }
         router.post("/api/pins/:pin/drag") { request, context in try await dragPin(request, context) }
         router.delete("/api/pins/:pin") { _, context in try await removePin(context) }

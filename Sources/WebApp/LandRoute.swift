@@ -24,7 +24,7 @@ struct LandRoute: Sendable {
         tag = "\"land-\(String(hash, radix: 16))\""
     }
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: some RouterMethods<BasicRequestContext>) {
         router.get("/land.json") { request, _ in try land(request) }
     }
 

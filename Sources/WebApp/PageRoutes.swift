@@ -48,7 +48,7 @@ struct PageRoutes: Sendable {
         contentSecurityPolicy = "default-src 'self'; img-src \(images); style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
     }
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: some RouterMethods<BasicRequestContext>) {
         for (path, name) in Self.pages {
             router.get(RouterPath(path)) { _, _ in try page(name) }
         }

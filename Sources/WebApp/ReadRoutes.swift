@@ -13,7 +13,7 @@ struct ReadRoutes: Sendable {
     let replication: (@Sendable () -> ReplicationView)?
     static let maxEventsPerPage: UInt64 = 1_000
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: some RouterMethods<BasicRequestContext>) {
         router.get("/api/config") { _, _ in WebResponses.json(config) }
         router.get("/api/state") { request, _ in try mapState(request) }
         router.get("/api/pins/:pin") { request, context in try pin(request, context) }

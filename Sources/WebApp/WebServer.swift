@@ -52,14 +52,19 @@ public final class WebServer: Sendable {
         let config = ConfigJSON(
             tiles: options.tileURL, event_types: DomainEvent.typeNames, max_photos: pipeline.options.perPage,
             read_only: store.isReplica, replication: options.replication != nil)
-        pages.add(to: router)
-        try LandRoute().add(to: router)
+        // Routes go in through the recorder, which keeps the methods each path answers.
+        let routes = RouteRecorder(router)
+        pages.add(to: routes)
+        try LandRoute().add(to: routes)
         // Load the place names now, off the request path, so the first page that shows a pin
         // does not wait for them (under a tenth of a second in a release build).
         // A thread of its own: a load on Swift's small cooperative pool would stall it.
         Thread.detachNewThread { _ = try? ReverseGeocoder.bundled() }
-        ReadRoutes(store: store, live: live, config: config, replication: options.replication).add(to: router)
-        ActionRoutes(store: store, pipeline: pipeline, bodyLimit: options.maxBodyBytes).add(to: router)
+        ReadRoutes(store: store, live: live, config: config, replication: options.replication).add(to: routes)
+        ActionRoutes(store: store, pipeline: pipeline, bodyLimit: options.maxBodyBytes).add(to: routes)
+        // Added last, it wraps only the router's answer for what no route takes: a path that
+        // exists, asked with another method, gets 405 and Allow.
+        router.add(middleware: AllowedMethods(routes: routes.table))
 
         let server: ListeningServer
         do {
