@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DemoPhotoServer", targets: ["DemoPhotoServer"]),
         .library(name: "AlbumPipeline", targets: ["AlbumPipeline"]),
         .library(name: "WebApp", targets: ["WebApp"]),
+        .library(name: "RequestReading", targets: ["RequestReading"]),
         .executable(name: "vt", targets: ["vt"]),
         // Test support, a product so that the fuzz targets (Fuzz/) read logs on the same
         // in-memory disk as the tests.
@@ -131,6 +132,9 @@ let package = Package(
         // Turns pins into albums: pre-fetch, listing, bounded parallel downloads, New
         // Collection, cancellation of stale work, resuming what the log says is pending.
         .target(name: "AlbumPipeline", dependencies: ["VirtualTourist", "PhotoSources", "LogWorkload"]),
+        // What the web app reads from requests (bodies, the path after a token link), apart
+        // from the server so that the fuzz targets read it without HTTP.
+        .target(name: "RequestReading", dependencies: ["VirtualTourist"]),
         // The web app: pages, JSON routes, live updates and photos over HTTP (Hummingbird), on
         // top of the store and the album pipeline. It knows HTTP, not how the log is laid out.
         .target(
@@ -141,6 +145,7 @@ let package = Package(
                 "BlobStore",
                 "HTTPListening",
                 "Places",
+                "RequestReading",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -248,7 +253,8 @@ let package = Package(
         .testTarget(
             name: "WebAppTests",
             dependencies: [
-                "WebApp", "VirtualTourist", "AlbumPipeline", "PhotoSources", "DemoPhotoServer", "StorageTestSupport", "TouristWorkload",
+                "WebApp", "RequestReading", "VirtualTourist", "AlbumPipeline", "PhotoSources", "DemoPhotoServer", "StorageTestSupport",
+                "TouristWorkload",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // Coverage-guided fuzz targets (libFuzzer) for the parsers that read bytes from outside: the
 // event log's segments and batches, snapshot files, JSON-lines imports, Flickr's and Commons' answers,
-// the NATS client's wire protocol, and replication messages.
+// the NATS client's wire protocol, replication messages, and what the web app reads from requests.
 // In its own package, like Benchmarks/, so that the sanitizer build (every module compiled with
 // coverage and AddressSanitizer) stays out of the main build; it uses the main package by path.
 // Build and run with scripts/fuzz; Fuzz/README.md has the details.
@@ -88,6 +88,16 @@ let package = Package(
                 .product(name: "NATSClient", package: "VirtualTourist"),
                 .product(name: "Replication", package: "VirtualTourist"),
                 .product(name: "StorageTestSupport", package: "VirtualTourist"),
+                .product(name: "VirtualTourist", package: "VirtualTourist"),
+            ]
+        ),
+        // What the web app reads from a request itself: JSON bodies, duplicate keys, the path
+        // a token link goes on to, pin ids.
+        .executableTarget(
+            name: "FuzzRequests",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "RequestReading", package: "VirtualTourist"),
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
             ]
         ),

@@ -1,5 +1,6 @@
 import AlbumPipeline
 import Hummingbird
+import RequestReading
 import VirtualTourist
 
 /// The routes that change things: each is one store action, checked by the store's rules

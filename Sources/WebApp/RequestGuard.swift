@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import RequestReading
 import Synchronization
 
 /// The checks every request passes before a route sees it:

@@ -87,26 +87,6 @@ struct PinSummaryJSON: Encodable {
     }
 }
 
-/// A place in a request body: `{"latitude": 48.85, "longitude": 2.29}`.
-struct PlaceBody: Decodable {
-    var latitude: Double
-    var longitude: Double
-
-    var coordinate: Coordinate { Coordinate(latitude: latitude, longitude: longitude) }
-}
-
-/// A region in a request body, as ``RegionJSON`` writes it.
-struct RegionBody: Decodable {
-    var latitude: Double
-    var longitude: Double
-    var latitude_span: Double
-    var longitude_span: Double
-
-    var region: MapRegion {
-        MapRegion(center: Coordinate(latitude: latitude, longitude: longitude), latitudeSpan: latitude_span, longitudeSpan: longitude_span)
-    }
-}
-
 /// A page of the log (GET /api/events).
 struct EventPageJSON: Encodable {
     var events: [EventJSON]

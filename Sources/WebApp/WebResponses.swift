@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import RequestReading
 import VirtualTourist
 
 /// A request the web app refuses, answered as `{"error": {"code": …, "message": …}}` with its
@@ -98,11 +99,8 @@ enum RequestValues {
         do { buffer = try await request.collectBody(upTo: limit) } catch {
             throw WebError(.contentTooLarge, "too-large", "the request body is larger than \(limit) bytes")
         }
-        if let key = DuplicateKeys.first(in: buffer.readableBytesView) {
-            throw WebError.badRequest("the body names \"\(key.prefix(40))\" twice; name each field once")
-        }
-        do { return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView)) } catch {
-            throw WebError.badRequest("the body is not the JSON expected: \(describe(error))")
+        do { return try BodyDecoder.decode(T.self, from: buffer.readableBytesView) } catch {
+            throw WebError.badRequest(error.message)
         }
     }
 
@@ -126,16 +124,5 @@ enum RequestValues {
     static func quoted(_ text: String) -> String {
         let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
         return "\"" + shown + "\""
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): "\(key.stringValue) is missing"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
-        case DecodingError.dataCorrupted(let context):
-            context.codingPath.isEmpty ? "it is not JSON" : "\(context.codingPath.map(\.stringValue).joined(separator: ".")) is not valid"
-        default: "\(error)"
-        }
     }
 }

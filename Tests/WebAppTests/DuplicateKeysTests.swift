@@ -1,5 +1,5 @@
+import RequestReading
 import Testing
-@testable import WebApp
 
 /// A body that names a key twice in one object is refused (docs/SECURITY.md); the same key in
 /// different objects, or as a value, is not a duplicate.

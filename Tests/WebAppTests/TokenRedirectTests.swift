@@ -1,5 +1,6 @@
+import RequestReading
 import Testing
-@testable import WebApp
+import WebApp
 
 /// A link with `?token=` sets the cookie and goes to the same page without the token; it
 /// must never take the person, token in hand, to another site (docs/SECURITY.md).

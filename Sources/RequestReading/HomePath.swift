@@ -1,11 +1,11 @@
-/// Where a visit with `?token=` is sent on to once ``RequestGuard`` has set the cookie: the
+/// Where a visit with `?token=` is sent on to once the web app has set the token's cookie: the
 /// same path on this server, and never another site.
-enum HomePath {
+public enum HomePath {
     /// The request's path when a browser can only read it as a path of this server; the map
     /// page otherwise. A path a browser could read as another host (`//host`, `/\host`), or
     /// that holds anything but the characters of a path (RFC 3986; a browser drops tabs and
     /// line breaks and turns backslashes into slashes), goes to `/`.
-    static func location(_ path: String) -> String {
+    public static func location(_ path: String) -> String {
         guard path.hasPrefix("/"), !path.hasPrefix("//"), path.utf8.allSatisfy(isPathByte) else { return "/" }
         return path
     }

@@ -5,10 +5,10 @@
 /// that names a key twice is refused instead (RFC 8259 says names SHOULD be unique; I-JSON,
 /// RFC 7493, says MUST). Keys compare after their escapes are read: `"a"` and `"\u0061"` are
 /// one key.
-enum DuplicateKeys {
+public enum DuplicateKeys {
     /// The first key named twice in one object, or nil (nil too for bytes that are not JSON:
     /// the decoder says what is wrong with those).
-    static func first(in bytes: some Collection<UInt8>) -> String? {
+    public static func first(in bytes: some Collection<UInt8>) -> String? {
         let bytes = Array(bytes)
         // One frame per open object or array: the keys an object has named so far.
         var frames: [(keys: Set<String>, isObject: Bool)] = []
