@@ -1,4 +1,3 @@
-import Hummingbird
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
