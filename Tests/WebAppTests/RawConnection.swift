@@ -92,19 +92,25 @@ final class RawConnection: Sendable {
     }
 
     /// What the server sent until `enough` says so or the server closed the connection (then
-    /// `closed`), or until `limit`. It polls without blocking, so the server's tasks keep the
-    /// threads they share with the tests.
-    func read(limit: Duration = .seconds(60), until enough: ([UInt8]) -> Bool) async -> (bytes: [UInt8], closed: Bool) {
+    /// `closed`), or until `limit`. It waits in `poll` for the server to send or close, on a
+    /// thread of its own, so the servers' tasks keep the pool they share with the tests.
+    func read(limit: Duration = .seconds(60), until enough: @escaping @Sendable ([UInt8]) -> Bool) async -> (bytes: [UInt8], closed: Bool) {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.readWaiting(limit: limit, until: enough)) }
+        }
+    }
+
+    private func readWaiting(limit: Duration, until enough: ([UInt8]) -> Bool) -> (bytes: [UInt8], closed: Bool) {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline, !enough(received) {
+        while !enough(received) {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return (received, false) }
+            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, 0)
-            if ready == 0 || (ready < 0 && errno == EINTR) {
-                try? await Task.sleep(for: .milliseconds(20))
-                continue
-            }
+            let ready = poll(&entry, 1, milliseconds)
+            if ready == 0 || (ready < 0 && errno == EINTR) { continue }
             if ready < 0 { return (received, true) }
             let got = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if got <= 0 { return (received, true) }  // closed (0) or reset (-1): either way, gone
