@@ -172,9 +172,13 @@ struct JetStreamTests {
             let nats = try await NATSConnection.connect(servers.url(1), options: testOptions())
             let js = JetStream(nats, timeout: .seconds(20))
             _ = try await js.createStream(StreamConfig(name: "REFILLED", subjects: ["refilled.>"]))
-            let early = try await js.pullConsumer(stream: "REFILLED", from: .sequence(4))
+            // Ephemeral consumers go after their inactivity threshold without a fetch (30 s by
+            // default): on a loaded CI machine the publishes between making `early` and reading
+            // it once took longer, and the server then let the fetch go unanswered. This test is
+            // about where a consumer starts, so its consumers stay for as long as it may run.
+            let early = try await js.pullConsumer(stream: "REFILLED", from: .sequence(4), inactiveThreshold: .seconds(3600))
             for number in 1...2 { _ = try await js.publish("refilled.events", payload: [UInt8(number)]) }
-            let later = try await js.pullConsumer(stream: "REFILLED", from: .sequence(4))
+            let later = try await js.pullConsumer(stream: "REFILLED", from: .sequence(4), inactiveThreshold: .seconds(3600))
             for number in 3...5 { _ = try await js.publish("refilled.events", payload: [UInt8(number)]) }
             #expect(try await early.next(batch: 10, expires: .seconds(2)).map(\.streamSequence) == [1, 2, 3, 4, 5])
             #expect(try await later.next(batch: 10, expires: .seconds(2)).map(\.streamSequence) == [3, 4, 5])

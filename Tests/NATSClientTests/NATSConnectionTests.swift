@@ -216,8 +216,11 @@ struct NATSConnectionTests {
                 .trimmingCharacters(in: .whitespacesAndNewlines)))
             kill(pid, SIGSTOP)
             defer { kill(pid, SIGCONT) }
-            #expect(await eventually { nats.reconnectCount == 1 && nats.isConnected }, "moved off the hung server")
-            #expect(nats.connectedServer?.port != servers.port(1))
+            // Not "exactly one reconnect": with pings every 300 ms a loaded machine may also drop
+            // a server that is merely slow, which is the same rule working.
+            #expect(
+                await eventually { nats.reconnectCount >= 1 && nats.isConnected && nats.connectedServer?.port != servers.port(1) },
+                "moved off the hung server")
             try await nats.flush()
             await nats.close()
         }

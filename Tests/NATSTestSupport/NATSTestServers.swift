@@ -143,8 +143,10 @@ public func testOptions(connectTimeout: Duration = .seconds(10)) -> NATSOptions 
     return options
 }
 
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-public func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async rethrows -> Bool {
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held. The timeout
+/// only bounds how long a failing test hangs: it is long, since the full suite on two cores
+/// once took over 30 s for a reconnect that takes under one alone.
+public func eventually(timeout: Duration = .seconds(120), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
