@@ -63,7 +63,9 @@ let package = Package(
         // land the offline map draws. Knows coordinates, not pins.
         .target(name: "Places", dependencies: ["CZlib"], resources: [.copy("Resources")]),
         // The small file-system interface every durable write goes through.
-        .target(name: "FileIO"),
+        .target(name: "FileIO", dependencies: ["COpenBeneath"]),
+        // openat2(2), which glibc does not wrap: a confined path resolved in one call.
+        .target(name: "COpenBeneath"),
         // Content-addressed blobs (photos): durable writes, leases, garbage collection.
         .target(
             name: "BlobStore",

@@ -113,16 +113,23 @@ extension BlobStore {
             return
         }
         let stripe = stripes[Int(stripeIndex)]
+        // The folder is held open: each file is one lookup from it (under a confined file
+        // system a path would be walked from the store's folder down, twice per file).
+        let handle: any FolderHandle
         let names: [String]
-        do { names = try fileSystem.listDirectory(folderPath) } catch { throw BlobError.io(error, "list \(folderPath)") }
+        do {
+            handle = try fileSystem.openFolder(folderPath)
+            names = try handle.names()
+        } catch {
+            throw BlobError.io(error, "list \(folderPath)")
+        }
         for name in names.sorted() {
-            let path = Path.join(folderPath, name)
             if name.hasPrefix("."), name.hasSuffix(".tmp") {
-                try collectTemporary(path, stripe: stripe, grace: grace, now: now, dryRun: dryRun, report: &report)
+                try collectTemporary(name, in: handle, stripe: stripe, grace: grace, now: now, dryRun: dryRun, report: &report)
                 continue
             }
             guard let digest = BlobDigest(hex: folder + name) else {
-                report.strayFiles.append(path)
+                report.strayFiles.append(Path.join(folderPath, name))
                 continue
             }
             report.scanned += 1
@@ -130,7 +137,7 @@ extension BlobStore {
                 report.keptReferenced += 1
                 continue
             }
-            guard let status = try? fileSystem.status(path) else { continue }
+            guard let status = try? handle.status(name) else { continue }
             if now - status.modificationTime < grace {
                 report.keptInGrace += 1
                 continue
@@ -141,7 +148,7 @@ extension BlobStore {
             let outcome: Outcome = try stripe.guarded.withLock { guarded in
                 if guarded.leases[digest] != nil { return .leased }
                 if roots.contains(where: { $0.isReferenced(digest) }) { return .referenced }
-                if !dryRun, !(try removeIfPresent(path)) { return .gone }
+                if !dryRun, !(try removeIfPresent(name, in: handle)) { return .gone }
                 return .collected
             }
             switch outcome {
@@ -158,13 +165,15 @@ extension BlobStore {
     private enum Outcome { case leased, referenced, collected, gone }
 
     private func collectTemporary(
-        _ path: String, stripe: Stripe, grace: Duration, now: Duration, dryRun: Bool, report: inout CollectionReport
+        _ name: String, in folder: any FolderHandle, stripe: Stripe, grace: Duration, now: Duration, dryRun: Bool,
+        report: inout CollectionReport
     ) throws {
-        guard let status = try? fileSystem.status(path), now - status.modificationTime >= grace else { return }
+        let path = Path.join(folder.path, name)
+        guard let status = try? folder.status(name), now - status.modificationTime >= grace else { return }
         let removed: Bool = try stripe.guarded.withLock { guarded in
             guard !guarded.writing.contains(path) else { return false }
             if dryRun { return true }
-            return try removeIfPresent(path)
+            return try removeIfPresent(name, in: folder)
         }
         if removed { report.removedTemporaryFiles.append(path) }
     }
@@ -173,7 +182,7 @@ extension BlobStore {
     /// deletion durable; false when it was not stored.
     public func remove(_ digest: BlobDigest) throws -> Bool {
         let file = path(of: digest)
-        let removed = try removeIfPresent(file)
+        let removed = try removeIfPresent(file) { try fileSystem.removeFile(file) }
         if removed {
             let folder = Path.directory(of: file)
             do { try fileSystem.syncDirectory(folder) } catch { throw BlobError.io(error, "sync \(folder)") }
@@ -184,14 +193,18 @@ extension BlobStore {
     /// Deletes `path`; false when it is already gone. A temporary file seen in the listing may
     /// have been renamed into place by its `put` before the folder's lock was taken, and another
     /// collection may have taken a blob first: neither is a failure.
-    private func removeIfPresent(_ path: String) throws -> Bool {
+    private func removeIfPresent(_ name: String, in folder: any FolderHandle) throws -> Bool {
+        try removeIfPresent(Path.join(folder.path, name)) { try folder.removeFile(name) }
+    }
+
+    private func removeIfPresent(_ path: @autoclosure () -> String, by removing: () throws -> Void) throws -> Bool {
         do {
-            try fileSystem.removeFile(path)
+            try removing()
             return true
         } catch let error as IOError where error.code == ENOENT {
             return false
         } catch {
-            throw BlobError.io(error, "delete \(path)")
+            throw BlobError.io(error, "delete \(path())")
         }
     }
 

@@ -115,8 +115,10 @@ public final class BlobStore: Sendable {
     public func get(_ digest: BlobDigest) throws -> [UInt8]? {
         let path = path(of: digest)
         do {
-            guard try fileSystem.status(path) != nil else { return nil }
+            // One open, not a look and then an open: each walks the confined path.
             return try fileSystem.openFile(path, .readOnly).readAll()
+        } catch let error as IOError where error.code == ENOENT {
+            return nil
         } catch {
             throw BlobError.io(error, "read the blob \(digest)")
         }

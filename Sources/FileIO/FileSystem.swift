@@ -50,11 +50,16 @@ public protocol FileSystem: Sendable {
     /// test file systems, whose files live in memory or under a test's own folder, return
     /// themselves. Storage code confines its file system to the folder it owns when it opens.
     func confined(to folder: String) -> any FileSystem
+
+    /// The folder at `path`, held open while many of its entries are handled
+    /// (``FolderHandle``). The test file systems go by paths, through their own calls.
+    func openFolder(_ path: String) throws -> any FolderHandle
 }
 
 extension FileSystem {
     public var allowsReadAhead: Bool { true }
     public func confined(to folder: String) -> any FileSystem { self }
+    public func openFolder(_ path: String) throws -> any FolderHandle { try PathFolder(fileSystem: self, path: path) }
     public func mapForReading(_ path: String) throws -> MappedFile? { nil }
 }
 

@@ -1,4 +1,4 @@
-import FileIO
+@testable import FileIO
 import Foundation
 import StorageTestSupport
 import Testing
@@ -35,8 +35,10 @@ import Testing
         #expect(precious == "precious\n")
     }
 
-    @Test func confinedALinkAtAFolderOnTheWayIsNotFollowed() throws {
-        let fileSystem = PosixFileSystem().confined(to: folder.path)
+    /// Both ways of resolving a confined path: `openat2` in one call, and the walk a name at a
+    /// time that systems without it take (and that names the link when one call meets one).
+    @Test(arguments: [false, true]) func confinedALinkAtAFolderOnTheWayIsNotFollowed(walking: Bool) throws {
+        let fileSystem = PosixFileSystem(confinedTo: folder.path, walkingEachName: walking)
         try FileManager.default.createSymbolicLink(atPath: folder.sub("inner/away"), withDestinationPath: outside.path)
         let through = folder.sub("inner/away/precious")
         #expect(code { _ = try fileSystem.openFile(through, .readWrite) } == ELOOP)
@@ -49,6 +51,11 @@ import Testing
         #expect(code { try fileSystem.createDirectory(folder.sub("inner/away/deeper")) } == ELOOP)
         #expect(code { try fileSystem.rename(folder.sub("inner/x"), to: through) } == ELOOP)
         #expect(code { _ = try fileSystem.lock(folder.sub("inner/away/LOCK"), holder: "me") } == ELOOP)
+        #expect(code { _ = try fileSystem.openFolder(folder.sub("inner/away")) } == ELOOP)
+        let inner = try fileSystem.openFolder(folder.sub("inner"))
+        #expect(code { _ = try inner.status("away") } == ELOOP)
+        #expect(code { try inner.removeFile("away/precious") } == EINVAL)
+        #expect(code { _ = try inner.status("..") } == EINVAL)
         #expect(precious == "precious\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == ["precious"])
         // The same path without confinement follows the folder's link: the confinement is what
@@ -56,16 +63,24 @@ import Testing
         #expect(code { _ = try PosixFileSystem().status(through) } == nil)
     }
 
-    @Test func confinedTheFolderItselfIsReachedAsNamedAndWorkBelowItGoesOn() throws {
+    @Test(arguments: [false, true]) func confinedTheFolderItselfIsReachedAsNamedAndWorkBelowItGoesOn(walking: Bool) throws {
         // A store opened through a link to it is the person's choice.
         try FileManager.default.createSymbolicLink(atPath: outside.sub("shortcut"), withDestinationPath: folder.path)
-        let fileSystem = PosixFileSystem().confined(to: outside.sub("shortcut"))
+        let fileSystem = PosixFileSystem(confinedTo: outside.sub("shortcut"), walkingEachName: walking)
         let path = outside.sub("shortcut/inner/deeper/file")
         try fileSystem.createDirectory(Path.directory(of: path))
         try fileSystem.writeAtomically(Array("new".utf8), to: path)
         #expect(try fileSystem.listDirectory(outside.sub("shortcut/inner")) == ["deeper"])
         #expect(try fileSystem.status(path)?.kind == .file)
         try fileSystem.rename(path, to: path + ".moved")
+        // A folder held open: its entries by name, one lookup each.
+        let deeper = try fileSystem.openFolder(Path.directory(of: path))
+        #expect(try deeper.names() == ["file.moved"])
+        #expect(try deeper.status("file.moved")?.size == 3)
+        #expect(try deeper.status("missing") == nil)
+        try deeper.removeFile("file.moved")
+        #expect(try deeper.names() == [])
+        try fileSystem.writeAtomically(Array("new".utf8), to: path + ".moved")
         try fileSystem.removeFile(path + ".moved")
         try fileSystem.removeDirectory(Path.directory(of: path))
         #expect(try fileSystem.status(Path.directory(of: path)) == nil)
