@@ -34,8 +34,17 @@ actor PipelineCore {
     let options: PipelineOptions
     let limiter: RequestLimiter
 
-    private var work: [WorkKey: (token: Int, task: Task<Void, Never>)] = [:]
+    /// Work under way, by key: its token (the start it came from) and its task, nil for a
+    /// download that waits its turn in `waiting`.
+    private var work: [WorkKey: (token: Int, task: Task<Void, Never>?)] = [:]
     private var nextToken = 0
+    /// Downloads waiting for a turn, oldest first (from `waitingHead` on). They get a task only
+    /// when a turn is free: a task waiting at the limiter held about 2.5 KB, and a few hundred
+    /// pins dropped at once queued thousands of them; the memory stayed with the allocator
+    /// after they ended (docs/WEB.md, "Memory after a write-heavy load").
+    private var waiting: [(key: WorkKey, token: Int, operation: @Sendable (PipelineCore) async -> Void)] = []
+    private var waitingHead = 0
+    private var downloadsRunning = 0
     /// The last sequence number whose reactions have been started.
     private var processed: UInt64 = 0
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -150,6 +159,16 @@ actor PipelineCore {
         guard work[key] == nil else { return }
         let token = nextToken
         nextToken += 1
+        if case .download = key, downloadsRunning >= options.concurrentDownloads {
+            work[key] = (token, nil)
+            waiting.append((key, token, operation))
+            return
+        }
+        launch(key, token: token, operation)
+    }
+
+    private func launch(_ key: WorkKey, token: Int, _ operation: @escaping @Sendable (PipelineCore) async -> Void) {
+        if case .download = key { downloadsRunning += 1 }
         let task = Task.detached { [self] in
             await operation(self)
             await self.finished(key, token: token)
@@ -159,7 +178,30 @@ actor PipelineCore {
 
     private func finished(_ key: WorkKey, token: Int) {
         if work[key]?.token == token { work[key] = nil }
+        if case .download = key {
+            downloadsRunning -= 1
+            startWaitingDownloads()
+        }
         wakeIdleWaitersIfIdle()
+    }
+
+    /// Gives free turns to the oldest waiting downloads that are still wanted (one cancelled
+    /// or started again meanwhile has left `work`, or holds another token there).
+    private func startWaitingDownloads() {
+        while downloadsRunning < options.concurrentDownloads, waitingHead < waiting.count, !stopped {
+            let next = waiting[waitingHead]
+            waitingHead += 1
+            if let entry = work[next.key], entry.token == next.token, entry.task == nil {
+                launch(next.key, token: next.token, next.operation)
+            }
+        }
+        if waitingHead == waiting.count {
+            waiting.removeAll(keepingCapacity: false)
+            waitingHead = 0
+        } else if waitingHead > 1024, waitingHead * 2 > waiting.count {
+            waiting.removeFirst(waitingHead)
+            waitingHead = 0
+        }
     }
 
     /// Cancels the pin's work for collections before `collection` (their results would be
@@ -170,15 +212,17 @@ actor PipelineCore {
 
     private func cancel(_ key: WorkKey) {
         guard let running = work.removeValue(forKey: key) else { return }
-        running.task.cancel()
+        running.task?.cancel()  // a waiting download is passed over when its turn comes
         wakeIdleWaitersIfIdle()
     }
 
     /// Cancels everything and waits for it to end; nothing starts afterwards.
     func stop() async {
         stopped = true
-        let running = work.values.map(\.task)
+        let running = work.values.compactMap(\.task)
         work.removeAll()
+        waiting.removeAll()
+        waitingHead = 0
         for task in running { task.cancel() }
         for task in running { await task.value }
         wakeIdleWaitersIfIdle(force: true)
@@ -188,11 +232,13 @@ actor PipelineCore {
 
     var activity: PipelineActivity {
         var activity = PipelineActivity()
-        for key in work.keys {
+        for (key, entry) in work {
             switch key {
             case .request: activity.requests += 1
             case .search: activity.searches += 1
-            case .download: activity.downloads += 1
+            case .download:
+                activity.downloads += 1
+                if entry.task == nil { activity.downloadsWaiting += 1 }
             }
         }
         return activity

@@ -53,6 +53,8 @@ public struct PipelineActivity: Hashable, Sendable {
     public var searches = 0
     /// Photos being downloaded or waiting for their turn.
     public var downloads = 0
+    /// Of `downloads`, those waiting for their turn (without a task until it comes).
+    public var downloadsWaiting = 0
 
     public init() {}
 

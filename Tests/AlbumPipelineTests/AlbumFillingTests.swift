@@ -19,8 +19,12 @@ import VirtualTourist
             #expect(listed.pins[pin]!.album.slots.allSatisfy { $0.state == .placeholder })
             #expect(!listed.pins[pin]!.album.isNewCollectionEnabled)
 
-            // Downloads run a few at once, never all (the most ever held is checked at the end).
+            // Downloads run a few at once, never all (the most ever held is checked at the end);
+            // the others wait without a task of their own (a task each cost memory).
             try await harness.waitForHeldImages(harness.options.concurrentDownloads)
+            let activity = await harness.pipeline.activity
+            #expect(activity.downloads == count)
+            #expect(activity.downloadsWaiting == count - harness.options.concurrentDownloads)
             await #expect(throws: DomainError.self) { try await harness.pipeline.newCollection(for: pin) }
 
             // Each photo lands as soon as it has downloaded, not when all have.
