@@ -70,7 +70,7 @@ struct FieldColumnsDecoder {
                 // lines still in the other core's cache. Zeroing it first takes them over in one
                 // streaming pass; rebuilding into it directly took each as a stall of its own,
                 // and the rebuild cost 400 ns an event instead of 250 whenever the other core
-                // was busy decoding (docs/BENCHMARKS.md, "Cold replay at 2.5 M events/s").
+                // was busy decoding (docs/BENCHMARKS-JOURNAL.md, "Cold replay at 2.5 M events/s").
                 buffer.baseAddress!.initialize(repeating: 0, count: rawLength)
                 do throws(DamageReason) {
                     try rebuild(

@@ -2,7 +2,7 @@ import Foundation
 
 /// Reads, checks and decompresses a block file's next block on another core while the cursor
 /// hands out the events of the block before it, so that a long replay's read stage overlaps
-/// its decoding and folding (docs/BENCHMARKS.md, "Replay at memory speed").
+/// its decoding and folding (docs/BENCHMARKS-JOURNAL.md, "Replay at memory speed").
 ///
 /// At most one block is in flight, so memory stays O(one block). The scanner is used by one
 /// side at a time: the cursor waits for the block in flight before it reads on. Reading ahead

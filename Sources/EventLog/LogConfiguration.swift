@@ -25,7 +25,7 @@ public struct LogConfiguration: Sendable {
     /// zstd level for format 2's hot-tail records (and format 1's batches); see
     /// `ZSTD_minCLevel()...ZSTD_maxCLevel()`. 1: the hot tail lives until the next compaction,
     /// and level 1 against 3 made buffered appends 1.25 M/s instead of 1.03-1.07 M/s for 0.2 %
-    /// more bytes (docs/BENCHMARKS.md, "Buffered append past a million a second").
+    /// more bytes (docs/BENCHMARKS-JOURNAL.md, "Buffered append past a million a second").
     public var compressionLevel: Int32 = 1
     /// The format a new log is created in (an existing log keeps its own; `vt upgrade`
     /// converts format 1 to 2). FORMAT.md describes both.
@@ -46,7 +46,7 @@ public struct LogConfiguration: Sendable {
     /// Format 2: take payloads apart into field columns before zstd (codec 2; columns layout
     /// only). Off, blocks are zstd over the layout's bytes (codec 1). On by default: the app's
     /// compacted log takes 45.7 bytes an event instead of 67.4, for more compaction CPU
-    /// (docs/BENCHMARKS.md, "Codec 2: field columns").
+    /// (docs/BENCHMARKS-JOURNAL.md, "Codec 2: field columns").
     public var blockFieldColumns = true
     /// Format 2: the zstd level compaction uses for blocks.
     public var blockCompressionLevel: Int32 = 3

@@ -5,7 +5,7 @@
 /// After a crash, an opening store looks up the head at its newest snapshot by rehashing the
 /// active segment from its start up to it; then its replay read the same records again to reach
 /// the events after it, and the background check of the tail checkpoint rehashed them a third
-/// time (docs/BENCHMARKS.md, "Open after a crash: one pass over the segment's start"). The
+/// time (docs/BENCHMARKS-JOURNAL.md, "Open after a crash: one pass over the segment's start"). The
 /// lookup's scan checked each record's CRC and hashed each event, so the later scans may start
 /// where it stopped. A segment's records are only ever appended to, so what lies before a
 /// record boundary stays as it was read for as long as the segment is the same file: its path

@@ -9,7 +9,7 @@ import Darwin
 /// A whole file's bytes, mapped read-only into memory and unmapped when the value goes away.
 ///
 /// Why: a snapshot's load read 20 MB into fresh memory, a copy and a page fault for every
-/// 4 KiB of it, before decoding a byte (docs/BENCHMARKS.md, "Snapshots loaded in pieces, from
+/// 4 KiB of it, before decoding a byte (docs/BENCHMARKS-JOURNAL.md, "Snapshots loaded in pieces, from
 /// a mapping"). The mapping is populated at once from the page cache, so decoding takes no
 /// faults either.
 ///

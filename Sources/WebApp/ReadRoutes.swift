@@ -93,7 +93,7 @@ struct ReadRoutes: Sendable {
         }
         let reader = try readerNow()
         do {
-            // Written by hand, the same bytes as the encoder's (docs/BENCHMARKS.md, "vt diff
+            // Written by hand, the same bytes as the encoder's (docs/BENCHMARKS-JOURNAL.md, "vt diff
             // --json of far points").
             let line = try StateDiffJSON.line(try reader.difference(from: from, to: to))
             return WebResponses.bytes(line, type: "application/json; charset=utf-8")

@@ -19,7 +19,7 @@ struct MapJSON: Encodable {
 
     /// The bytes `EventJSON.encodeLine(MapJSON(state, last: last))` writes, each pin written
     /// straight from the state: `JSONEncoder` made a value of every pin summary and was 42 % of
-    /// the map's answer for 1,000 pins (docs/BENCHMARKS.md, "The map's answer"). The rest goes
+    /// the map's answer for 1,000 pins (docs/BENCHMARKS-JOURNAL.md, "The map's answer"). The rest goes
     /// through the encoder, with the pins left out; they are filled in here.
     static func line(_ state: TouristState, last: UInt64) throws -> [UInt8] {
         let pins = state.pinsInDropOrder

@@ -5,7 +5,7 @@ import TouristWorkload
 @testable import VirtualTourist
 
 /// `difference(to:)` walks both states' albums in slot order instead of building a table of
-/// every photo of each (docs/BENCHMARKS.md, "vt diff"). Its answers must not have moved: the
+/// every photo of each (docs/BENCHMARKS-JOURNAL.md, "vt diff"). Its answers must not have moved: the
 /// way it stood before (`referenceDifference`, kept here) and today's are compared on pairs of
 /// states along the benchmark workload, near and far apart, in both directions.
 @Suite struct DiffEquivalenceTests {

@@ -5,7 +5,7 @@ import TouristWorkload
 @testable import VirtualTourist
 
 /// The fold was rewritten for speed (one lookup of a download's pin, slots changed where they
-/// lie, docs/BENCHMARKS.md "Replay at memory speed"); its rules must not have moved. The fold
+/// lie, docs/BENCHMARKS-JOURNAL.md "Replay at memory speed"); its rules must not have moved. The fold
 /// as it stood before (`ReferenceFold`) and the fold of today replay the benchmark workload,
 /// with events that break the rules mixed in, and their states are compared every 1,000 events.
 @Suite struct FoldEquivalenceTests {

@@ -9,7 +9,7 @@ import VirtualTourist
 /// per event in the hot tail (one record per commit) and in sealed blocks, for both block
 /// layouts, several zstd levels and block sizes, with the cost of writing and reading them and
 /// of rehashing the event chain. It measures the codecs alone, in memory, so the layout can be
-/// chosen before the writer uses it (docs/BENCHMARKS.md, "Block layout").
+/// chosen before the writer uses it (docs/BENCHMARKS-JOURNAL.md, "Block layout").
 struct LayoutCases {
     let options: Options
     let report: Report

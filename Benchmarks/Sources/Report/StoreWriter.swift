@@ -50,7 +50,7 @@ final class StoreWriter {
     /// segment stays. This writer closes the log every `interval` events for the store's
     /// snapshot, which stops a compaction under way; so the log is opened here, its sealed
     /// segments compacted in the background as an open does, and closed once that is done
-    /// (docs/BENCHMARKS.md, "The harness's store cases on a compacted log").
+    /// (docs/BENCHMARKS-JOURNAL.md, "The harness's store cases on a compacted log").
     func letCompactionCatchUp() throws {
         try log?.close()
         log = nil

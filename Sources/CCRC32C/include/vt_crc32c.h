@@ -1,5 +1,5 @@
 // CRC32C on the SSE4.2 `crc32` instruction: replay checks every block's and record's CRC, and
-// slicing-by-8 in Swift took a third of the read stage (docs/BENCHMARKS.md, "Replay at memory
+// slicing-by-8 in Swift took a third of the read stage (docs/BENCHMARKS-JOURNAL.md, "Replay at memory
 // speed").
 #ifndef VT_CRC32C_H
 #define VT_CRC32C_H

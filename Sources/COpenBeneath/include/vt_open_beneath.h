@@ -1,6 +1,6 @@
 // openat2(2) for a confined folder: one call resolves a whole path below the folder and refuses
 // any symbolic link on the way, where a walk of openat calls takes one call per name
-// (docs/BENCHMARKS.md, "What the confined folder walk costs"). glibc has no wrapper for it, and
+// (docs/BENCHMARKS-JOURNAL.md, "What the confined folder walk costs"). glibc has no wrapper for it, and
 // Swift cannot call the variadic syscall(2).
 #ifndef VT_OPEN_BENEATH_H
 #define VT_OPEN_BENEATH_H

@@ -3,7 +3,7 @@ extension StateDiffJSON {
     /// writes (sorted keys, slashes as they are), with every photo, in the two lists and in
     /// the albums of the pins added and removed, written straight from the diff instead of
     /// through a value each. A diff of two far points holds 530,000 photos that way, and
-    /// `JSONEncoder` took 2.8–3.0 s and 1.2 GB for them (docs/BENCHMARKS.md, "vt diff --json of
+    /// `JSONEncoder` took 2.8–3.0 s and 1.2 GB for them (docs/BENCHMARKS-JOURNAL.md, "vt diff --json of
     /// far points"). The rest, a few thousand pins at most, still goes through the encoder,
     /// with its photo lists left empty; they are filled in here.
     public static func line(_ diff: StateDiff) throws -> [UInt8] {
@@ -25,7 +25,7 @@ extension StateDiffJSON {
 extension StateJSON {
     /// The state as one line of JSON: the bytes `EventJSON.encodeLine(StateJSON(state))` writes,
     /// the albums' photos written straight from the state (as ``StateDiffJSON/line(_:)`` does;
-    /// docs/BENCHMARKS.md, "vt diff --json of far points").
+    /// docs/BENCHMARKS-JOURNAL.md, "vt diff --json of far points").
     public static func line(_ state: TouristState) throws -> [UInt8] {
         let pins = state.pinsInDropOrder
         // Keys are sorted: the pins come first, in drop order, each with one photo list.

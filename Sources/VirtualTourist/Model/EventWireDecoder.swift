@@ -151,7 +151,7 @@ enum EventWireDecoder {
         var listing = PhotoListing(pin: PinID(0), collection: 0, page: 0, pages: 0, total: 0, photos: [])
         // The photos' texts stay views into the payload until the listing is read, then go into
         // one array the listing's photos share: one allocation a listing, not one a photo
-        // (docs/BENCHMARKS.md, "Cold replay at 2.5 M events/s").
+        // (docs/BENCHMARKS-JOURNAL.md, "Cold replay at 2.5 M events/s").
         var photos: [ListedPhoto.WireParts] = []
         while let (number, type) = try reader.nextField() {
             switch number {

@@ -3,10 +3,10 @@
 /// A state holds one per album slot (130,000 in a store of 1,000 albums), and a replay makes
 /// one per listed photo, so its eight texts live as UTF-8 back to back in one run of bytes and
 /// become `String`s only when read: one allocation a photo instead of one for each long text,
-/// one reference to copy instead of eight (docs/BENCHMARKS.md, "Replay at memory speed"). The
+/// one reference to copy instead of eight (docs/BENCHMARKS-JOURNAL.md, "Replay at memory speed"). The
 /// photos of an album loaded from a snapshot share one array, each keeping a slice of it
 /// (docs/FORMAT.md, "Snapshot file"), and so do the photos of a listing the wire decoder reads
-/// (docs/BENCHMARKS.md, "Cold replay at 2.5 M events/s").
+/// (docs/BENCHMARKS-JOURNAL.md, "Cold replay at 2.5 M events/s").
 /// Equality and hashing compare the texts' bytes.
 public struct ListedPhoto: Hashable, Sendable, CustomReflectable {
     public var width: UInt32

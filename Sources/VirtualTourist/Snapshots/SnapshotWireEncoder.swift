@@ -3,7 +3,7 @@
 /// `SnapshotCodec.message(for:).serializedBytes()`, field for field (tests compare the two),
 /// at a fraction of the cost. Building the messages and sizing them took about 200 ms of CPU
 /// for 130,000 photos, and a store writes a snapshot at every close that follows a change, so
-/// every `vt` command that changes a large store paid it (docs/BENCHMARKS.md, "Snapshots
+/// every `vt` command that changes a large store paid it (docs/BENCHMARKS-JOURNAL.md, "Snapshots
 /// written without message values").
 ///
 /// Two passes: the sizes of every nested message first (protobuf writes a message's length

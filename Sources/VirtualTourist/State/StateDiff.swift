@@ -11,7 +11,7 @@ public struct StateDiff: Hashable, Sendable {
     ///
     /// It keeps the album's slots and a position in them, not a copy of the slot: a diff of two
     /// far points lists 265,000 photos, and a slot takes 170 bytes where this takes 24
-    /// (docs/BENCHMARKS.md, "vt diff of far points: lines as bytes").
+    /// (docs/BENCHMARKS-JOURNAL.md, "vt diff of far points: lines as bytes").
     public struct Photo: Hashable, Sendable {
         public var pin: PinID
         public var collection: UInt32

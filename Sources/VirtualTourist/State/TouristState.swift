@@ -102,7 +102,7 @@ public struct Album: Hashable, Sendable {
 
     /// How many slots are resolved (downloaded or failed) and how many downloaded, in one pass
     /// that reads each slot where it lies: counting through the array's iterator copied every
-    /// slot, retaining and releasing its texts (docs/BENCHMARKS.md, "The map's answer").
+    /// slot, retaining and releasing its texts (docs/BENCHMARKS-JOURNAL.md, "The map's answer").
     public var slotCounts: (resolved: Int, downloaded: Int) {
         slots.withUnsafeBufferPointer { buffer in
             var resolved = 0

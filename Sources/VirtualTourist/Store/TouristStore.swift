@@ -72,7 +72,7 @@ public final class TouristStore: Sendable {
             let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
             // After a crash the newest snapshot lies before the log's end, and its head is
             // looked up by hashing the hot tail's events up to it: that lookup starts now, beside
-            // the snapshot's load, instead of after it (docs/BENCHMARKS.md, "Open after a crash:
+            // the snapshot's load, instead of after it (docs/BENCHMARKS-JOURNAL.md, "Open after a crash:
             // the snapshot's head beside its load").
             // Unless the tail checkpoint says where the last writer started, which is where the
             // last clean close took its snapshot: that head is taken as the log's own is, checked
@@ -89,7 +89,7 @@ public final class TouristStore: Sendable {
             // be copied whole (pins, photo references) by the first event folded onto it.
             let snapshotSequence = base?.sequence
             // The lookup's scan of the active segment's start is not made again: the replay, and
-            // the check of the tail checkpoint, start where it stopped (docs/BENCHMARKS.md, "Open
+            // the check of the tail checkpoint, start where it stopped (docs/BENCHMARKS-JOURNAL.md, "Open
             // after a crash: one pass over the segment's start"). The replay starts at the
             // checkpoint's start too; the check not, as it must check that start.
             let scanned = lookedUp?.1.tailPosition()

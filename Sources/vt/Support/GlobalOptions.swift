@@ -78,7 +78,7 @@ enum Output {
     /// Ends the process once a command has written all it has to say, without taking apart
     /// what it built: a diff of two far points holds two states of 130,000 photos each, and
     /// releasing them one allocation at a time took about 6 ms of a 100 ms `vt diff`, which the
-    /// kernel's dropping the whole memory at exit does not need (docs/BENCHMARKS.md, "vt diff of
+    /// kernel's dropping the whole memory at exit does not need (docs/BENCHMARKS-JOURNAL.md, "vt diff of
     /// far points under 100 ms"). Standard output is flushed on the way out.
     static func finish() -> Never {
         exit(Exit.ok)

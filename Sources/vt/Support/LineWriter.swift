@@ -4,7 +4,7 @@ import Foundation
 ///
 /// `print` makes a `String` of every line, then locks and writes the stream once a line; for
 /// the 267,000 lines of a `vt diff` of two far points that cost more than loading both states
-/// (docs/BENCHMARKS.md, "vt diff of far points: lines as bytes"). Each write out first flushes
+/// (docs/BENCHMARKS-JOURNAL.md, "vt diff of far points: lines as bytes"). Each write out first flushes
 /// what `print` left in the `stdout` stream, so lines printed before keep their order.
 ///
 /// ```swift
