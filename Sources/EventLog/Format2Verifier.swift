@@ -47,6 +47,11 @@ enum Format2Verifier {
             report.blockFiles += 1
             // A summary that fails its own checks is not used by readers: only usable ones matter.
             let summary = keys.flatMap { KeySummary.read(beside: header, in: directory, function: $0.name, fileSystem: fileSystem) }
+            let summaryPath = KeySummary.path(directory, header.firstSequence)
+            if keys != nil, summary == nil, (try? fileSystem.status(summaryPath)) ?? nil != nil {
+                report.notes.append(
+                    "\(summaryPath): a key summary that fails its checks (derived data: readers do not use it, so a question about a key reads every block of its file; the next compaction or open for changes writes it again)")
+            }
             let firstBlock = blocks.count
             do {
                 let scanner = try BlockFileScanner(path: file.path, header: header, fileSystem: fileSystem)
@@ -91,6 +96,12 @@ enum Format2Verifier {
                 return
             }
             defer { scanner.close() }
+            if files.tailCheckpoints.contains(file.firstSequence),
+                TailCheckpoint.read(for: scanner.header, in: directory, fileSystem: fileSystem) == nil
+            {
+                report.notes.append(
+                    "\(TailCheckpoint.path(directory, file.firstSequence)): a tail checkpoint that fails its checks (derived data: the next open for changes reads the segment from its start instead, and removes it)")
+            }
             guard scanner.header.firstSequence == next, scanner.header.timeBefore == time,
                 scanner.header.chainBefore == running.head
             else {

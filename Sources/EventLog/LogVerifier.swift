@@ -65,6 +65,10 @@ public struct VerificationReport: Sendable {
     /// elsewhere to later prove that nothing was cut from the end.
     public var headHash: ChainHash?
     public var problems: [Problem] = []
+    /// Derived files that fail their own checks (a key summary, a tail checkpoint): readers
+    /// do not use them, so they cost only speed, and writers make them again. Not problems:
+    /// the log is clean with them.
+    public var notes: [String] = []
 
     public init() {}
 

@@ -77,18 +77,22 @@ import Testing
     }
 
     /// A summary that fails its own checks is not used by readers, so verify has nothing to
-    /// compare (the next writer builds it again); an erase's rewritten summary agrees with the
-    /// blocks it leaves.
-    @Test func unusableSummariesAreNotReportedAndAnErasedLogStillAgrees() throws {
+    /// compare (the next writer builds it again) and says so in a note, not a problem; an
+    /// erase's rewritten summary agrees with the blocks it leaves.
+    @Test func unusableSummariesAreNotedNotReportedAndAnErasedLogStillAgrees() throws {
         let folder = TemporaryDirectory()
         let (log, payloads) = try KeySummaryTests.makeLog(folder)
         let (path, _, _) = try Self.summary(in: folder)
         var damaged = try readBytes(path)
         damaged[damaged.count / 2] ^= 0x04
+        #expect(try LogVerifier.verify(directory: folder.path, keys: KeySummaryTests.keys).notes.isEmpty, "intact")
         try writeBytes(damaged, to: path)
-        #expect(try LogVerifier.verify(directory: folder.path, keys: KeySummaryTests.keys).isClean)
+        let noted = try LogVerifier.verify(directory: folder.path, keys: KeySummaryTests.keys)
+        #expect(noted.isClean)
+        #expect(noted.notes.count == 1 && noted.notes[0].hasPrefix(path) && noted.notes[0].contains("fails its checks"), "\(noted.notes)")
         try FileManager.default.removeItem(atPath: path)
-        #expect(try LogVerifier.verify(directory: folder.path, keys: KeySummaryTests.keys).isClean)
+        let missing = try LogVerifier.verify(directory: folder.path, keys: KeySummaryTests.keys)
+        #expect(missing.isClean && missing.notes.isEmpty, "a missing summary is only not there yet")
         #expect(try log.buildKeySummaries() == 1)
 
         let erased = (1...UInt64(payloads.count)).filter { KeySummaryTests.key(payloads[Int($0 - 1)]) == 11 }

@@ -24,6 +24,18 @@ import Testing
         #expect(clean.output.contains("in 1 segment(s); chain rehashed from 1 checkpoint(s)"))
         #expect(clean.output.contains("photo files re-hashed: 2"))
         #expect(clean.output.contains("ok: no problems found"))
+        #expect(!clean.output.contains("note:"))
+
+        // A tail checkpoint (derived data) that fails its checks: a note, and still exit 0.
+        let logFolder = seeded.folder + "/log"
+        let head = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: logFolder).first { $0.hasSuffix(".head") },
+            "a clean close leaves a tail checkpoint")
+        try flipByte(in: logFolder + "/" + head, at: 20)
+        let noted = try vt("verify", "--store", seeded.folder)
+        #expect(noted.status == 0, "\(noted.output)\(noted.errors)")
+        #expect(noted.output.contains("note: log: ") && noted.output.contains("\(head): a tail checkpoint that fails its checks"))
+        #expect(noted.output.contains("ok: no problems found"))
 
         let size = try FileManager.default.attributesOfItem(atPath: segment(seeded.folder))[.size] as! Int
         try flipByte(in: segment(seeded.folder), at: size / 2)

@@ -79,6 +79,7 @@ public enum StoreAudit {
         // blocks is a problem: `vt history` and the web app's pin history trust it.
         result.notes += result.log.problems.filter { $0.kind == .index }.map { "log: \($0) (rebuilt when the store is next opened for changes)" }
         result.problems += result.log.problems.filter { $0.kind != .index }.map { "log: \($0)" }
+        result.notes += result.log.notes.map { "log: \($0)" }
         // Replay what the chain vouches for, up to the first damage.
         let firstDamage = result.log.problems.filter(\.isDamage).compactMap(\.sequence).min()
         let through = min(result.log.lastSequence, firstDamage.map { $0 - 1 } ?? .max)
