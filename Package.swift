@@ -133,7 +133,7 @@ let package = Package(
         ),
         // Turns pins into albums: pre-fetch, listing, bounded parallel downloads, New
         // Collection, cancellation of stale work, resuming what the log says is pending.
-        .target(name: "AlbumPipeline", dependencies: ["VirtualTourist", "PhotoSources", "LogWorkload"]),
+        .target(name: "AlbumPipeline", dependencies: ["VirtualTourist", "BlobStore", "PhotoSources", "LogWorkload"]),
         // What the web app reads from requests (bodies, the path after a token link), apart
         // from the server so that the fuzz targets read it without HTTP.
         .target(name: "RequestReading", dependencies: ["VirtualTourist"]),
@@ -190,7 +190,7 @@ let package = Package(
                 "DemoPhotoServer",
                 "AlbumPipeline",
                 "WebApp",
-                "Places",
+                "BlobStore",
                 "Replication",
                 "NATSClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
