@@ -133,7 +133,7 @@ let package = Package(
         ),
         // Turns pins into albums: pre-fetch, listing, bounded parallel downloads, New
         // Collection, cancellation of stale work, resuming what the log says is pending.
-        .target(name: "AlbumPipeline", dependencies: ["VirtualTourist", "BlobStore", "PhotoSources", "LogWorkload"]),
+        .target(name: "AlbumPipeline", dependencies: ["VirtualTourist", "BlobStore", "PhotoSources"]),
         // What the web app reads from requests (bodies, the path after a token link), apart
         // from the server so that the fuzz targets read it without HTTP.
         .target(name: "RequestReading", dependencies: ["VirtualTourist"]),
@@ -240,7 +240,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AlbumPipelineTests",
-            dependencies: ["AlbumPipeline", "VirtualTourist", "PhotoSources", "DemoPhotoServer", "StorageTestSupport", "EventLog"]
+            dependencies: ["AlbumPipeline", "VirtualTourist", "PhotoSources", "DemoPhotoServer", "StorageTestSupport", "EventLog", "LogWorkload"]
         ),
         .testTarget(
             name: "VTTests",
@@ -256,7 +256,7 @@ let package = Package(
             name: "WebAppTests",
             dependencies: [
                 "WebApp", "RequestReading", "VirtualTourist", "AlbumPipeline", "PhotoSources", "DemoPhotoServer", "StorageTestSupport",
-                "TouristWorkload",
+                "TouristWorkload", "LogWorkload",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -35,7 +35,7 @@ public final class AlbumPipeline: Sendable {
         self.source = source
         self.options = options
         self.core = PipelineCore(store: store, source: source, options: options)
-        self.random = SharedRandom(PageRandom(seed: options.pageSeed))
+        self.random = SharedRandom(PageRandom(given: options.pageNumbers))
     }
 
     /// Starts watching the store and resumes unfinished albums: pins not yet requested (with

@@ -1,4 +1,3 @@
-import LogWorkload
 import Synchronization
 
 /// How an ``AlbumPipeline`` works.
@@ -10,9 +9,9 @@ public struct PipelineOptions: Sendable {
     /// Request a pin's album as soon as it settles (dropped, or released after a drag),
     /// before anyone opens it.
     public var prefetch = true
-    /// Seeds the choice of New Collection pages (nil: the system's random numbers). Tests pass
-    /// a seed to get the same pages every run.
-    public var pageSeed: UInt64?
+    /// The random numbers New Collection pages are chosen with (nil: the system's). Tests pass
+    /// a seeded generator to get the same pages every run.
+    public var pageNumbers: (any RandomNumberGenerator & Sendable)?
 
     public init() {}
 
@@ -26,16 +25,17 @@ public struct PipelineOptions: Sendable {
     }
 }
 
-/// Random numbers for page choice: seeded (the project's SplitMix) or the system's.
+/// Random numbers for page choice: the options' generator, or the system's.
 struct PageRandom: RandomNumberGenerator {
-    var seeded: SplitMix?
-
-    init(seed: UInt64?) { seeded = seed.map { SplitMix(seed: $0) } }
+    var given: (any RandomNumberGenerator & Sendable)?
 
     mutating func next() -> UInt64 {
-        if seeded != nil { return seeded!.next() }
-        var system = SystemRandomNumberGenerator()
-        return system.next()
+        guard var generator = given else {
+            var system = SystemRandomNumberGenerator()
+            return system.next()
+        }
+        defer { given = generator }
+        return generator.next()
     }
 }
 

@@ -2,6 +2,7 @@ import AlbumPipeline
 import DemoPhotoServer
 import EventLog
 import Foundation
+import LogWorkload
 import PhotoSources
 import Synchronization
 import Testing
@@ -61,7 +62,7 @@ final class Harness: Sendable {
 
     static var defaultOptions: PipelineOptions {
         var options = PipelineOptions()
-        options.pageSeed = 7
+        options.pageNumbers = SplitMix(seed: 7)
         return options
     }
 

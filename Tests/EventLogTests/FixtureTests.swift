@@ -50,8 +50,10 @@ import Testing
 
     /// Writes the fixture (run once, when the format version was created):
     /// `VT_WRITE_LOG_FIXTURE=/path/to/new/dir swift test --filter writeTheFixture`.
-    @Test func writeTheFixture() throws {
-        guard let path = ProcessInfo.processInfo.environment["VT_WRITE_LOG_FIXTURE"] else { return }
+    /// Skipped, and reported as skipped, unless asked for: not a test that passes doing nothing.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["VT_WRITE_LOG_FIXTURE"] != nil, "writes the fixture when asked"))
+    func writeTheFixture() throws {
+        let path = try #require(ProcessInfo.processInfo.environment["VT_WRITE_LOG_FIXTURE"])
         var settings = LogConfiguration()
         settings.segmentSize = 4096
         settings.indexInterval = 1024

@@ -2,6 +2,7 @@ import AlbumPipeline
 import AsyncHTTPClient
 import DemoPhotoServer
 import Foundation
+import LogWorkload
 import NIOCore
 import NIOHTTP1
 import PhotoSources
@@ -43,7 +44,7 @@ final class WebHarness: Sendable {
         let photos = try await DemoPhotoServer.start()
         let client = FlickrClient(key: try FlickrAPIKey("demo-key"), endpoint: photos.endpoint)
         var pipelineOptions = PipelineOptions()
-        pipelineOptions.pageSeed = 3
+        pipelineOptions.pageNumbers = SplitMix(seed: 3)
         pipelineOptions.perPage = 12
         let pipeline = try AlbumPipeline(store: store, source: FlickrPhotoSource(client: client), options: pipelineOptions)
         await pipeline.start()
