@@ -210,8 +210,8 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         // Test doubles shared by the test targets: a file system that counts and fails calls,
-        // and one in memory that can lose power.
-        .target(name: "StorageTestSupport", dependencies: ["FileIO"], path: "Tests/StorageTestSupport"),
+        // one in memory that can lose power, the test clock and the temporary folder.
+        .target(name: "StorageTestSupport", dependencies: ["FileIO", "EventLog"], path: "Tests/StorageTestSupport"),
         // The crash, power-loss, corruption and full-disk tests of the whole store (RELIABILITY.md),
         // with the mixed workload they share with the process they kill.
         .target(name: "ReliabilitySupport", dependencies: ["VirtualTourist", "BlobStore", "EventLog"], path: "Tests/ReliabilitySupport"),

@@ -72,8 +72,11 @@ public final class DemoServerControls: Sendable {
     /// The most image requests that were ever waiting at the gate at once: a test's check that
     /// a client never had more than so many downloads in flight, read once they are all done.
     public var mostHeldImageRequests: Int { state.withLock { $0.mostWaiting } }
-    /// Every search asked for, in order.
+    /// The searches asked for, in order: the last ``keptSearches`` of them (the service runs for
+    /// as long as `vt serve` does, and a record each would grow without end).
     public var searches: [SearchRecord] { state.withLock { $0.searches } }
+    /// The most searches ``searches`` holds; past it, the older half goes.
+    public static let keptSearches = 1_000
     /// Requests being answered now (a delayed one counts until its answer is written).
     public var activeRequests: Int { state.withLock { $0.active } }
     /// How many image requests arrived.
@@ -83,6 +86,7 @@ public final class DemoServerControls: Sendable {
 
     func nextSearchFault(recording record: SearchRecord) -> DemoFault? {
         state.withLock { state in
+            if state.searches.count == Self.keptSearches { state.searches.removeFirst(Self.keptSearches / 2) }
             state.searches.append(record)
             return state.searchFaults.isEmpty ? nil : state.searchFaults.removeFirst()
         }

@@ -108,12 +108,19 @@ final class ConfinedFolder: Sendable {
         guard resolvesInOneCall, Self.beneathWorks.load(ordering: .relaxed) else { return nil }
         let path = names.joined(separator: "/")
         let root = try descriptor()
+        var raced = 0
         while true {
             let opened = vt_open_beneath(root, path, flags, mode)
             if opened >= 0 { return opened }
             let code = errno
             switch code {
-            case EINTR, EAGAIN: continue  // EAGAIN: a rename raced the lookup; openat2 asks to retry
+            case EINTR: continue
+            case EAGAIN:
+                // A rename raced the lookup, and openat2 asks to try again; a file that answers
+                // so every time (a lease, with O_NONBLOCK) is left to the walk.
+                raced += 1
+                if raced < 8 { continue }
+                return nil
             case ELOOP, ENOTDIR, EXDEV: return nil
             case ENOSYS, EPERM:
                 // No openat2 here (an old kernel, or a sandbox that filters it): walk from now on.

@@ -1,6 +1,7 @@
 @testable import EventLog
 import FileIO
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// A replica taking its original's events as a block file (FORMAT.md, "Taking chained events as
@@ -10,7 +11,7 @@ import Testing
 @Suite struct AppendAsBlockTests {
     /// An original log of 120 commits, compacted, with events 40, 41 and 200 erased (as a
     /// forgotten place leaves them), and every event of it read back.
-    static func erasedOriginal(in folder: TemporaryDirectory, clock: ManualClock) throws -> (LogIdentity, [LogEvent]) {
+    static func erasedOriginal(in folder: TemporaryFolder, clock: TestClock) throws -> (LogIdentity, [LogEvent]) {
         let log = try EventLog.open(at: folder.sub("original"), configuration: Format2LogTests.format2(clock: clock, segmentSize: 4096))
         try Format2LogTests.fill(log, clock: clock, commits: 120)
         try log.erase([40: [3], 41: [], 200: [9, 9]])
@@ -31,8 +32,8 @@ import Testing
     }
 
     @Test func erasedEventsTakenAsABlockKeepTheOriginalsChainAndAppendsGoOn() throws {
-        let folder = TemporaryDirectory()
-        let (identity, original) = try Self.erasedOriginal(in: folder, clock: ManualClock())
+        let folder = TemporaryFolder.made()
+        let (identity, original) = try Self.erasedOriginal(in: folder, clock: TestClock())
         let originalReader = try LogReader(directory: folder.sub("original"))
         #expect(original.filter(\.isErased).map(\.sequence) == [40, 41, 200])
 
@@ -74,8 +75,8 @@ import Testing
     }
 
     @Test func aBatchThatDoesNotFollowOrGoesBackInTimeChangesNothing() throws {
-        let folder = TemporaryDirectory()
-        let (identity, original) = try Self.erasedOriginal(in: folder, clock: ManualClock())
+        let folder = TemporaryFolder.made()
+        let (identity, original) = try Self.erasedOriginal(in: folder, clock: TestClock())
         let path = folder.sub("replica")
         try Self.replica(path, identity: identity, events: original[..<30])
         let log = try EventLog.open(at: path, configuration: Format2LogTests.format2(segmentSize: 4096))
@@ -104,8 +105,8 @@ import Testing
     /// A crash after step 3 leaves the block file named, the empty segment it covers, and no
     /// segment after it: the next open removes the covered one and starts one after the block.
     @Test func aCrashAfterTheFileWasNamedIsRecoveredByTheNextOpen() throws {
-        let folder = TemporaryDirectory()
-        let (identity, original) = try Self.erasedOriginal(in: folder, clock: ManualClock())
+        let folder = TemporaryFolder.made()
+        let (identity, original) = try Self.erasedOriginal(in: folder, clock: TestClock())
         let path = folder.sub("replica")
         try Self.replica(path, identity: identity, events: original[..<30])
         let log = try EventLog.open(at: path, configuration: Format2LogTests.format2(segmentSize: 4096))
@@ -131,7 +132,7 @@ import Testing
     }
 
     @Test func aFormatOneLogRefuses() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let log = try EventLog.open(at: folder.path, configuration: configuration())
         try log.append(Array("one".utf8))
         let refused = #expect(throws: LogError.self) {

@@ -1,12 +1,13 @@
 import EventLog
 import Foundation
 import LogWorkload
+import StorageTestSupport
 import Testing
 
 /// Bad input gets a clear error and changes nothing on disk.
 @Suite struct BadInputTests {
     @Test func aPathThatCannotBeALogIsRefused() throws {
-        let directory = TemporaryDirectory("paths")
+        let directory = TemporaryFolder.made("paths")
         let file = directory.sub("plain-file")
         try writeBytes([1, 2, 3], to: file)
         let error = expectLogError(.notALog) { try EventLog.open(at: file, configuration: configuration()) }
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test func aSegmentWithTheWrongMagicIsNotALog() throws {
-        let directory = TemporaryDirectory("magic")
+        let directory = TemporaryFolder.made("magic")
         try writeBytes([UInt8](repeating: 0x41, count: 200), to: directory.path + "/00000000000000000001.seg")
         let before = try snapshot(directory.path)
         let error = expectLogError(.notALog) { try EventLog.open(at: directory.path, configuration: configuration()) }
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func aNewerFormatVersionIsNamed() throws {
-        let directory = TemporaryDirectory("version")
+        let directory = TemporaryFolder.made("version")
         try makeSegmentedLog(directory.path, events: 3)
         let path = directory.path + "/00000000000000000001.seg"
         var bytes = try readBytes(path)
@@ -53,8 +54,8 @@ import Testing
     }
 
     @Test func refusedAppendsChangeNothing() throws {
-        let directory = TemporaryDirectory("refused")
-        let clock = ManualClock()
+        let directory = TemporaryFolder.made("refused")
+        let clock = TestClock()
         var settings = configuration(clock: clock)
         settings.maxEventSize = 1000
         let log = try EventLog.open(at: directory.path, configuration: settings)
@@ -88,7 +89,7 @@ import Testing
     }
 
     @Test func invalidConfigurationsAndArgumentsAreRefused() throws {
-        let directory = TemporaryDirectory("config")
+        let directory = TemporaryFolder.made("config")
         var cases: [(String, LogConfiguration)] = []
         var c = LogConfiguration()
         c.compressionLevel = 99; cases.append(("zstd level", c))

@@ -9,7 +9,7 @@ import Testing
     /// A reader beside a writer sees every event, in order, across segment rolls, and never a
     /// half-written batch.
     @Test func aReaderFollowingAWriterSeesEveryEventInOrder() throws {
-        let directory = TemporaryDirectory("follow")
+        let directory = TemporaryFolder.made("follow")
         let total: UInt64 = 20_000
         let log = try EventLog.open(at: directory.path, configuration: configuration(durability: .none, segmentSize: 64 << 10))
         let finished = DispatchSemaphore(value: 0)
@@ -39,7 +39,7 @@ import Testing
 
     /// `follow` waits for appends, including before the log exists.
     @Test func followingWaitsForNewAppends() async throws {
-        let directory = TemporaryDirectory("follow-async")
+        let directory = TemporaryFolder.made("follow-async")
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
         let reader = try LogReader(directory: directory.path)
         let follower = Task {
@@ -64,7 +64,7 @@ import Testing
     /// Many threads appending under `.always` get dense, distinct sequence numbers, each event
     /// lands at the number its append returned, and appends that waited shared syncs.
     @Test func concurrentBlockingAppendersShareSyncs() throws {
-        let directory = TemporaryDirectory("group-threads")
+        let directory = TemporaryFolder.made("group-threads")
         let fileSystem = InstrumentedFileSystem()
         let log = try EventLog.open(at: directory.path, configuration: configuration(), fileSystem: fileSystem)
         let threads = 8
@@ -99,7 +99,7 @@ import Testing
     /// The same with async appenders: they wait suspended, so far more appenders than threads
     /// make progress together without blocking the pool.
     @Test func concurrentAsyncAppendersShareSyncs() async throws {
-        let directory = TemporaryDirectory("group-tasks")
+        let directory = TemporaryFolder.made("group-tasks")
         let log = try EventLog.open(at: directory.path, configuration: configuration())
         let tasks = 64
         let perTask = 20
@@ -130,7 +130,7 @@ import Testing
     /// the machine's load, which the other tests make heavy.)
     @Test func eachPolicySyncsWhenItSays() async throws {
         func run(_ durability: LogConfiguration.Durability, awaitingSync: Bool = false) async throws -> (Int, Int) {
-            let directory = TemporaryDirectory("policy")
+            let directory = TemporaryFolder.made("policy")
             let fileSystem = InstrumentedFileSystem()
             let log = try EventLog.open(at: directory.path, configuration: configuration(durability: durability), fileSystem: fileSystem)
             for sequence in 1...20 as ClosedRange<UInt64> { try await log.append(syntheticPayload(sequence)) }
@@ -155,7 +155,7 @@ import Testing
     /// The appends go on until five syncs have come, however long a loaded machine takes; a
     /// flusher that each append postponed would never sync, and the stream would end at its cap.
     @Test func intervalSyncsKeepHappeningUnderASteadyStreamOfAppends() throws {
-        let directory = TemporaryDirectory("steady")
+        let directory = TemporaryFolder.made("steady")
         let fileSystem = InstrumentedFileSystem()
         let log = try EventLog.open(
             at: directory.path, configuration: configuration(durability: .interval(.milliseconds(10))),

@@ -1,13 +1,14 @@
 @testable import EventLog
 import Foundation
 import LogWorkload
+import StorageTestSupport
 import Testing
 
 /// Damage that is not a torn tail is found, named (file, offset, sequence), and never
 /// skipped: opening or reading stops, and the bytes on disk stay as they were.
 @Suite struct CorruptionTests {
     @Test func aFlippedByteInAnEarlierSegmentIsNamedWhenRead() throws {
-        let directory = TemporaryDirectory("flip")
+        let directory = TemporaryFolder.made("flip")
         try makeSegmentedLog(directory.path, events: 200)
         let segments = try segmentFiles(directory.path)
         #expect(segments.count >= 3)
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func aFlippedByteAtTheEndOfASealedSegmentStopsTheOpen() throws {
-        let directory = TemporaryDirectory("flip-open")
+        let directory = TemporaryFolder.made("flip-open")
         try makeSegmentedLog(directory.path, events: 200)
         let segments = try segmentFiles(directory.path)
         let last = try #require(batchLocations(try readBytes(segments[1])).last)
@@ -46,7 +47,7 @@ import Testing
     /// Every single-byte flip of a small log's segment is either detected, or is in the last
     /// batch and taken as a torn tail; the events read are never wrong.
     @Test func everyFlippedByteOfASegmentIsDetectedOrCutNeverMisread() throws {
-        let directory = TemporaryDirectory("every")
+        let directory = TemporaryFolder.made("every")
         let original = directory.sub("original")
         let log = try EventLog.open(at: original, configuration: configuration())
         try log.append(contentsOf: (1...4 as ClosedRange<UInt64>).map(syntheticPayload))
@@ -82,7 +83,7 @@ import Testing
     }
 
     @Test func aDamagedIndexIsIgnoredByReadersAndRebuiltByTheWriter() throws {
-        let directory = TemporaryDirectory("index")
+        let directory = TemporaryFolder.made("index")
         let original = directory.sub("original")
         try makeSegmentedLog(original, events: 300, segmentSize: 1 << 20)
         let index = try readBytes(original + "/00000000000000000001.idx")
@@ -103,7 +104,7 @@ import Testing
     }
 
     @Test func aMissingMiddleSegmentIsNamed() throws {
-        let directory = TemporaryDirectory("missing")
+        let directory = TemporaryFolder.made("missing")
         try makeSegmentedLog(directory.path, events: 200)
         let segments = try segmentFiles(directory.path)
         try FileManager.default.removeItem(atPath: segments[1])
@@ -115,7 +116,7 @@ import Testing
     }
 
     @Test func aSegmentFromAnotherLogIsRefused() throws {
-        let directory = TemporaryDirectory("foreign")
+        let directory = TemporaryFolder.made("foreign")
         try makeSegmentedLog(directory.sub("a"), events: 200)
         try makeSegmentedLog(directory.sub("b"), events: 200)
         let a = try segmentFiles(directory.sub("a"))
@@ -158,7 +159,7 @@ import Testing
     }
 
     @Test func anAlteredBatchWithValidChecksumsBreaksTheChain() throws {
-        let directory = TemporaryDirectory("chain")
+        let directory = TemporaryFolder.made("chain")
         let log = try EventLog.open(at: directory.path, configuration: configuration())
         for sequence in 1...6 as ClosedRange<UInt64> { try log.append(syntheticPayload(sequence)) }
         try log.close()
@@ -185,7 +186,7 @@ import Testing
     }
 
     @Test func removedOrReorderedBatchesAreDetected() throws {
-        let directory = TemporaryDirectory("reorder")
+        let directory = TemporaryFolder.made("reorder")
         let original = directory.sub("original")
         let log = try EventLog.open(at: original, configuration: configuration())
         for sequence in 1...5 as ClosedRange<UInt64> { try log.append(syntheticPayload(sequence)) }

@@ -12,7 +12,7 @@ import Glibc
 /// I/O failures reach the caller, leave no partial batch, and never turn into silent loss.
 @Suite struct FaultTests {
     @Test func aFailedWriteLeavesNoPartialBatchAndTheLogCarriesOn() throws {
-        let directory = TemporaryDirectory("enospc")
+        let directory = TemporaryFolder.made("enospc")
         let fileSystem = InstrumentedFileSystem()
         var settings = configuration(durability: .none)
         settings.preallocationSize = 0
@@ -35,7 +35,7 @@ import Glibc
     }
 
     @Test func aFailedSyncStopsFurtherAppendsUntilTheLogIsReopened() throws {
-        let directory = TemporaryDirectory("eio")
+        let directory = TemporaryFolder.made("eio")
         let fileSystem = InstrumentedFileSystem()
         let log = try EventLog.open(at: directory.path, configuration: configuration(), fileSystem: fileSystem)
         for sequence in 1...3 as ClosedRange<UInt64> { try log.append(syntheticPayload(sequence)) }
@@ -58,7 +58,7 @@ import Glibc
     }
 
     @Test func aFailedSegmentRollKeepsAppendingToTheCurrentSegment() throws {
-        let directory = TemporaryDirectory("roll")
+        let directory = TemporaryFolder.made("roll")
         let fileSystem = InstrumentedFileSystem()
         let log = try EventLog.open(
             at: directory.path, configuration: configuration(durability: .none, segmentSize: 4096), fileSystem: fileSystem)

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// `Fixtures/log-v1` is a log written by format version 1 and committed: every later version
@@ -39,9 +40,9 @@ import Testing
     }
 
     @Test func aWriterContinuesTheVersion1Fixture() throws {
-        let directory = TemporaryDirectory("fixture")
+        let directory = TemporaryFolder.made("fixture")
         try copyDirectory(Self.fixturePath, to: directory.sub("log"))
-        let log = try EventLog.open(at: directory.sub("log"), configuration: configuration(clock: ManualClock(1_800_000_000_000_000)))
+        let log = try EventLog.open(at: directory.sub("log"), configuration: configuration(clock: TestClock(1_800_000_000_000_000)))
         #expect(log.recovery.isClean)
         #expect(try log.append(Self.payload(Self.eventCount + 1)) == Self.eventCount + 1)
         try log.close()
@@ -58,7 +59,7 @@ import Testing
         settings.segmentSize = 4096
         settings.indexInterval = 1024
         settings.newLogID = Array("virtual-tourist!".utf8)
-        settings.clock = ManualClock(Self.base)
+        settings.clock = TestClock(Self.base)
         let log = try EventLog.open(at: path, configuration: settings)
         var next: UInt64 = 1
         while next <= Self.eventCount {

@@ -1,6 +1,7 @@
 @testable import EventLog
 import FileIO
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// Compaction (FORMAT.md, "Compaction: the swap protocol"): sealed segments become a block
@@ -8,9 +9,9 @@ import Testing
 /// event twice or miss one, and every step's leftovers are recovered.
 @Suite struct Format2CompactionTests {
     /// A closed log of 200 commits in 4 KiB hot-tail segments, none compacted, and its configuration.
-    static func closedLogOfSegments() throws -> (TemporaryDirectory, LogConfiguration) {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+    static func closedLogOfSegments() throws -> (TemporaryFolder, LogConfiguration) {
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
         let log = try EventLog.open(at: folder.path, configuration: configuration)
         try Format2LogTests.fill(log, clock: clock, commits: 200)
@@ -20,10 +21,10 @@ import Testing
 
     /// An open log of `commits` commits in 4 KiB segments, compacted in the background as they seal.
     static func backgroundCompactedLog(commits: Int) throws -> (
-        folder: TemporaryDirectory, clock: ManualClock, log: EventLog, appended: [(time: Int64, payload: [UInt8])]
+        folder: TemporaryFolder, clock: TestClock, log: EventLog, appended: [(time: Int64, payload: [UInt8])]
     ) {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
         configuration.compactsInBackground = true
         let log = try EventLog.open(at: folder.path, configuration: configuration)
@@ -36,8 +37,8 @@ import Testing
 
     @Test(arguments: [(Format2.Layout.rows, false), (.columns, false), (.columns, true)])
     func compactionKeepsEveryEventAndTheChainAndShrinksTheLog(_ layout: Format2.Layout, _ fieldColumns: Bool) throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock)
         configuration.blockLayout = layout
         configuration.blockFieldColumns = fieldColumns
@@ -138,8 +139,8 @@ import Testing
     }
 
     @Test func aReaderBesideACompactionSeesEveryEventOnce() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2(clock: clock, segmentSize: 4096))
         try Format2LogTests.fill(log, clock: clock, commits: 200)
         let cursor = try LogReader(directory: folder.path).events(from: 1)
@@ -180,7 +181,7 @@ import Testing
     }
 
     @Test func aFormatOneLogHasNothingToCompact() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let log = try EventLog.open(at: folder.path, configuration: configuration())
         #expect(log.format == .v1)
         expectLogError(.invalidArgument) { try log.compact() }

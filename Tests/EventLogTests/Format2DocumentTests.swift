@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// docs/FORMAT.md's worked example of format 2 is produced by the real writer and its
@@ -30,8 +31,8 @@ import Testing
 
     /// Writes the example described in FORMAT.md; returns its directory and the data files at
     /// each stage.
-    static func writeExample(in directory: TemporaryDirectory) throws -> (path: String, stages: [Stage]) {
-        let clock = ManualClock(start)
+    static func writeExample(in directory: TemporaryFolder) throws -> (path: String, stages: [Stage]) {
+        let clock = TestClock(start)
         var settings = Format2LogTests.format2(clock: clock)
         settings.newLogID = Array(0..<16).map { UInt8($0) &* 0x11 }
         settings.blockSize = 256
@@ -75,7 +76,7 @@ import Testing
 
     @Test(.enabled(if: documentUsesThisZstd, "the document's zstd frames were made by another libzstd"))
     func workedExampleMatchesTheDocument() throws {
-        let directory = TemporaryDirectory("format2")
+        let directory = TemporaryFolder.made("format2")
         let (text, _) = try Self.dump(try Self.writeExample(in: directory))
         try FormatDocumentTests.expectSection(text, between: Self.begin, and: Self.end)
     }
@@ -83,7 +84,7 @@ import Testing
     /// Runs whatever the libzstd: the example has each thing the document promises to show,
     /// and the independent reading equals the module's.
     @Test func workedExampleShowsEveryPartAndReadsTheSameIndependently() throws {
-        let directory = TemporaryDirectory("format2")
+        let directory = TemporaryFolder.made("format2")
         let example = try Self.writeExample(in: directory)
         let (text, log) = try Self.dump(example)
         #expect(example.stages.map { $0.files.map(\.name) } == [

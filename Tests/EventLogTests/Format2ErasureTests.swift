@@ -19,8 +19,8 @@ import Testing
 
     @Test(arguments: [Format2.Layout.rows, .columns])
     func erasedPayloadsLeaveTheLogWhileEveryHeadStays(_ layout: Format2.Layout) throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
         configuration.blockLayout = layout
         configuration.blockSize = 2048
@@ -95,8 +95,8 @@ import Testing
     }
 
     @Test func badRequestsAreRefusedAndChangeNothing() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2(clock: clock))
         try Format2LogTests.fill(log, clock: clock, commits: 20)
         let before = try snapshot(folder.path)
@@ -106,7 +106,7 @@ import Testing
         #expect(try snapshot(folder.path) == before)
         try log.close()
 
-        let format1 = TemporaryDirectory()
+        let format1 = TemporaryFolder.made()
         let old = try EventLog.open(at: format1.path, configuration: configuration(clock: clock))
         try old.append([1, 2, 3])
         let error = expectLogError(.invalidArgument) { try old.erase([1: []]) }
@@ -115,8 +115,8 @@ import Testing
     }
 
     @Test func quarantinedBytesAreRemoved() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2(clock: clock))
         try Format2LogTests.fill(log, clock: clock, commits: 20)
         let quarantine = folder.sub("quarantine")
@@ -131,8 +131,8 @@ import Testing
     /// A failure while writing the new file leaves the old one in place, whole, and the erase
     /// can be run again.
     @Test func aFailedRewriteLeavesTheOldFileAndCanBeRunAgain() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let disk = InstrumentedFileSystem()
         let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2(clock: clock), fileSystem: disk)
         let appended = try Format2LogTests.fill(log, clock: clock, commits: 40)

@@ -9,7 +9,7 @@ import Testing
 /// across segments, the chain's head after every event, recovery of a torn tail, corruption
 /// named with its place.
 @Suite struct Format2LogTests {
-    static func format2(clock: ManualClock = ManualClock(), segmentSize: Int = 4 << 20) -> LogConfiguration {
+    static func format2(clock: TestClock = TestClock(), segmentSize: Int = 4 << 20) -> LogConfiguration {
         var configuration = configuration(clock: clock)
         configuration.format = .v2
         configuration.hotTailSegmentSize = segmentSize
@@ -21,7 +21,7 @@ import Testing
     /// Appends `commits` commits of 1, 2 or 3 events, the clock moving a little between them.
     /// Returns every event appended, as (time, payload).
     @discardableResult
-    static func fill(_ log: EventLog, clock: ManualClock, commits: Int, from first: Int = 0) throws -> [(time: Int64, payload: [UInt8])] {
+    static func fill(_ log: EventLog, clock: TestClock, commits: Int, from first: Int = 0) throws -> [(time: Int64, payload: [UInt8])] {
         var appended: [(time: Int64, payload: [UInt8])] = []
         for commit in first..<first + commits {
             let payloads = (0...(commit % 3)).map { syntheticPayload(UInt64(commit * 3 + $0 + 1)) }
@@ -37,8 +37,8 @@ import Testing
     /// a reopen (from the hot tail, and from blocks after a compaction), in both formats.
     @Test(arguments: [LogFormatVersion.v1, .v2])
     func theWriterKnowsItsLastEventsTime(_ format: LogFormatVersion) throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         var configuration = Self.format2(clock: clock, segmentSize: 4096)
         configuration.format = format
         let log = try EventLog.open(at: folder.path, configuration: configuration)
@@ -66,8 +66,8 @@ import Testing
     /// the end (1 MiB ahead) are checked for stray bytes once, not at every end: checked each
     /// time, a replicator read a megabyte a poll and cost more CPU than the app's commits.
     @Test func aCursorFollowingTheLogDoesNotRereadThePreallocatedZerosAtEveryEnd() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let log = try EventLog.open(at: folder.path, configuration: Self.format2(clock: clock))
         try Self.fill(log, clock: clock, commits: 1)
         let fileSystem = InstrumentedFileSystem()
@@ -88,8 +88,8 @@ import Testing
 
     @Test(arguments: [4096, 4 << 20])
     func appendsReadBackAcrossSegmentsWithTheChainAfterEveryEvent(_ segmentSize: Int) throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let log = try EventLog.open(at: folder.path, configuration: Self.format2(clock: clock, segmentSize: segmentSize))
         let appended = try Self.fill(log, clock: clock, commits: 400)
         #expect(log.head.hash.bytes == Format2CodecTests.independentHead(appended, logID: Format2CodecTests.logID))
@@ -137,8 +137,8 @@ import Testing
     }
 
     @Test func aFollowerSeesAppendsAsTheyLandAndAcrossRolls() async throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let log = try EventLog.open(at: folder.path, configuration: Self.format2(clock: clock, segmentSize: 4096))
         let cursor = try LogReader(directory: folder.path).events(from: 1)
         #expect(try cursor.next() == nil)
@@ -155,8 +155,8 @@ import Testing
     }
 
     @Test func aTornLastRecordIsCutOnOpenAndReadersStopBeforeIt() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let log = try EventLog.open(at: folder.path, configuration: Self.format2(clock: clock))
         let appended = try Self.fill(log, clock: clock, commits: 20)
         let headBefore = log.head
@@ -182,8 +182,8 @@ import Testing
     }
 
     @Test func aFlippedByteBeforeTheLastRecordIsCorruptionNamedWithItsPlace() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let log = try EventLog.open(at: folder.path, configuration: Self.format2(clock: clock))
         try Self.fill(log, clock: clock, commits: 20)
         try log.close()

@@ -12,7 +12,7 @@ import Testing
 @Suite struct Format2ReadAheadTests {
     /// A compacted log of many small blocks, and what was appended to it.
     static func manyBlocks(_ path: String) throws -> [(time: Int64, payload: [UInt8])] {
-        let clock = ManualClock()
+        let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock)
         configuration.blockSize = 4096
         let log = try EventLog.open(at: path, configuration: configuration)
@@ -24,10 +24,10 @@ import Testing
 
     /// `manyBlocks` in a new folder, with its one block file's path and blocks.
     static func blockFileLog() throws -> (
-        folder: TemporaryDirectory, appended: [(time: Int64, payload: [UInt8])], path: String,
+        folder: TemporaryFolder, appended: [(time: Int64, payload: [UInt8])], path: String,
         blocks: [(offset: Int, first: UInt64, total: Int, lastTime: Int64)]
     ) {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let appended = try manyBlocks(folder.path)
         let blockFile = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".blk") }!
         let path = folder.path + "/" + blockFile
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func everyRangeReadsBackExactlyAcrossBlocks() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let appended = try Self.manyBlocks(folder.path)
         #expect(try readAll(folder.path).map { Array($0.payload) } == appended.map(\.payload))
         let reader = try LogReader(directory: folder.path)
@@ -72,7 +72,7 @@ import Testing
         let (folder, appended, path, offsets) = try Self.blockFileLog()
         #expect(appended.count > 1_000)
         for target in [1, 4, offsets.count - 1] {
-            let copy = TemporaryDirectory()
+            let copy = TemporaryFolder.made()
             try copyDirectory(folder.path, to: copy.path)
             let block = offsets[target]
             try flipByte(at: block.offset + Format2.blockHeaderSize + 5, in: copy.path + "/" + Path.name(of: path))
@@ -134,7 +134,7 @@ import Testing
         #expect(throws: LogError.self) { try readAll(folder.path) }
 
         // A header stepped over that does not link to the block before it is named there.
-        let linkBroken = TemporaryDirectory()
+        let linkBroken = TemporaryFolder.made()
         try copyDirectory(folder.path, to: linkBroken.path)
         let brokenPath = linkBroken.path + "/" + Path.name(of: path)
         var bytes = try readBytes(brokenPath)
@@ -227,8 +227,8 @@ import Testing
     /// the hot tail, and heads between them): every answer is the one a fresh reader gives, so
     /// the headers it keeps never send a seek to the wrong block.
     @Test func randomSeeksByOneReaderAgreeWithFreshReaders() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock)
         configuration.blockSize = 4096
         let log = try EventLog.open(at: folder.path, configuration: configuration)

@@ -1,6 +1,7 @@
 @testable import EventLog
 import FileIO
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// `verify` and `repair` on a format-2 log: the whole chain rehashed across blocks and the hot
@@ -8,8 +9,8 @@ import Testing
 /// back to the last good record.
 @Suite struct Format2VerifyTests {
     /// A log with block files and a hot tail of several segments.
-    static func makeLog(_ folder: TemporaryDirectory) throws -> (head: LogHead, appended: [(time: Int64, payload: [UInt8])]) {
-        let clock = ManualClock()
+    static func makeLog(_ folder: TemporaryFolder) throws -> (head: LogHead, appended: [(time: Int64, payload: [UInt8])]) {
+        let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
         configuration.blockSize = 2048
         let log = try EventLog.open(at: folder.path, configuration: configuration)
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func aHealthyLogVerifiesToTheWritersHead() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let (head, appended) = try Self.makeLog(folder)
         let report = try LogVerifier.verify(directory: folder.path)
         #expect(report.isClean, "\(report.problems)")
@@ -40,7 +41,7 @@ import Testing
     /// An event changed inside a block whose checksums were all recomputed: only the chain
     /// can tell, and verify does.
     @Test func aChangedEventWithItsChecksumsRecomputedIsFoundByTheChain() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         _ = try Self.makeLog(folder)
         let path = folder.sub("00000000000000000001.blk")
         var file = try readBytes(path)
@@ -80,7 +81,7 @@ import Testing
     }
 
     @Test func repairCutsBackToTheLastGoodRecordKeepingACopy() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let (_, appended) = try Self.makeLog(folder)
         let segments = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".seg") }.sorted()
         #expect(segments.count > 2)
@@ -98,7 +99,7 @@ import Testing
         #expect(try readAll(folder.path).count == Int(plan.firstDroppedSequence - 1))
         #expect(FileManager.default.fileExists(atPath: folder.sub("quarantine")))
         // The repaired log takes appends again, continuing its chain.
-        let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2(clock: ManualClock(appended.last!.time + 1)))
+        let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2(clock: TestClock(appended.last!.time + 1)))
         try log.append([1, 2, 3])
         try log.close()
         #expect(try LogVerifier.verify(directory: folder.path).isClean)

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// docs/FORMAT.md's worked example is produced by the real writer and decoded here by an
@@ -16,8 +17,8 @@ import Testing
     static let end = "<!-- worked-example:end -->"
 
     /// Writes the example log described in FORMAT.md and returns its directory.
-    static func writeExample(in directory: TemporaryDirectory) throws -> String {
-        let clock = ManualClock(1_700_000_000_000_000)
+    static func writeExample(in directory: TemporaryFolder) throws -> String {
+        let clock = TestClock(1_700_000_000_000_000)
         var settings = configuration(clock: clock)
         settings.newLogID = Array(0..<16).map { UInt8($0) &* 0x11 }
         let path = directory.sub("example")
@@ -50,7 +51,7 @@ import Testing
     }
 
     @Test func workedExampleMatchesTheDocument() throws {
-        let directory = TemporaryDirectory("format")
+        let directory = TemporaryFolder.made("format")
         let path = try Self.writeExample(in: directory)
         let segment = try Array(Data(contentsOf: URL(fileURLWithPath: path + "/00000000000000000001.seg")))
         let index = try Array(Data(contentsOf: URL(fileURLWithPath: path + "/00000000000000000001.idx")))

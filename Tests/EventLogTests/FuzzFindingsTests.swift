@@ -1,6 +1,7 @@
 import FileIO
 import Foundation
 import LogWorkload
+import StorageTestSupport
 import Testing
 @testable import EventLog
 
@@ -11,7 +12,7 @@ import Testing
     /// the end of a small segment: it reads as a torn tail, and the reader never asks for
     /// more memory than the file holds (it used to allocate the claimed length).
     @Test func aBatchClaimingFourGigabytesIsATornTailNotAnAllocation() throws {
-        let directory = TemporaryDirectory("huge-batch")
+        let directory = TemporaryFolder.made("huge-batch")
         try makeSegmentedLog(directory.path, events: 20, segmentSize: 1 << 20)
         let segment = directory.sub("00000000000000000001.seg")
         var bytes = try readBytes(segment)
@@ -38,7 +39,7 @@ import Testing
     /// An index entry, its checksum intact, that points near Int64.max: `offset + length`
     /// overflowed and trapped. The entry leads nowhere, so readers fall back to the segment.
     @Test func anIndexOffsetNearTheLargestIntegerIsIgnored() throws {
-        let directory = TemporaryDirectory("far-index")
+        let directory = TemporaryFolder.made("far-index")
         try makeSegmentedLog(directory.path, events: 300, segmentSize: 1 << 20)
         let index = directory.sub("00000000000000000001.idx")
         var bytes = try readBytes(index)
@@ -63,7 +64,7 @@ import Testing
     /// The writer thread's closure held the group commit: every closed log stayed in memory
     /// with its buffers and zstd context.
     @Test func aClosedLogIsFreed() throws {
-        let directory = TemporaryDirectory("freed")
+        let directory = TemporaryFolder.made("freed")
         weak var commit: GroupCommit?
         try {
             let log = try EventLog.open(at: directory.path, configuration: configuration(durability: .none))

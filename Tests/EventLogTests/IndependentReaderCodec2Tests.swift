@@ -1,5 +1,6 @@
 import EventLog
 import LogWorkload
+import StorageTestSupport
 import Testing
 
 /// Codec 2 written by the module's compactor and erasure, read by the independent reader
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func aStoreOfCodec2BlocksReadsTheSame() throws {
-        let folder = TemporaryDirectory("independent-codec2")
+        let folder = TemporaryFolder.made("independent-codec2")
         var settings = Format2LogTests.format2(segmentSize: 16 << 10)
         settings.blockSize = 32 << 10
         settings.blockFieldColumns = true
@@ -87,7 +88,7 @@ extension IndependentReaderCodec2Tests {
     /// Messages nested 1 to 20 deep (the payload's own counted as the first): the writer must
     /// keep within "at most 16 messages deep" as the independent reader counts it.
     @Test func deeplyNestedMessagesReadTheSame() throws {
-        let folder = TemporaryDirectory("independent-codec2")
+        let folder = TemporaryFolder.made("independent-codec2")
         var settings = Format2LogTests.format2()
         settings.blockFieldColumns = true
         let log = try EventLog.open(at: folder.path, configuration: settings)

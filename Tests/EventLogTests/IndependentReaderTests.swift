@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// The independent reader (written from docs/FORMAT.md alone) against real stores made by the
@@ -42,7 +43,7 @@ import Testing
     }
 
     @Test func aFormat2StoreOfBlockFilesAndSegmentsReadsTheSame() throws {
-        let folder = TemporaryDirectory("independent")
+        let folder = TemporaryFolder.made("independent")
         var settings = Format2LogTests.format2(segmentSize: 4096)
         settings.blockSize = 2048
         settings.blockLayout = .rows
@@ -77,7 +78,7 @@ import Testing
 
     /// An open log's active segment ends in preallocated zeros: the end of data.
     @Test func anOpenFormat2StoreWithItsZeroTailReadsTheSame() throws {
-        let folder = TemporaryDirectory("independent")
+        let folder = TemporaryFolder.made("independent")
         let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2())
         defer { try? log.close() }
         try Self.append(Self.events(30, after: 1_700_000_000_000_000, seed: 4, compressible: true), to: log)
@@ -86,7 +87,7 @@ import Testing
     }
 
     @Test func aCompactionsLeftoverSegmentsAreHiddenByItsBlockFile() throws {
-        let folder = TemporaryDirectory("independent")
+        let folder = TemporaryFolder.made("independent")
         let settings = Format2LogTests.format2(segmentSize: 4096)
         let log = try EventLog.open(at: folder.path, configuration: settings)
         try Self.append(Self.events(120, after: 1_700_000_000_000_000, seed: 3, compressible: false), to: log)
@@ -112,8 +113,8 @@ import Testing
     }
 
     @Test func aFormat1LogWrittenTodayReadsTheSame() throws {
-        let folder = TemporaryDirectory("independent")
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made("independent")
+        let clock = TestClock()
         let log = try EventLog.open(at: folder.sub("log"), configuration: configuration(clock: clock, segmentSize: 4096))
         for commit in 0..<60 {
             let words = String(repeating: "harbour sunset \(commit) ", count: commit % 7 + 1)
@@ -128,7 +129,7 @@ import Testing
     }
 
     @Test func aFlippedByteInABlockFileIsRefused() throws {
-        let folder = TemporaryDirectory("independent")
+        let folder = TemporaryFolder.made("independent")
         let log = try EventLog.open(at: folder.path, configuration: Format2LogTests.format2())
         try Self.append(Self.events(40, after: 1_700_000_000_000_000, seed: 5, compressible: true), to: log)
         try log.compact()

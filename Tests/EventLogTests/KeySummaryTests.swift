@@ -17,10 +17,10 @@ import Testing
     static func key(_ payload: [UInt8]) -> UInt64? { keys.key(payload[...]) }
 
     /// A log of about 900 events: blocks of 2 KiB compacted from 4 KiB segments, then a hot tail.
-    static func makeLog(_ folder: TemporaryDirectory, keys: BlockKeys? = Self.keys)
+    static func makeLog(_ folder: TemporaryFolder, keys: BlockKeys? = Self.keys)
         throws -> (EventLog, [[UInt8]])
     {
-        let clock = ManualClock()
+        let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
         configuration.blockSize = 2048
         configuration.blockCompressionLevel = 1
@@ -32,7 +32,7 @@ import Testing
         return (log, appended.map(\.payload))
     }
 
-    static func summaryPaths(_ folder: TemporaryDirectory) throws -> [String] {
+    static func summaryPaths(_ folder: TemporaryFolder) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".keys") }.sorted().map(folder.sub)
     }
 
@@ -40,7 +40,7 @@ import Testing
     /// files holds one, and a single key's ranges are a small part of the log; the hot tail is
     /// always given, and the ranges stay inside the asked ones.
     @Test func theRangesHoldEveryEventWithTheKeyAndSkipBlocksWithout() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let (log, payloads) = try Self.makeLog(folder)
         #expect(try Self.summaryPaths(folder).count == 1)
         let reader = try LogReader(directory: folder.path)
@@ -75,7 +75,7 @@ import Testing
     /// function is not used (the whole file is read); building the missing summaries writes the
     /// same summary again, and removes one whose block file is gone.
     @Test func aSummaryThatDoesNotHoldIsNotUsedAndIsBuiltAgain() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let (log, payloads) = try Self.makeLog(folder)
         let last = UInt64(payloads.count)
         let path = try #require(try Self.summaryPaths(folder).first)
@@ -117,7 +117,7 @@ import Testing
     /// An erase rewrites the block files and their summaries: a key only erased events carried
     /// is no longer named, so no block is read for it; the other keys' ranges stay.
     @Test func anEraseLeavesNoKeyOfTheErasedEvents() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let (log, payloads) = try Self.makeLog(folder)
         let last = UInt64(payloads.count)
         let sequences = (1...last).filter { Self.key(payloads[Int($0 - 1)]) == 11 }
@@ -137,7 +137,7 @@ import Testing
     /// Without a key function no summary is written and every question reads the whole range;
     /// opened again with one, the log builds the missing summaries in the background.
     @Test func openingWithAKeyFunctionBuildsTheMissingSummariesInTheBackground() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let (log, payloads) = try Self.makeLog(folder, keys: nil)
         try log.close()
         #expect(try Self.summaryPaths(folder).isEmpty)
@@ -163,7 +163,7 @@ import Testing
         for name in ["", "seventeen-bytes!!", "with space", "é"] {
             var configuration = Format2LogTests.format2()
             configuration.blockKeys = BlockKeys(name: name) { _ in nil }
-            let folder = TemporaryDirectory()
+            let folder = TemporaryFolder.made()
             #expect(throws: LogError.self, "\"\(name)\"") { try EventLog.open(at: folder.path, configuration: configuration) }
         }
     }

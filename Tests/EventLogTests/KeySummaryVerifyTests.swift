@@ -9,7 +9,7 @@ import Testing
 /// the keys its blocks' events carry, and `repair` removes one that disagrees, to be built again.
 @Suite struct KeySummaryVerifyTests {
     /// The block file's path and header, and its summary, decoded.
-    static func summary(in folder: TemporaryDirectory) throws -> (path: String, header: BlockFileHeader, summary: KeySummary) {
+    static func summary(in folder: TemporaryFolder) throws -> (path: String, header: BlockFileHeader, summary: KeySummary) {
         let path = try #require(try KeySummaryTests.summaryPaths(folder).first)
         let blockFile = String(path.dropLast(KeySummary.fileExtension.count)) + Format2.blockExtension
         let header = try Format2Directory.readBlockFileHeader(blockFile, fileSystem: PosixFileSystem())
@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func verifyFindsASummaryThatLeavesOutOrAddsAKeyAndRepairRemovesIt() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let (log, payloads) = try KeySummaryTests.makeLog(folder)
         let last = UInt64(payloads.count)
         let (path, header, good) = try Self.summary(in: folder)
@@ -80,7 +80,7 @@ import Testing
     /// compare (the next writer builds it again) and says so in a note, not a problem; an
     /// erase's rewritten summary agrees with the blocks it leaves.
     @Test func unusableSummariesAreNotedNotReportedAndAnErasedLogStillAgrees() throws {
-        let folder = TemporaryDirectory()
+        let folder = TemporaryFolder.made()
         let (log, payloads) = try KeySummaryTests.makeLog(folder)
         let (path, _, _) = try Self.summary(in: folder)
         var damaged = try readBytes(path)

@@ -7,7 +7,7 @@ import Testing
 /// Guarantees that need a second process: one writer per log, and durability across kill -9.
 @Suite(.serialized) struct ProcessTests {
     @Test func aSecondWriterIsRefusedAndToldWhoHoldsTheLog() throws {
-        let directory = TemporaryDirectory("lock")
+        let directory = TemporaryFolder.made("lock")
         let holder = try HelperProcess(["hold", directory.path])
         defer { holder.closeInput(); _ = holder.wait() }
         let ready = try #require(holder.readLine())
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func twoWritersInOneProcessAreRefusedToo() throws {
-        let directory = TemporaryDirectory("lock-local")
+        let directory = TemporaryFolder.made("lock-local")
         let first = try EventLog.open(at: directory.path, configuration: configuration())
         let error = expectLogError(.locked) { try EventLog.open(at: directory.path, configuration: configuration()) }
         #expect(error?.message.contains("pid=\(getpid())") == true)
@@ -48,7 +48,7 @@ import Testing
     /// a prefix of what was written (no gaps, no reordering, right bytes), the chain verifies,
     /// and the next round appends after it.
     @Test func acknowledgedAppendsSurviveKill9() async throws {
-        let directory = TemporaryDirectory("kill")
+        let directory = TemporaryFolder.made("kill")
         var generator = SplitMix(seed: 2026)
         var previousLast: UInt64 = 0
         for round in 1...8 {

@@ -1,13 +1,14 @@
 import EventLog
 import Foundation
 import LogWorkload
+import StorageTestSupport
 import Testing
 
 @Suite struct RoundTripTests {
     /// Appends `count` synthetic events in appends of up to `perAppend`, with the clock moving a
     /// little between appends, and returns the clock readings of each event.
     @discardableResult
-    func fill(_ log: EventLog, clock: ManualClock, from first: UInt64 = 1, count: Int, perAppend: Int)
+    func fill(_ log: EventLog, clock: TestClock, from first: UInt64 = 1, count: Int, perAppend: Int)
         throws -> [Int64]
     {
         var times: [Int64] = []
@@ -39,8 +40,8 @@ import Testing
 
     @Test(arguments: [0, 1, 255, 256, 257, 100_000])
     func roundTripsAndContinuesAfterReopening(_ count: Int) throws {
-        let directory = TemporaryDirectory()
-        let clock = ManualClock()
+        let directory = TemporaryFolder.made()
+        let clock = TestClock()
         var times: [Int64] = []
         do {
             let log = try EventLog.open(
@@ -61,7 +62,7 @@ import Testing
     }
 
     @Test func anAppendExactlyAtTheBatchLimitFitsAndOneByteMoreIsRefused() throws {
-        let directory = TemporaryDirectory()
+        let directory = TemporaryFolder.made()
         var settings = configuration()
         settings.maxBatchSize = 1_200
         settings.maxEventSize = 1_000
@@ -80,8 +81,8 @@ import Testing
     }
 
     @Test func segmentsRollAtTheirSizeAndReadingCrossesThem() throws {
-        let directory = TemporaryDirectory()
-        let clock = ManualClock()
+        let directory = TemporaryFolder.made()
+        let clock = TestClock()
         let log = try EventLog.open(
             at: directory.path, configuration: configuration(clock: clock, segmentSize: 4096, indexInterval: 512))
         // Append one event at a time until the first roll, then exactly one more.
@@ -118,8 +119,8 @@ import Testing
     }
 
     @Test func seekingByTimeFindsTheFirstEventAtOrAfterIt() throws {
-        let directory = TemporaryDirectory()
-        let clock = ManualClock(1_000_000)
+        let directory = TemporaryFolder.made()
+        let clock = TestClock(1_000_000)
         let log = try EventLog.open(
             at: directory.path, configuration: configuration(clock: clock, segmentSize: 4096, indexInterval: 256))
         // Ten events per millisecond, several events sharing each timestamp.
@@ -143,7 +144,7 @@ import Testing
 
     @Test(arguments: [LogConfiguration.Durability.always, .interval(.milliseconds(5)), .none])
     func everyDurabilityPolicyRoundTrips(_ durability: LogConfiguration.Durability) async throws {
-        let directory = TemporaryDirectory()
+        let directory = TemporaryFolder.made()
         let log = try EventLog.open(at: directory.path, configuration: configuration(durability: durability))
         for sequence in 1...300 as ClosedRange<UInt64> {
             #expect(try await log.append(syntheticPayload(sequence)) == sequence)

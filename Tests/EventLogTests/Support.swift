@@ -5,40 +5,11 @@ import StorageTestSupport
 import LogWorkload
 import Testing
 
-/// A clock the test moves by hand: exact, repeatable timestamps.
-final class ManualClock: LogClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Int64
-
-    init(_ start: Int64 = 1_700_000_000_000_000) { current = start }
-
-    func now() -> LogTimestamp { lock.withLock { LogTimestamp(microsecondsSinceEpoch: current) } }
-
-    func advance(microseconds: Int64) { lock.withLock { current += microseconds } }
-
-    func set(_ value: Int64) { lock.withLock { current = value } }
-}
-
-/// A fresh directory under the system's temporary folder, removed when the test is done.
-final class TemporaryDirectory {
-    let path: String
-
-    init(_ label: String = "log") {
-        let base = NSTemporaryDirectory() + "vt-tests-\(label)-\(UUID().uuidString.prefix(8))"
-        try! FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        path = base
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func sub(_ name: String) -> String { path + "/" + name }
-}
-
 /// The synthetic payload of event `sequence` (see LogWorkload).
 func syntheticPayload(_ sequence: UInt64) -> [UInt8] { SyntheticEvents.payload(for: sequence) }
 
 func configuration(
-    clock: ManualClock = ManualClock(), durability: LogConfiguration.Durability = .always,
+    clock: TestClock = TestClock(), durability: LogConfiguration.Durability = .always,
     segmentSize: Int = 64 << 20, indexInterval: Int = 16 << 10
 ) -> LogConfiguration {
     var configuration = LogConfiguration()
@@ -137,7 +108,7 @@ func batchLocations(_ segment: [UInt8]) -> [BatchLocation] {
 }
 
 /// Writes a log of `events` single-event appends in segments of `segmentSize` bytes.
-func makeSegmentedLog(_ path: String, events: UInt64, segmentSize: Int = 4096, clock: ManualClock = ManualClock()) throws {
+func makeSegmentedLog(_ path: String, events: UInt64, segmentSize: Int = 4096, clock: TestClock = TestClock()) throws {
     let log = try EventLog.open(
         at: path, configuration: configuration(clock: clock, durability: .none, segmentSize: segmentSize, indexInterval: 512))
     for sequence in 1...events {

@@ -9,33 +9,33 @@ import Testing
 /// records still end where it says, checks it in the background, and refuses appends when it
 /// was wrong; any other checkpoint is not used.
 @Suite struct TailCheckpointTests {
-    static func configuration(_ clock: ManualClock) -> LogConfiguration {
+    static func configuration(_ clock: TestClock) -> LogConfiguration {
         Format2LogTests.format2(clock: clock, segmentSize: 64 << 10)
     }
 
     /// A log with a sealed segment or two and an active one holding events, closed cleanly.
-    static func closedLog(_ folder: TemporaryDirectory, clock: ManualClock) throws -> [(time: Int64, payload: [UInt8])] {
+    static func closedLog(_ folder: TemporaryFolder, clock: TestClock) throws -> [(time: Int64, payload: [UInt8])] {
         let log = try EventLog.open(at: folder.path, configuration: configuration(clock))
         let appended = try Format2LogTests.fill(log, clock: clock, commits: 700)
         try log.close()
         return appended
     }
 
-    static func checkpointPath(_ folder: TemporaryDirectory) throws -> String {
+    static func checkpointPath(_ folder: TemporaryFolder) throws -> String {
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".head") }
         #expect(names.count == 1)
         return folder.sub(try #require(names.first))
     }
 
     /// What a reader computes, rehashing from the files: the head after the last event.
-    static func rehashedHead(_ folder: TemporaryDirectory) throws -> LogHead {
+    static func rehashedHead(_ folder: TemporaryFolder) throws -> LogHead {
         let reader = try LogReader(directory: folder.path)
         return try #require(try reader.head(at: try reader.lastSequence()))
     }
 
     @Test func aCleanCloseLeavesTheHeadAndTheNextOpenStartsFromIt() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         var appended = try Self.closedLog(folder, clock: clock)
         let path = try Self.checkpointPath(folder)
         let expected = try Self.rehashedHead(folder)
@@ -59,8 +59,8 @@ import Testing
     /// them) is used: the records after its end of data are rehashed, and a torn tail cut, as
     /// without it.
     @Test func anEarlierCheckpointIsUsedAndTheRecordsAfterItAreRehashed() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         var appended = try Self.closedLog(folder, clock: clock)
         let path = try Self.checkpointPath(folder)
         let earlier = try readBytes(path)
@@ -96,8 +96,8 @@ import Testing
     /// segment's, an end of data inside a record or past the data, a damaged record before its
     /// end) is not used, and the head is rehashed as before.
     @Test func aCheckpointThatDoesNotMatchTheSegmentIsNotUsed() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         _ = try Self.closedLog(folder, clock: clock)
         let path = try Self.checkpointPath(folder)
         let good = try readBytes(path)
@@ -142,9 +142,9 @@ import Testing
     /// records, only beside the active segment; an open after a crash (the files as they are,
     /// copied while the log is open) starts from it and rehashes only the records after it.
     @Test func aRunningWriterLeavesCheckpointsThatAnOpenAfterACrashUses() throws {
-        let folder = TemporaryDirectory()
-        let crashed = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let crashed = TemporaryFolder.made()
+        let clock = TestClock()
         var configuration = Self.configuration(clock)
         configuration.tailCheckpointInterval = 8 << 10
         let log = try EventLog.open(at: folder.path, configuration: configuration)
@@ -169,7 +169,7 @@ import Testing
         #expect(used >= 8, "most crashes find a checkpoint: \(used) of 12")
 
         // Without an interval, a running writer leaves none.
-        let quiet = TemporaryDirectory()
+        let quiet = TemporaryFolder.made()
         configuration.tailCheckpointInterval = nil
         let other = try EventLog.open(at: quiet.path, configuration: configuration)
         try Format2LogTests.fill(other, clock: clock, commits: 600)
@@ -181,8 +181,8 @@ import Testing
     /// is started from, found wrong by the background check before anything is appended, and
     /// the log refuses appends until reopened; the reopen rehashes and all is well.
     @Test func aWrongCheckpointIsCaughtBeforeTheFirstAppend() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let appended = try Self.closedLog(folder, clock: clock)
         let path = try Self.checkpointPath(folder)
         let expected = try Self.rehashedHead(folder)

@@ -16,8 +16,8 @@ import Testing
     }
 
     @Test func aReadFromALookupsPositionFindsTheEventsAReadFromTheStartFinds() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         let appended = try TailCheckpointTests.closedLog(folder, clock: clock)
         let reader = try LogReader(directory: folder.path)
         let last = UInt64(appended.count)
@@ -43,8 +43,8 @@ import Testing
     /// A format-1 log's lookup, and a head known already, give none (and a format-1 lookup is
     /// not made a second time to say so).
     @Test func aLookupThatCannotGiveAPositionGivesNone() throws {
-        let folder = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made()
+        let clock = TestClock()
         var configuration = TailCheckpointTests.configuration(clock)
         configuration.format = .v1
         let log = try EventLog.open(at: folder.path, configuration: configuration)
@@ -58,10 +58,10 @@ import Testing
     }
 
     @Test func aPositionOfAnotherSegmentOrPastTheReadsStartIsNotUsed() throws {
-        let clock = ManualClock()
-        let (one, other) = (TemporaryDirectory(), TemporaryDirectory())
+        let clock = TestClock()
+        let (one, other) = (TemporaryFolder.made(), TemporaryFolder.made())
         let appended = try TailCheckpointTests.closedLog(one, clock: clock)
-        _ = try TailCheckpointTests.closedLog(other, clock: ManualClock())
+        _ = try TailCheckpointTests.closedLog(other, clock: TestClock())
         let last = UInt64(appended.count)
         let reader = try LogReader(directory: one.path)
         let sequence = try #require(((last - 20)..<last).first { reader.headInBackground(at: $0).tailPosition() != nil })
@@ -78,8 +78,8 @@ import Testing
 
     @Test func theCheckOfATailCheckpointFromAPositionCatchesAWrongOneAndPassesARightOne() throws {
         for forges in [false, true] {
-            let folder = TemporaryDirectory()
-            let clock = ManualClock()
+            let folder = TemporaryFolder.made()
+            let clock = TestClock()
             let appended = try TailCheckpointTests.closedLog(folder, clock: clock)
             let path = try TailCheckpointTests.checkpointPath(folder)
             if forges {

@@ -9,7 +9,7 @@ import Testing
 /// unchecked like the checkpoint's head, and the background check compares it too.
 @Suite struct TailStartTests {
     /// Segments of 1 MiB: the 740 commits here stay in one.
-    static func configuration(_ clock: ManualClock, segmentSize: Int = 1 << 20) -> LogConfiguration {
+    static func configuration(_ clock: TestClock, segmentSize: Int = 1 << 20) -> LogConfiguration {
         var configuration = Format2LogTests.format2(clock: clock, segmentSize: segmentSize)
         configuration.tailCheckpointInterval = 2 << 10
         return configuration
@@ -18,7 +18,7 @@ import Testing
     /// A log closed cleanly, reopened, written to with running checkpoints, and copied as a
     /// crash leaves it (the lock removed); the head where the reopen started, and the live log.
     static func crashAfterReopen(
-        _ folder: TemporaryDirectory, _ crashed: TemporaryDirectory, clock: ManualClock, commits: Int = 40,
+        _ folder: TemporaryFolder, _ crashed: TemporaryFolder, clock: TestClock, commits: Int = 40,
         segmentSize: Int = 1 << 20
     ) throws -> (start: LogHead, live: EventLog) {
         let configuration = configuration(clock, segmentSize: segmentSize)
@@ -85,8 +85,8 @@ import Testing
     /// After a crash, the open finds the head where the crashed writer started; the check passes
     /// and appends go on; the log verifies.
     @Test func anOpenAfterACrashFindsWhereTheLastWriterStarted() throws {
-        let folder = TemporaryDirectory(), crashed = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made(), crashed = TemporaryFolder.made()
+        let clock = TestClock()
         let (start, live) = try Self.crashAfterReopen(folder, crashed, clock: clock)
         defer { try? live.close() }
         let log = try EventLog.open(at: crashed.path, configuration: Self.configuration(clock))
@@ -113,8 +113,8 @@ import Testing
     /// and all (a store opened for a question and closed must leave its files as they were);
     /// after an append the start is where that writer began.
     @Test func anOpenWithoutAppendsLeavesTheCheckpointAsItWas() throws {
-        let folder = TemporaryDirectory(), crashed = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made(), crashed = TemporaryFolder.made()
+        let clock = TestClock()
         let (_, live) = try Self.crashAfterReopen(folder, crashed, clock: clock)
         try live.close()
         let path = try TailCheckpointTests.checkpointPath(folder)
@@ -133,8 +133,8 @@ import Testing
 
     /// A writer that rolled to a new segment since it started leaves no start.
     @Test func aWriterThatRolledLeavesNoStart() throws {
-        let folder = TemporaryDirectory(), crashed = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made(), crashed = TemporaryFolder.made()
+        let clock = TestClock()
         let (_, live) = try Self.crashAfterReopen(folder, crashed, clock: clock, commits: 900, segmentSize: 64 << 10)
         defer { try? live.close() }
         let written = try readBytes(try TailCheckpointTests.checkpointPath(crashed))
@@ -148,8 +148,8 @@ import Testing
     /// A start whose head is wrong is handed on, caught by the check before the first append,
     /// and the reopen rehashes; a start that is not a record boundary is not handed on.
     @Test func aWrongStartIsCaughtAndOneInsideARecordIsNotUsed() throws {
-        let folder = TemporaryDirectory(), crashed = TemporaryDirectory()
-        let clock = ManualClock()
+        let folder = TemporaryFolder.made(), crashed = TemporaryFolder.made()
+        let clock = TestClock()
         let (start, live) = try Self.crashAfterReopen(folder, crashed, clock: clock)
         try live.close()
         let path = try TailCheckpointTests.checkpointPath(crashed)

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LogWorkload
+import StorageTestSupport
 import Testing
 
 /// A crash in the middle of an append leaves a torn last batch. Opening the log for writing
@@ -34,7 +35,7 @@ import Testing
 
     @Test(arguments: LastBatch.allCases)
     func cuttingTheLastBatchAtEveryOffsetRecoversTheEarlierBatches(_ lastBatch: LastBatch) throws {
-        let directory = TemporaryDirectory("torn")
+        let directory = TemporaryFolder.made("torn")
         let original = directory.sub("original")
         let (segment, lastOffset, kept) = try makeLog(original, lastBatch: lastBatch)
         let whole = try readBytes(segment)
@@ -75,7 +76,7 @@ import Testing
     /// After a power cut, an unsynced batch can come back as zeros or garbage over its full
     /// length: still a torn tail, since nothing valid follows it.
     @Test func aZeroedOrGarbledLastBatchIsCutLikeATornOne() throws {
-        let directory = TemporaryDirectory("garbled")
+        let directory = TemporaryFolder.made("garbled")
         let original = directory.sub("original")
         let (segment, lastOffset, kept) = try makeLog(original, lastBatch: .compressed)
         let whole = try readBytes(segment)
@@ -104,14 +105,14 @@ import Testing
     /// A writer killed without closing leaves its preallocated zeros: that is a clean end, not
     /// damage, and readers see every event before it.
     @Test func aPreallocatedZeroTailIsACleanEnd() throws {
-        let directory = TemporaryDirectory("zeros")
+        let directory = TemporaryFolder.made("zeros")
         let log = try EventLog.open(at: directory.path, configuration: configuration())
         for sequence in 1...50 as ClosedRange<UInt64> { try log.append(syntheticPayload(sequence)) }
         let segment = try segmentFiles(directory.path)[0]
         let size = try readBytes(segment).count
         #expect(size == 1 << 20, "under .always the segment is preallocated to 1 MiB")
         // Copy the files as they are now, as if the process had been killed.
-        let elsewhere = TemporaryDirectory("crashed")
+        let elsewhere = TemporaryFolder.made("crashed")
         let crashed = elsewhere.sub("log")
         try copyDirectory(directory.path, to: crashed)
         try log.close()
@@ -126,7 +127,7 @@ import Testing
 
     /// A reader meeting a torn tail stops before it without an error and says where.
     @Test func aReaderStopsBeforeATornTailAndSaysWhere() throws {
-        let directory = TemporaryDirectory("reader")
+        let directory = TemporaryFolder.made("reader")
         let (segment, lastOffset, kept) = try makeLog(directory.path, lastBatch: .compressed)
         let whole = try readBytes(segment)
         try writeBytes(Array(whole.dropLast(10)), to: segment)

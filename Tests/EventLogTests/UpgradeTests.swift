@@ -1,6 +1,7 @@
 import EventLog
 import FileIO
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// `LogUpgrade` on real files: the committed format-1 fixture becomes a format-2 log with the
@@ -8,20 +9,20 @@ import Testing
 /// is finished, an abandoned one removed.
 @Suite struct UpgradeTests {
     /// A copy of the committed format-1 fixture at `<directory>/log`.
-    static func fixtureCopy(_ directory: TemporaryDirectory) throws -> String {
+    static func fixtureCopy(_ directory: TemporaryFolder) throws -> String {
         let path = directory.sub("log")
         try copyDirectory(FixtureTests.fixturePath, to: path)
         return path
     }
 
     static func settings(blockSize: Int = 4 << 10) -> LogConfiguration {
-        var settings = Format2LogTests.format2(clock: ManualClock(1_800_000_000_000_000))
+        var settings = Format2LogTests.format2(clock: TestClock(1_800_000_000_000_000))
         settings.blockSize = blockSize
         return settings
     }
 
     @Test func theFormat1FixtureUpgradesEventForEventAnchoredToItsHead() throws {
-        let directory = TemporaryDirectory("upgrade")
+        let directory = TemporaryFolder.made("upgrade")
         let path = try Self.fixtureCopy(directory)
         let before = try readAll(path)
         let oldFiles = try snapshot(path)
@@ -68,7 +69,7 @@ import Testing
     }
 
     @Test func whatCannotBeUpgradedIsRefusedAndNothingChanges() throws {
-        let directory = TemporaryDirectory("upgrade-refused")
+        let directory = TemporaryFolder.made("upgrade-refused")
         // Already format 2.
         let two = directory.sub("two")
         let log = try EventLog.open(at: two, configuration: Self.settings())
@@ -100,7 +101,7 @@ import Testing
         #expect(try LogReader(directory: again).format == .v1)
 
         // Another writer holds the log.
-        let held = try Self.fixtureCopy(TemporaryDirectory("upgrade-held"))
+        let held = try Self.fixtureCopy(TemporaryFolder.made("upgrade-held"))
         let writer = try EventLog.open(at: held, configuration: configuration())
         expectLogError(.locked) { try LogUpgrade.upgrade(directory: held, configuration: Self.settings()) }
         try writer.close()
@@ -108,7 +109,7 @@ import Testing
     }
 
     @Test func anUpgradeInterruptedBetweenItsRenamesIsFinishedByTheNextOpen() throws {
-        let directory = TemporaryDirectory("upgrade-interrupted")
+        let directory = TemporaryFolder.made("upgrade-interrupted")
         let path = try Self.fixtureCopy(directory)
         let before = try readAll(path)
         _ = try LogUpgrade.upgrade(directory: path, configuration: Self.settings())
@@ -131,7 +132,7 @@ import Testing
     }
 
     @Test func aLoneFormat1FolderIsNeverReplacedByAnEmptyLog() throws {
-        let directory = TemporaryDirectory("upgrade-lone")
+        let directory = TemporaryFolder.made("upgrade-lone")
         let path = try Self.fixtureCopy(directory)
         try FileManager.default.moveItem(atPath: path, toPath: LogUpgrade.formerPath(of: path))
         let error = expectLogError(.notALog) { try EventLog.open(at: path, configuration: Self.settings()) }
@@ -140,7 +141,7 @@ import Testing
     }
 
     @Test func anUpgradeAbandonedBeforeItsSwapIsRemovedByTheNextOpen() throws {
-        let directory = TemporaryDirectory("upgrade-abandoned")
+        let directory = TemporaryFolder.made("upgrade-abandoned")
         let path = try Self.fixtureCopy(directory)
         let before = try readAll(path)
         let work = LogUpgrade.workPath(of: path)
@@ -156,7 +157,7 @@ import Testing
     /// The anchor hashes `origin_hash` as stored: a hash beside `origin_sequence` 0 (or none
     /// beside carried-over events) would let two files claim one origin with different bytes.
     @Test func anOriginHashWithoutCarriedOverEventsIsCorruption() throws {
-        let directory = TemporaryDirectory("origin")
+        let directory = TemporaryFolder.made("origin")
         let path = directory.sub("log")
         let log = try EventLog.open(at: path, configuration: Self.settings())
         try log.append(Array("x".utf8))

@@ -2,11 +2,12 @@ import Crypto
 import EventLog
 import Foundation
 import LogWorkload
+import StorageTestSupport
 import Testing
 
 @Suite struct VerifyRepairTests {
     @Test func verificationCountsEverythingAndNamesTheHeadHash() throws {
-        let directory = TemporaryDirectory("verify")
+        let directory = TemporaryFolder.made("verify")
         try makeSegmentedLog(directory.path, events: 300)
         let report = try LogVerifier.verify(directory: directory.path)
         let segments = try segmentFiles(directory.path)
@@ -24,7 +25,7 @@ import Testing
     }
 
     @Test func repairSaysWhatItWillCutThenCutsBackToTheLastGoodBatchKeepingACopy() throws {
-        let directory = TemporaryDirectory("repair")
+        let directory = TemporaryFolder.made("repair")
         try makeSegmentedLog(directory.path, events: 300)
         let segments = try segmentFiles(directory.path)
         let middle = try readBytes(segments[1])
@@ -53,7 +54,7 @@ import Testing
         #expect(kept.count == segments.count - 1)
         #expect(try readBytes(quarantine + "/" + (segments[1] as NSString).lastPathComponent + "-\(target.offset).repair") == damagedTail)
 
-        let later = ManualClock(1_800_000_000_000_000)
+        let later = TestClock(1_800_000_000_000_000)
         let log = try EventLog.open(at: directory.path, configuration: configuration(clock: later))
         #expect(log.lastSequence == target.firstSequence - 1)
         #expect(try log.append(syntheticPayload(target.firstSequence)) == target.firstSequence)
@@ -64,7 +65,7 @@ import Testing
     }
 
     @Test func repairRefusesWhileAWriterHasTheLogOpenOrWhenTheLogChanged() throws {
-        let directory = TemporaryDirectory("repair-refuse")
+        let directory = TemporaryFolder.made("repair-refuse")
         try makeSegmentedLog(directory.path, events: 200)
         let segments = try segmentFiles(directory.path)
         try flipByte(at: 200, in: segments[0])

@@ -9,6 +9,13 @@ public final class TemporaryFolder {
         path = NSTemporaryDirectory() + "vt-test-\(label)-\(UUID().uuidString.prefix(8))"
     }
 
+    /// A fresh folder, made now (for code that expects it to exist).
+    public static func made(_ label: String = "log") -> TemporaryFolder {
+        let folder = TemporaryFolder(label)
+        try! FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        return folder
+    }
+
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     public func sub(_ name: String) -> String { path + "/" + name }

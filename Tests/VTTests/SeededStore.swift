@@ -39,7 +39,7 @@ struct SeededStore {
         var options = StoreOptions()
         options.log.format = format
         options.collectionInterval = nil
-        options.log.clock = SteppingClock(start: start)
+        options.log.clock = TestClock(start, stepPerReading: 1_000_000)
         options.pinIDs = FixedPinIDs([pinA, pinB, pinC])
         let store = try await TouristStore.open(at: folder, options: options)
         try await store.changeRegion(to: MapRegion(center: Coordinate(latitude: 48, longitude: 2), latitudeSpan: 10, longitudeSpan: 20))
@@ -70,13 +70,6 @@ struct SeededStore {
     /// Every file under the store with its bytes (the lock file aside): to show a command
     /// changed nothing.
     func files() throws -> [String: [UInt8]] { try snapshotFiles(folder) }
-}
-
-/// One second further at every reading.
-final class SteppingClock: LogClock, @unchecked Sendable {
-    private let value: Mutex<Int64>
-    init(start: Int64) { value = Mutex(start - 1_000_000) }
-    func now() -> LogTimestamp { LogTimestamp(microsecondsSinceEpoch: value.withLock { $0 += 1_000_000; return $0 }) }
 }
 
 /// The given ids, in order.

@@ -30,7 +30,7 @@ import Testing
         options.snapshotInterval = 10
         options.log.newLogID = Array("store-fixture-v1".utf8)
         let store = try await TouristStore.open(at: folder, options: options)
-        func tick() { clock.advance(250_000) }
+        func tick() { clock.advance(microseconds: 250_000) }
         try await store.changeRegion(to: MapRegion(center: rome, latitudeSpan: 12, longitudeSpan: 20)); tick()
         let p1 = try await store.dropPin(at: rome); tick()
         let p2 = try await store.dropPin(at: paris); tick()

@@ -63,13 +63,13 @@ import Testing
         let pin = try await album(store, first: 1, count: 2)
         let before = store.lastSequence
         try await store.removePhoto(0, from: pin)
-        clock.advance(1_800 * 1_000_000)  // half an hour later
+        clock.advance(microseconds: 1_800 * 1_000_000)  // half an hour later
         try await store.dragPin(pin, to: Coordinate(latitude: 1, longitude: 1))  // something happens
         #expect(try store.collectGarbage().collected.isEmpty, "both images were in use within the hour")
         let past = try store.state(at: before)
         #expect(try past.pins[pin]!.album.slots.allSatisfy { try store.isPhotoStored($0.digest!) })
 
-        clock.advance(3_601 * 1_000_000)  // the removals are now older than the window
+        clock.advance(microseconds: 3_601 * 1_000_000)  // the removals are now older than the window
         try await store.changeRegion(to: MapRegion(center: rome, latitudeSpan: 1, longitudeSpan: 1))
         #expect(Set(try store.collectGarbage().collected) == [digest(1), digest(2)])
         let old = try store.state(at: before).pins[pin]!.album.slots

@@ -7,13 +7,6 @@ import LogWorkload
 import Testing
 @testable import VirtualTourist
 
-/// A clock the test moves by hand.
-final class TestClock: LogClock, @unchecked Sendable {
-    private let value = Mutex<Int64>(1_700_000_000_000_000)
-    func now() -> LogTimestamp { LogTimestamp(microsecondsSinceEpoch: value.withLock { $0 }) }
-    func advance(_ microseconds: Int64) { value.withLock { $0 += microseconds } }
-}
-
 /// Pin ids 1, 2, 3, … so that tests can name them.
 final class CountingPinIDs: PinIDGenerator, @unchecked Sendable {
     private let counter = Mutex<UInt64>(0)

@@ -115,7 +115,7 @@ import Testing
         for index in 0..<10 {
             try await store.dropPin(at: Coordinate(latitude: Double(index), longitude: 0))
             times.append(clock.now())
-            clock.advance(1_000)
+            clock.advance(microseconds: 1_000)
         }
         #expect(try store.sequence(atTime: start.adding(microseconds: -1)) == 0)
         #expect(try store.state(atTime: start.adding(microseconds: -1)).pins.isEmpty)
