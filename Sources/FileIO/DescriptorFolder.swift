@@ -29,19 +29,25 @@ final class DescriptorFolder: FolderHandle {
 
     func status(_ name: String) throws -> FileStatus? {
         try checkName(name)
-        var info = stat()
-        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw IOError.current("stat", Path.join(path, name))
-        }
-        if info.st_mode & S_IFMT == S_IFLNK { throw IOError(operation: "stat", path: Path.join(path, name), code: ELOOP) }
-        return FileStatus(info)
+        return try entryStatus(in: descriptor, name, path: Path.join(path, name))
     }
 
     func removeFile(_ name: String) throws {
         try checkName(name)
         guard unlinkat(descriptor, name, 0) == 0 else { throw IOError.current("unlink", Path.join(path, name)) }
     }
+}
+
+/// What is at `name` in the folder open at `folder`, or nil when nothing is; a symbolic link
+/// there is not followed but refused (`ELOOP`). `path` names it in errors.
+func entryStatus(in folder: Int32, _ name: String, path: String) throws -> FileStatus? {
+    var info = stat()
+    guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+        if errno == ENOENT || errno == ENOTDIR { return nil }
+        throw IOError.current("stat", path)
+    }
+    if info.st_mode & S_IFMT == S_IFLNK { throw IOError(operation: "stat", path: path, code: ELOOP) }
+    return FileStatus(info)
 }
 
 /// The names in the folder open at `descriptor` (which is closed), without `.` and `..`.

@@ -118,25 +118,17 @@ public struct PosixFileSystem: FileSystem {
     /// Below the confined folder, a link is not followed: it is an error (`ELOOP`) naming it,
     /// wherever it stands on the way.
     public func status(_ path: String) throws -> FileStatus? {
-        var info = stat()
         if let confinement, let names = try confinedNames(path) {
-            let found: Bool
             do {
-                found = try confinement.inParent(of: names) { folder, name in
-                    if fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { return true }
-                    if errno == ENOENT || errno == ENOTDIR { return false }
-                    throw IOError.current("stat", path)
-                }
+                return try confinement.inParent(of: names) { folder, name in try entryStatus(in: folder, name, path: path) }
             } catch let error as IOError where error.code == ENOENT || error.code == ENOTDIR {
-                return nil
+                return nil  // a folder on the way is missing
             }
-            guard found else { return nil }
-            if info.st_mode & S_IFMT == S_IFLNK { throw IOError(operation: "stat", path: path, code: ELOOP) }
-        } else {
-            guard stat(path, &info) == 0 else {
-                if errno == ENOENT || errno == ENOTDIR { return nil }
-                throw IOError.current("stat", path)
-            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw IOError.current("stat", path)
         }
         return FileStatus(info)
     }
