@@ -10,8 +10,6 @@ let package = Package(
         .library(name: "FileIO", targets: ["FileIO"]),
         .library(name: "EventLog", targets: ["EventLog"]),
         .library(name: "BlobStore", targets: ["BlobStore"]),
-        .library(name: "LogWorkload", targets: ["LogWorkload"]),
-        .library(name: "TouristWorkload", targets: ["TouristWorkload"]),
         .library(name: "VirtualTourist", targets: ["VirtualTourist"]),
         .library(name: "PhotoSources", targets: ["PhotoSources"]),
         .library(name: "Places", targets: ["Places"]),
@@ -20,9 +18,6 @@ let package = Package(
         .library(name: "WebApp", targets: ["WebApp"]),
         .library(name: "RequestReading", targets: ["RequestReading"]),
         .executable(name: "vt", targets: ["vt"]),
-        // Test support, a product so that the fuzz targets (Fuzz/) read logs on the same
-        // in-memory disk as the tests.
-        .library(name: "StorageTestSupport", targets: ["StorageTestSupport"]),
         // The NATS client, a product so that the fuzz targets (Fuzz/) reach its wire parser.
         .library(name: "NATSClient", targets: ["NATSClient"]),
         .library(name: "Replication", targets: ["Replication"]),
@@ -120,7 +115,7 @@ let package = Package(
             ]
         ),
         // The offline, Flickr-compatible photo service on loopback: deterministic listings
-        // and generated PNG images, for the demo and the tests.
+        // and generated PNG images, for `vt`'s offline demo (and the tests).
         .target(
             name: "DemoPhotoServer",
             dependencies: [
@@ -175,16 +170,13 @@ let package = Package(
             name: "Replication",
             dependencies: ["NATSClient", "VirtualTourist", "EventLog", "BlobStore", "FileIO"]
         ),
-        // Deterministic synthetic events for the demo, the benchmarks and the tests.
-        .target(name: "LogWorkload", dependencies: ["EventLog"]),
-        // The app's events as real use makes them (pins, albums, downloads, New Collection):
-        // the benchmarks' workload, and the tests' long replays.
-        .target(name: "TouristWorkload", dependencies: ["EventLog", "LogWorkload", "VirtualTourist"]),
+        // `vt log-demo`: synthetic events through a bare event log (the tests reuse its events).
+        .target(name: "DemoLog", dependencies: ["EventLog"]),
         .executableTarget(
             name: "vt",
             dependencies: [
                 "EventLog",
-                "LogWorkload",
+                "DemoLog",
                 "VirtualTourist",
                 "PhotoSources",
                 "DemoPhotoServer",
@@ -199,15 +191,34 @@ let package = Package(
         // A helper process for the tests that need a second writer or a writer to kill.
         .executableTarget(
             name: "EventLogHelper",
-            dependencies: ["EventLog", "LogWorkload"],
+            dependencies: ["EventLog", "DemoLog"],
             path: "Tests/EventLogHelper"
         ),
         .testTarget(
             name: "VirtualTouristTests",
             dependencies: [
-                "VirtualTourist", "EventLog", "FileIO", "LogWorkload", "TouristWorkload", "StorageTestSupport", "CZstd",
+                "VirtualTourist", "EventLog", "FileIO", "SeededRandom", "TouristWorkload", "StorageTestSupport", "CZstd",
             ],
             resources: [.copy("Fixtures")]
+        ),
+        // Test-only targets below, none a product (Benchmarks/ and Fuzz/ reach the ones they
+        // share through symbolic links to these folders).
+        // SplitMix: seeded randomness, so generated workloads and randomised tests repeat.
+        .target(name: "SeededRandom", path: "Tests/SeededRandom"),
+        // The app's events as real use makes them (pins, albums, downloads, New Collection):
+        // the benchmarks' workload, and the tests' long replays.
+        .target(name: "TouristWorkload", dependencies: ["EventLog", "SeededRandom", "VirtualTourist"], path: "Tests/TouristWorkload"),
+        // A Wikimedia Commons double on loopback (the Action API's geosearch, search, imageinfo
+        // and thumbnails) with faults to order, for the Commons client's tests.
+        .target(
+            name: "PhotoServiceDoubles",
+            dependencies: [
+                "DemoPhotoServer", "HTTPListening",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/PhotoServiceDoubles"
         ),
         // Test doubles shared by the test targets: a file system that counts and fails calls,
         // one in memory that can lose power, the test clock and the temporary folder.
@@ -229,23 +240,23 @@ let package = Package(
         ),
         .testTarget(
             name: "BlobStoreTests",
-            dependencies: ["BlobStore", "FileIO", "LogWorkload", "StorageTestSupport"]
+            dependencies: ["BlobStore", "FileIO", "SeededRandom", "StorageTestSupport"]
         ),
         .testTarget(
             name: "PhotoSourcesTests",
             dependencies: [
-                "PhotoSources", "DemoPhotoServer", "LogWorkload", "HTTPListening",
+                "PhotoSources", "DemoPhotoServer", "PhotoServiceDoubles", "SeededRandom", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(
             name: "AlbumPipelineTests",
-            dependencies: ["AlbumPipeline", "VirtualTourist", "PhotoSources", "DemoPhotoServer", "StorageTestSupport", "EventLog", "LogWorkload"]
+            dependencies: ["AlbumPipeline", "VirtualTourist", "PhotoSources", "DemoPhotoServer", "PhotoServiceDoubles", "StorageTestSupport", "EventLog", "SeededRandom"]
         ),
         .testTarget(
             name: "VTTests",
             dependencies: [
-                "vt", "DemoPhotoServer", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport", "NATSTestSupport",
+                "vt", "DemoPhotoServer", "PhotoServiceDoubles", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport", "NATSTestSupport",
                 "TouristWorkload",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -256,7 +267,7 @@ let package = Package(
             name: "WebAppTests",
             dependencies: [
                 "WebApp", "RequestReading", "VirtualTourist", "AlbumPipeline", "PhotoSources", "DemoPhotoServer", "StorageTestSupport",
-                "TouristWorkload", "LogWorkload",
+                "TouristWorkload", "SeededRandom",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -278,7 +289,7 @@ let package = Package(
         .testTarget(
             name: "EventLogTests",
             dependencies: [
-                "EventLog", "FileIO", "LogWorkload", "EventLogHelper", "StorageTestSupport",
+                "EventLog", "FileIO", "SeededRandom", "DemoLog", "EventLogHelper", "StorageTestSupport",
                 // zstd for the independent readers of FORMAT.md, which share no code with EventLog.
                 "CZstd",
                 .product(name: "Crypto", package: "swift-crypto"),

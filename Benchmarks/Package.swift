@@ -13,6 +13,17 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
+        // The main package's test-only workload and seeded randomness, which it does not ship
+        // as products: these folders are symbolic links to its Tests/ folders.
+        .target(name: "SeededRandom"),
+        .target(
+            name: "TouristWorkload",
+            dependencies: [
+                "SeededRandom",
+                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "VirtualTourist", package: "VirtualTourist"),
+            ]
+        ),
         // The seeded workload, the SQLite peer, the measurements and the targets, shared by
         // the report and the Benchmark suite.
         .target(
@@ -21,8 +32,8 @@ let package = Package(
                 .product(name: "EventLog", package: "VirtualTourist"),
                 .product(name: "BlobStore", package: "VirtualTourist"),
                 .product(name: "FileIO", package: "VirtualTourist"),
-                .product(name: "LogWorkload", package: "VirtualTourist"),
-                .product(name: "TouristWorkload", package: "VirtualTourist"),
+                "SeededRandom",
+                "TouristWorkload",
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -33,8 +44,7 @@ let package = Package(
         .executableTarget(
             name: "vt-bench",
             dependencies: [
-                "BenchKit", .product(name: "LogWorkload", package: "VirtualTourist"),
-                .product(name: "TouristWorkload", package: "VirtualTourist"),
+                "BenchKit", "SeededRandom", "TouristWorkload",
                 // The replication mode: a Replicator and a restore against a real cluster.
                 .product(name: "Replication", package: "VirtualTourist"),
                 .product(name: "NATSClient", package: "VirtualTourist"),

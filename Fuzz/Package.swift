@@ -14,6 +14,16 @@ let package = Package(
         .package(name: "VirtualTourist", path: ".."),
     ],
     targets: [
+        // The main package's test doubles and seeded randomness, which it does not ship as
+        // products: these folders are symbolic links to its Tests/ folders.
+        .target(name: "SeededRandom"),
+        .target(
+            name: "StorageTestSupport",
+            dependencies: [
+                .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "FileIO", package: "VirtualTourist"),
+            ]
+        ),
         // The oracle and the header-field writes every target shares.
         .target(name: "FuzzSupport"),
         // Segment files (batches, the hash chain, sparse indexes) read through the public
@@ -27,7 +37,7 @@ let package = Package(
                 .product(name: "FileIO", package: "VirtualTourist"),
                 .product(name: "BlobStore", package: "VirtualTourist"),
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
-                .product(name: "StorageTestSupport", package: "VirtualTourist"),
+                "StorageTestSupport",
             ]
         ),
         // `.snap` files: header, checksums, zstd and the StateSnapshot message, then the fold
@@ -58,7 +68,7 @@ let package = Package(
                 "FuzzSupport",
                 .product(name: "EventLog", package: "VirtualTourist"),
                 .product(name: "FileIO", package: "VirtualTourist"),
-                .product(name: "StorageTestSupport", package: "VirtualTourist"),
+                "StorageTestSupport",
             ]
         ),
         // Answers of Wikimedia Commons' Action API: geosearch, the wider search past it, image
@@ -73,7 +83,7 @@ let package = Package(
             dependencies: [
                 "FuzzSupport",
                 .product(name: "PhotoSources", package: "VirtualTourist"),
-                .product(name: "LogWorkload", package: "VirtualTourist"),
+                "SeededRandom",
             ]
         ),
         // What a replication stream's reader takes from the cluster: a message's headers and
@@ -87,7 +97,7 @@ let package = Package(
                 .product(name: "FileIO", package: "VirtualTourist"),
                 .product(name: "NATSClient", package: "VirtualTourist"),
                 .product(name: "Replication", package: "VirtualTourist"),
-                .product(name: "StorageTestSupport", package: "VirtualTourist"),
+                "StorageTestSupport",
                 .product(name: "VirtualTourist", package: "VirtualTourist"),
             ]
         ),

@@ -71,9 +71,9 @@ public struct DemoCatalogue: Sendable {
         photos(latitude: latitude, longitude: longitude, page: page, perPage: perPage, served: 4_000)
     }
 
-    /// The photos on one page, of the first `served` (the Commons double's search serves more
-    /// than Flickr's 4,000).
-    func photos(latitude: Double, longitude: Double, page: Int, perPage: Int, served: Int) -> [Photo] {
+    /// The photos on one page, of the first `served` (a double of another service may serve
+    /// more than Flickr's 4,000).
+    public func photos(latitude: Double, longitude: Double, page: Int, perPage: Int, served: Int) -> [Photo] {
         let count = min(photoCount(latitude: latitude, longitude: longitude), served)
         let start = (page - 1) * perPage
         guard page >= 1, perPage >= 1, start < count else { return [] }
@@ -122,8 +122,9 @@ public struct DemoCatalogue: Sendable {
         return Self.mix(seed ^ Self.mix(UInt64(bitPattern: Int64(lat)) &* 0x1_0000_0001 ^ UInt64(bitPattern: Int64(lon))))
     }
 
-    /// SplitMix64's finaliser: a well-mixed 64-bit hash.
-    static func mix(_ value: UInt64) -> UInt64 {
+    /// SplitMix64's finaliser: a well-mixed 64-bit hash (public so that a double of another
+    /// service orders its files the way the catalogue does).
+    public static func mix(_ value: UInt64) -> UInt64 {
         var z = value &+ 0x9E37_79B9_7F4A_7C15
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB

@@ -82,10 +82,10 @@ struct DemoHandlers: Sendable {
         let entries = photos.map { photo -> String in
             var fields = [
                 "\"id\":\"\(photo.id)\"", "\"owner\":\"12345678@N00\"", "\"secret\":\"\(photo.id.suffix(10))\"",
-                "\"server\":\"65535\"", "\"farm\":66", "\"title\":\(Self.quoted(photo.title))",
+                "\"server\":\"65535\"", "\"farm\":66", "\"title\":\(JSONText.quoted(photo.title))",
                 "\"ispublic\":1", "\"isfriend\":0", "\"isfamily\":0",
             ]
-            if extras.contains("owner_name") { fields.append("\"ownername\":\(Self.quoted(Self.ownerName))") }
+            if extras.contains("owner_name") { fields.append("\"ownername\":\(JSONText.quoted(Self.ownerName))") }
             if extras.contains("license") { fields.append("\"license\":\"\(Self.generatedLicenceID)\"") }
             for size in sizes {
                 let (width, height) = DemoPhotoServer.sizes[size]!
@@ -114,20 +114,7 @@ struct DemoHandlers: Sendable {
     }
 
     static func failure(_ code: Int, _ message: String) -> String {
-        "{\"stat\":\"fail\",\"code\":\(code),\"message\":\(quoted(message))}"
-    }
-
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        "{\"stat\":\"fail\",\"code\":\(code),\"message\":\(JSONText.quoted(message))}"
     }
 
     static func json(_ text: String) -> Response {

@@ -1,6 +1,7 @@
 import AlbumPipeline
 import DemoPhotoServer
 import Foundation
+import PhotoServiceDoubles
 import PhotoSources
 import Testing
 import VirtualTourist

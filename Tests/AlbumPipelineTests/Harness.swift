@@ -2,8 +2,8 @@ import AlbumPipeline
 import DemoPhotoServer
 import EventLog
 import Foundation
-import LogWorkload
 import PhotoSources
+import SeededRandom
 import Synchronization
 import Testing
 import VirtualTourist

@@ -1,7 +1,7 @@
 @testable import BlobStore
 import FileIO
 import Foundation
-import LogWorkload
+import SeededRandom
 import StorageTestSupport
 import Synchronization
 import Testing

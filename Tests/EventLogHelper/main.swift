@@ -1,7 +1,7 @@
 // A second process for the event log's tests: a rival writer, a lock holder, and a writer to
 // kill at random moments. It speaks in lines on stdout so the test can follow it.
+import DemoLog
 import EventLog
-import LogWorkload
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,5 @@
 import EventLog
 import Foundation
-import LogWorkload
 import StorageTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 @testable import EventLog
-import LogWorkload
+import SeededRandom
 import Testing
 
 @Suite struct CodecTests {

@@ -1,8 +1,8 @@
+import DemoLog
 import EventLog
 import Foundation
-import LogWorkload
-import Synchronization
 import StorageTestSupport
+import Synchronization
 import Testing
 
 @Suite struct ConcurrencyTests {

@@ -1,6 +1,6 @@
 @testable import EventLog
+import DemoLog
 import Foundation
-import LogWorkload
 import StorageTestSupport
 import Testing
 

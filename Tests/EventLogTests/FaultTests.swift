@@ -1,7 +1,7 @@
+import DemoLog
 import EventLog
 import FileIO
 import Foundation
-import LogWorkload
 import StorageTestSupport
 import Testing
 

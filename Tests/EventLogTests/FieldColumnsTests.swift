@@ -1,5 +1,5 @@
 @testable import EventLog
-import LogWorkload
+import SeededRandom
 import Testing
 
 /// Codec 2 (FORMAT.md, "Codec 2: field columns"): payloads taken apart along their protobuf

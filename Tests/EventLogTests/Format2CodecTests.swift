@@ -1,6 +1,6 @@
 import Crypto
 @testable import EventLog
-import LogWorkload
+import SeededRandom
 import Testing
 
 /// Format 2's pieces (FORMAT.md, part "Format 2"): the event chain, hot-tail records and sealed

@@ -1,7 +1,7 @@
 @testable import EventLog
 import FileIO
 import Foundation
-import LogWorkload
+import SeededRandom
 import StorageTestSupport
 import Testing
 

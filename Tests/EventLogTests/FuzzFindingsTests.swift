@@ -1,6 +1,6 @@
+import DemoLog
 import FileIO
 import Foundation
-import LogWorkload
 import StorageTestSupport
 import Testing
 @testable import EventLog

@@ -1,5 +1,5 @@
 import EventLog
-import LogWorkload
+import SeededRandom
 import StorageTestSupport
 import Testing
 

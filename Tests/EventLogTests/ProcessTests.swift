@@ -1,6 +1,7 @@
+import DemoLog
 import EventLog
 import Foundation
-import LogWorkload
+import SeededRandom
 import StorageTestSupport
 import Testing
 

@@ -1,6 +1,6 @@
+import DemoLog
 import EventLog
 import Foundation
-import LogWorkload
 import StorageTestSupport
 import Testing
 

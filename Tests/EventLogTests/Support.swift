@@ -1,8 +1,8 @@
+import DemoLog
 import EventLog
 import FileIO
 import Foundation
 import StorageTestSupport
-import LogWorkload
 import Testing
 
 /// The synthetic payload of event `sequence` (see LogWorkload).

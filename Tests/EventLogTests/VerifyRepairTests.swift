@@ -1,7 +1,6 @@
 import Crypto
 import EventLog
 import Foundation
-import LogWorkload
 import StorageTestSupport
 import Testing
 

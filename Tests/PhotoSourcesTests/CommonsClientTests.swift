@@ -1,5 +1,6 @@
 import DemoPhotoServer
 import Foundation
+import PhotoServiceDoubles
 import Testing
 @testable import PhotoSources
 

@@ -1,5 +1,6 @@
 import DemoPhotoServer
 import Foundation
+import PhotoServiceDoubles
 import Testing
 
 /// `--photos auto|flickr|commons|demo` (and `VT_PHOTOS`): which service fills the albums, what

@@ -1,4 +1,4 @@
-import LogWorkload
+import SeededRandom
 import Testing
 @testable import VirtualTourist
 

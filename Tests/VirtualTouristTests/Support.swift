@@ -1,9 +1,9 @@
 import EventLog
 import FileIO
 import Foundation
+import SeededRandom
 import StorageTestSupport
 import Synchronization
-import LogWorkload
 import Testing
 @testable import VirtualTourist
 

@@ -1,6 +1,6 @@
 import EventLog
 import Foundation
-import LogWorkload
+import SeededRandom
 import SwiftProtobuf
 import Testing
 import TouristWorkload

@@ -2,10 +2,10 @@ import AlbumPipeline
 import AsyncHTTPClient
 import DemoPhotoServer
 import Foundation
-import LogWorkload
 import NIOCore
 import NIOHTTP1
 import PhotoSources
+import SeededRandom
 import Testing
 import VirtualTourist
 import WebApp

@@ -1,7 +1,7 @@
 import EventLog
 import Foundation
+import SeededRandom
 import TouristWorkload
-import LogWorkload
 import VirtualTourist
 
 /// Ready-made inputs for the Benchmark suite: the workload's events encoded for our log and for

@@ -1,8 +1,8 @@
 import BenchKit
 import EventLog
 import Foundation
+import SeededRandom
 import TouristWorkload
-import LogWorkload
 import VirtualTourist
 
 /// Format 2's on-disk shapes on the app's own commits (docs/FORMAT.md, part "Format 2"): bytes

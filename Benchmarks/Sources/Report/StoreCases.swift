@@ -1,8 +1,8 @@
 import BenchKit
 import EventLog
 import Foundation
+import SeededRandom
 import TouristWorkload
-import LogWorkload
 import VirtualTourist
 
 /// Opening the store as its log grows (snapshots keep it flat), and the state at a random

@@ -7,8 +7,8 @@
 // Input: the HTTP body.
 
 import FuzzSupport
-import LogWorkload
 import PhotoSources
+import SeededRandom
 
 /// A key in Flickr's format. The corpus echoes it the way a service may echo a request.
 let secret = "0123456789abcdef0123456789abcdef"

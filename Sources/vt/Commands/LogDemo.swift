@@ -1,7 +1,7 @@
 import ArgumentParser
+import DemoLog
 import EventLog
 import Foundation
-import LogWorkload
 
 /// `vt log-demo`: appends and replays synthetic events in a bare event log, and says what it
 /// did: the storage engine alone, without the app.

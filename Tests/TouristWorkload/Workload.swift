@@ -1,6 +1,6 @@
-import Foundation
 import EventLog
-import LogWorkload
+import Foundation
+import SeededRandom
 import VirtualTourist
 
 /// A seeded model of real use, for every benchmark: sessions in which the map moves, a pin is

@@ -1,3 +1,4 @@
+import DemoPhotoServer
 import HTTPListening
 import Hummingbird
 import Logging

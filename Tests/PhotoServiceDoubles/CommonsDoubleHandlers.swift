@@ -1,3 +1,4 @@
+import DemoPhotoServer
 import Dispatch
 import Hummingbird
 import NIOCore
@@ -96,7 +97,7 @@ struct CommonsDoubleHandlers: Sendable {
         let hits = namespace == "6" ? Array(files(latitude: latitude, longitude: longitude).prefix(limit)) : []
         controls.remember(hits)
         let entries = hits.map { file in
-            "{\"pageid\":\(file.pageID),\"ns\":6,\"title\":\(DemoHandlers.quoted("File:" + file.name)),"
+            "{\"pageid\":\(file.pageID),\"ns\":6,\"title\":\(JSONText.quoted("File:" + file.name)),"
                 + "\"lat\":\(latitude),\"lon\":\(longitude),\"dist\":\(Double(file.index) * 7.5),\"primary\":\"\"}"
         }
         return Self.json("{\"batchcomplete\":\"\",\"query\":{\"geosearch\":[" + entries.joined(separator: ",") + "]}}")
@@ -135,7 +136,7 @@ struct CommonsDoubleHandlers: Sendable {
             }
             info.append("\"extmetadata\":{" + Self.metadata(file).joined(separator: ",") + "}")
             pages.append(
-                "\"\(file.pageID)\":{\"pageid\":\(file.pageID),\"ns\":6,\"title\":\(DemoHandlers.quoted("File:" + file.name)),"
+                "\"\(file.pageID)\":{\"pageid\":\(file.pageID),\"ns\":6,\"title\":\(JSONText.quoted("File:" + file.name)),"
                     + "\"imagerepository\":\"local\",\"imageinfo\":[{" + info.joined(separator: ",") + "}]}")
         }
         let warning = ids.count > Self.thumbnailsPerRequest
@@ -146,7 +147,7 @@ struct CommonsDoubleHandlers: Sendable {
     /// The credits, as Commons gives them: HTML, and not every field for every file.
     static func metadata(_ file: File) -> [String] {
         func entry(_ name: String, _ value: String) -> String {
-            "\"\(name)\":{\"value\":\(DemoHandlers.quoted(value)),\"source\":\"commons-desc-page\"}"
+            "\"\(name)\":{\"value\":\(JSONText.quoted(value)),\"source\":\"commons-desc-page\"}"
         }
         var fields = [entry("ObjectName", "Demo photo \(file.index + 1)")]
         if file.index % 5 != 0 {
@@ -201,7 +202,7 @@ struct CommonsDoubleHandlers: Sendable {
     }
 
     static func error(_ code: String, _ info: String) -> Response {
-        json("{\"error\":{\"code\":\(DemoHandlers.quoted(code)),\"info\":\(DemoHandlers.quoted(info)),\"*\":\"See /w/api.php for API usage.\"},\"servedby\":\"mw-api-double\"}")
+        json("{\"error\":{\"code\":\(JSONText.quoted(code)),\"info\":\(JSONText.quoted(info)),\"*\":\"See /w/api.php for API usage.\"},\"servedby\":\"mw-api-double\"}")
     }
 
     static func json(_ text: String) -> Response {

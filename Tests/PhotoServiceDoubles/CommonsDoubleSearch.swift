@@ -1,3 +1,4 @@
+import DemoPhotoServer
 import Foundation
 import Hummingbird
 
@@ -47,7 +48,7 @@ extension CommonsDoubleHandlers {
         controls.remember(served)
         let brief = query["srprop"] != nil
         let entries = served.map { file in
-            "{\"ns\":6,\"title\":\(DemoHandlers.quoted("File:" + file.name)),\"pageid\":\(file.pageID)"
+            "{\"ns\":6,\"title\":\(JSONText.quoted("File:" + file.name)),\"pageid\":\(file.pageID)"
                 + (brief ? "" : ",\"size\":\(20_000 + file.index),\"wordcount\":0,\"snippet\":\"\",\"timestamp\":\"2019-05-01T12:00:00Z\"")
                 + "}"
         }
@@ -55,7 +56,7 @@ extension CommonsDoubleHandlers {
         // Offered whenever results remain, even at the depth the next request cannot reach.
         if offset + limit < matches.count { parts.append("\"continue\":{\"sroffset\":\(offset + limit),\"continue\":\"-||\"}") }
         if !warnings.isEmpty {
-            parts.append("\"warnings\":{\"search\":{\"*\":\(DemoHandlers.quoted(warnings.joined(separator: "\n")))}}")
+            parts.append("\"warnings\":{\"search\":{\"*\":\(JSONText.quoted(warnings.joined(separator: "\n")))}}")
         }
         let info = (query["srinfo"] ?? "totalhits").split(separator: "|").contains("totalhits")
             ? "\"searchinfo\":{\"totalhits\":\(matches.count)}," : ""
