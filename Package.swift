@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "FileIO", targets: ["FileIO"]),
         .library(name: "EventLog", targets: ["EventLog"]),
+        .library(name: "FieldColumns", targets: ["FieldColumns"]),
         .library(name: "BlobStore", targets: ["BlobStore"]),
         .library(name: "VirtualTourist", targets: ["VirtualTourist"]),
         .library(name: "PhotoSources", targets: ["PhotoSources"]),
@@ -77,12 +78,17 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Codec 2 of the log's blocks: payloads read as protobuf's wire format (no schema) and
+        // taken apart into field columns before zstd (FORMAT.md, "Codec 2"). The log is handed
+        // it; it knows the log's codec protocol, not the app.
+        .target(name: "FieldColumns", dependencies: ["EventLog"]),
         // The app's domain: event schemas (generated from schemas/), projections, rules,
         // snapshots, time travel, and the store facade an app opens by folder path.
         .target(
             name: "VirtualTourist",
             dependencies: [
                 "EventLog",
+                "FieldColumns",
                 "FileIO",
                 "BlobStore",
                 "Places",
@@ -290,6 +296,9 @@ let package = Package(
             name: "EventLogTests",
             dependencies: [
                 "EventLog", "FileIO", "SeededRandom", "DemoLog", "EventLogHelper", "StorageTestSupport",
+                // Codec 2, for its own tests and the independent reader's codec-2 stores; the
+                // log's other tests run without a payload codec, or with a plain one.
+                "FieldColumns",
                 // zstd for the independent readers of FORMAT.md, which share no code with EventLog.
                 "CZstd",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -67,6 +67,7 @@ let package = Package(
             dependencies: [
                 "FuzzSupport",
                 .product(name: "EventLog", package: "VirtualTourist"),
+                .product(name: "FieldColumns", package: "VirtualTourist"),
                 .product(name: "FileIO", package: "VirtualTourist"),
                 "StorageTestSupport",
             ]

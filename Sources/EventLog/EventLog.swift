@@ -221,7 +221,7 @@ public final class EventLog: @unchecked Sendable {
     ///
     /// `position`, where the owner's own scan of the active segment stopped
     /// (``PendingHead/tailPosition()``), spares the check the events before it.
-    public func startTailCheck(from position: TailPosition? = nil) {
+    func startTailCheck(from position: TailPosition? = nil) {
         tailCheck?.start(from: position)
     }
 
@@ -234,7 +234,7 @@ public final class EventLog: @unchecked Sendable {
     /// Like the checkpoint's own head, it is not checked when the log opens: the tail check
     /// (``startTailCheck(from:)``) compares it too, the first append and the close wait for
     /// that, and a start found wrong makes the log refuse appends until it is reopened.
-    public let tailStart: TailPosition?
+    let tailStart: TailPosition?
 
     /// Format 2: builds now the key summaries the log lacks (FORMAT.md, "Key summaries"), after
     /// any compaction under way, and returns how many; 0 without a key function
@@ -329,7 +329,7 @@ public final class EventLog: @unchecked Sendable {
 
     /// A reader over this log's directory.
     public func reader() throws -> LogReader {
-        try LogReader(directory: directory, fileSystem: fileSystem)
+        try LogReader(directory: directory, fileSystem: fileSystem, payloadCodec: configuration.payloadCodec)
     }
 
     // MARK: Checks

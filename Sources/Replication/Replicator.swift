@@ -158,7 +158,7 @@ public final class Replicator: @unchecked Sendable {
         let reader: LogReader
         let identity: LogIdentity
         do {
-            reader = try LogReader(directory: logPath)
+            reader = try LogReader(directory: logPath, payloadCodec: EventCodec.blockCodec)
             guard let found = try reader.identity() else {
                 throw ReplicationError.invalid("the store at \(folder) has no log yet; open it once (vt pins) and replicate then")
             }
@@ -240,7 +240,7 @@ public final class Replicator: @unchecked Sendable {
     /// its own (the shipping task's reader is for that task alone): for a one-off look, such
     /// as `vt replicate --status`. Where the store is open, ``status(localEvents:)`` costs nothing.
     public var status: ReplicationStatus {
-        let local = (try? LogReader(directory: reader.directory).lastSequence()) ?? 0
+        let local = (try? LogReader(directory: reader.directory, payloadCodec: EventCodec.blockCodec).lastSequence()) ?? 0
         return status(localEvents: local)
     }
 

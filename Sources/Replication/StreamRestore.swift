@@ -107,7 +107,7 @@ public enum StreamRestore {
         let total = try await lastEvent(jetStream: jetStream, stream: stream)
         var reading = StreamReading(jetStream: jetStream, stream: stream)
         var builder: LogBuilder? = nil
-        var configuration = LogConfiguration().withPinKeys
+        var configuration = LogConfiguration.touristStore
         configuration.durability = .none  // block files are synced as they are written
         try await StreamReading.forEachMessage(jetStream: jetStream, stream: stream, from: info.state.firstSequence, through: end) {
             message in

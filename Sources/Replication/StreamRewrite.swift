@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import NATSClient
+import VirtualTourist
 
 /// The steps of a stream's rewrite, in the order they run; the store's replication record
 /// keeps the one under way, so a replicator stopped part way goes on from it.
@@ -97,7 +98,7 @@ struct StreamRewrite {
     ) async throws {
         let info = try await StreamReading.info(source, jetStream: jetStream)
         guard info.state.messages > 0 else { return }
-        let reader = try Replicator.storage { try LogReader(directory: logDirectory) }
+        let reader = try Replicator.storage { try LogReader(directory: logDirectory, payloadCodec: EventCodec.blockCodec) }
         let cursor = try Replicator.storage { try reader.events(from: 1) }
         var chain = EventChain(head: identity.anchor, after: 0)
         try await StreamReading.forEachMessage(
@@ -192,7 +193,7 @@ struct StreamRewrite {
 
     /// Every photo an event left in the log names (an erased event names none).
     private func photosNamed() throws -> Set<String> {
-        let reader = try Replicator.storage { try LogReader(directory: logDirectory) }
+        let reader = try Replicator.storage { try LogReader(directory: logDirectory, payloadCodec: EventCodec.blockCodec) }
         let cursor = try Replicator.storage { try reader.events(from: 1) }
         var names = Set<String>()
         var events: [LogEvent] = []

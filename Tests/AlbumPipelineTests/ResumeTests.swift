@@ -77,7 +77,7 @@ import VirtualTourist
             let folder = harness.folder
             try await harness.closeStore()
             // Every event's payload, as stored (the log compresses batches: read them back).
-            let reader = try LogReader(directory: folder + "/log", fileSystem: PosixFileSystem())
+            let reader = try LogReader(directory: folder + "/log", fileSystem: PosixFileSystem(), payloadCodec: EventCodec.blockCodec)
             let cursor = try reader.events(from: 1, through: try reader.lastSequence())
             var payloads = 0
             while let event = try cursor.next() {

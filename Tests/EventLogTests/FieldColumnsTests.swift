@@ -1,4 +1,5 @@
 @testable import EventLog
+@testable import FieldColumns
 import SeededRandom
 import Testing
 
@@ -148,7 +149,7 @@ import Testing
                 }
             }
             var bytes: [UInt8] = []
-            let header = builder.encode(layout: .columns, compressor: try ZstdCompressor(level: 3), fieldColumns: true, into: &bytes)
+            let header = builder.encode(layout: .columns, compressor: try ZstdCompressor(level: 3), payloadCodec: FieldColumnsCodec(), into: &bytes)
             #expect(header.codec == .fieldColumns)
             let block = try Format2BlockTests.decode(bytes).get()
             #expect(block.chainHolds())
@@ -166,7 +167,7 @@ import Testing
     @Test func reusedBuffersGiveWhatFreshOnesGive() throws {
         let compressor = try ZstdCompressor(level: 3)
         let decompressor = ZstdDecompressor()
-        var scratch = BlockScratch()
+        var scratch = BlockScratch(payloadCodec: FieldColumnsCodec())
         let opaque: [[UInt8]] = (0..<300).map { index in (0..<(index % 40 + 1)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) } }
         let blocks: [[[UInt8]]] = [
             Self.appLikePayloads(2_000, seed: 1), Self.appLikePayloads(40, seed: 2), opaque,
@@ -177,13 +178,14 @@ import Testing
             var builder = BlockBuilder(firstSequence: firstSequence, timeBefore: 0, chainBefore: EventChain.anchor(logID: Format2CodecTests.logID))
             for (index, payload) in payloads.enumerated() { builder.add(payload[...], at: Int64(index)) }
             var reused: [UInt8] = [], fresh: [UInt8] = []
-            let header = builder.encode(layout: .columns, compressor: compressor, fieldColumns: true, scratch: &scratch, into: &reused)
-            builder.encode(layout: .columns, compressor: try ZstdCompressor(level: 3), fieldColumns: true, into: &fresh)
+            let header = builder.encode(layout: .columns, compressor: compressor, scratch: &scratch, into: &reused)
+            builder.encode(layout: .columns, compressor: try ZstdCompressor(level: 3), payloadCodec: FieldColumnsCodec(), into: &fresh)
             let same = reused == fresh  // not inside #expect, which would print both MiB-long arrays
             #expect(same, "block of \(payloads.count) events from \(firstSequence): \(reused.count) bytes, fresh \(fresh.count)")
             let block = try reused.withUnsafeBytes { bytes in
                 try SealedBlock.decode(
-                    header, stored: UnsafeRawBufferPointer(rebasing: bytes[Format2.blockHeaderSize...]), decompressor: decompressor
+                    header, stored: UnsafeRawBufferPointer(rebasing: bytes[Format2.blockHeaderSize...]), decompressor: decompressor,
+                    payloadCodec: FieldColumnsCodec()
                 ).get()
             }
             #expect(block.events.map { Array($0.payload) } == payloads)
@@ -213,7 +215,7 @@ import Testing
             var builder = BlockBuilder(firstSequence: 1, timeBefore: 0, chainBefore: EventChain.anchor(logID: Format2CodecTests.logID))
             for (index, payload) in payloads.enumerated() { builder.add(payload[...], at: Int64(index)) }
             var bytes: [UInt8] = []
-            builder.encode(layout: .columns, compressor: try ZstdCompressor(level: 3), fieldColumns: fieldColumns, into: &bytes)
+            builder.encode(layout: .columns, compressor: try ZstdCompressor(level: 3), payloadCodec: fieldColumns ? FieldColumnsCodec() : nil, into: &bytes)
             return bytes.count
         }
         let plain = try size(false), fields = try size(true)
@@ -224,7 +226,7 @@ import Testing
         var builder = BlockBuilder(firstSequence: 1, timeBefore: 0, chainBefore: EventChain.anchor(logID: Format2CodecTests.logID))
         for (index, payload) in Self.appLikePayloads(200).enumerated() { builder.add(payload[...], at: Int64(index)) }
         var bytes: [UInt8] = []
-        let header = builder.encode(layout: .rows, compressor: try ZstdCompressor(level: 3), fieldColumns: true, into: &bytes)
+        let header = builder.encode(layout: .rows, compressor: try ZstdCompressor(level: 3), payloadCodec: FieldColumnsCodec(), into: &bytes)
         #expect(header.codec == .zstd)
         // A header claiming field columns in rows is refused before its payload is read.
         bytes[6] = Format2.Layout.rows.rawValue

@@ -1,5 +1,6 @@
 import Crypto
 @testable import EventLog
+import FieldColumns
 import Testing
 
 /// Sealed blocks (FORMAT.md, "Block file" and "Erased events"): both layouts, both codecs,
@@ -42,7 +43,8 @@ import Testing
             case .failure(let reason): return .failure(reason)
             case .success(let header):
                 let stored = UnsafeRawBufferPointer(rebasing: raw[min(raw.count, Format2.blockHeaderSize)...])
-                return SealedBlock.decode(header, stored: stored, decompressor: ZstdDecompressor())
+                // The codec-2 tests decode their blocks here too.
+                return SealedBlock.decode(header, stored: stored, decompressor: ZstdDecompressor(), payloadCodec: FieldColumnsCodec())
             }
         }
     }

@@ -1,4 +1,5 @@
 @testable import EventLog
+import FieldColumns
 import FileIO
 import Foundation
 import StorageTestSupport
@@ -41,7 +42,7 @@ import Testing
         let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock)
         configuration.blockLayout = layout
-        configuration.blockFieldColumns = fieldColumns
+        configuration.payloadCodec = fieldColumns ? FieldColumnsCodec() : nil
         configuration.blockSize = 4096
         let log = try EventLog.open(at: folder.path, configuration: configuration)
         var appended = try Format2LogTests.fill(log, clock: clock, commits: 300)
@@ -61,7 +62,7 @@ import Testing
         try log.close()
         let files = try Self.names(folder.path)
         #expect(files.filter { $0.hasSuffix(".blk") }.count == 2)
-        let reader = try LogReader(directory: folder.path)
+        let reader = try LogReader(directory: folder.path, payloadCodec: configuration.payloadCodec)
         let events = try readAll(folder.path)
         #expect(events.map { Array($0.payload) } == appended.map(\.payload))
         #expect(events.map(\.timestamp.microsecondsSinceEpoch) == appended.map(\.time))

@@ -38,7 +38,7 @@ import Testing
         settings.blockSize = 256
         // The example shows codec 1 byte for byte; codec 2's field forms are covered by
         // IndependentReaderCodec2Tests and IndependentFieldColumnsTests.
-        settings.blockFieldColumns = false
+        settings.payloadCodec = nil
         let path = directory.sub("example")
         var log = try EventLog.open(at: path, configuration: settings)
         try log.append(contentsOf: [Array("hello".utf8), Array("world".utf8)])

@@ -54,7 +54,7 @@ import Testing
         }
         let header = try file.withUnsafeBytes { try BlockHeader.decode(UnsafeRawBufferPointer(rebasing: $0[last...])).get() }
         let block = try file.withUnsafeBytes {
-            try SealedBlock.decode(header, stored: UnsafeRawBufferPointer(rebasing: $0[(last + Format2.blockHeaderSize)...]), decompressor: ZstdDecompressor()).get()
+            try SealedBlock.decode(header, stored: UnsafeRawBufferPointer(rebasing: $0[(last + Format2.blockHeaderSize)...]), decompressor: ZstdDecompressor(), payloadCodec: nil).get()
         }
         var builder = BlockBuilder(firstSequence: header.firstSequence, timeBefore: header.timeBefore, chainBefore: header.chainBefore)
         for (index, event) in block.events.enumerated() {

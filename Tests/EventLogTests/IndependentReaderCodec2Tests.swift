@@ -1,4 +1,5 @@
 import EventLog
+import FieldColumns
 import SeededRandom
 import StorageTestSupport
 import Testing
@@ -60,7 +61,7 @@ import Testing
         let folder = TemporaryFolder.made("independent-codec2")
         var settings = Format2LogTests.format2(segmentSize: 16 << 10)
         settings.blockSize = 32 << 10
-        settings.blockFieldColumns = true
+        settings.payloadCodec = FieldColumnsCodec()
         let log = try EventLog.open(at: folder.path, configuration: settings)
         let events = Self.protobufEvents(600, after: 1_700_000_000_000_000, seed: 21)
         try IndependentReaderTests.append(events, to: log)
@@ -90,7 +91,7 @@ extension IndependentReaderCodec2Tests {
     @Test func deeplyNestedMessagesReadTheSame() throws {
         let folder = TemporaryFolder.made("independent-codec2")
         var settings = Format2LogTests.format2()
-        settings.blockFieldColumns = true
+        settings.payloadCodec = FieldColumnsCodec()
         let log = try EventLog.open(at: folder.path, configuration: settings)
         var events: [Event] = []
         for depth in 1...20 {

@@ -1,4 +1,5 @@
 import EventLog
+import FieldColumns
 import Foundation
 import StorageTestSupport
 import Testing
@@ -18,7 +19,7 @@ import Testing
         #expect(independent.events == real.map {
             IndependentLog.Event(sequence: $0.sequence, time: $0.timestamp.microsecondsSinceEpoch, payload: Array($0.payload))
         }, sourceLocation: sourceLocation)
-        let report = try LogVerifier.verify(directory: path)
+        let report = try LogVerifier.verify(directory: path, payloadCodec: FieldColumnsCodec())
         #expect(report.isClean, "\(report.problems)", sourceLocation: sourceLocation)
         #expect(report.headHash?.bytes == independent.head, "head hash", sourceLocation: sourceLocation)
         return independent
@@ -48,7 +49,7 @@ import Testing
         settings.blockSize = 2048
         settings.blockLayout = .rows
         // Codecs 0 and 1 here; IndependentReaderCodec2Tests reads codec 2.
-        settings.blockFieldColumns = false
+        settings.payloadCodec = nil
         // Rows, from random payloads: raw blocks.
         var log = try EventLog.open(at: folder.path, configuration: settings)
         let first = Self.events(150, after: 1_700_000_000_000_000, seed: 7, compressible: false)

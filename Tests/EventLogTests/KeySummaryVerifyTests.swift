@@ -71,7 +71,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(try Format2Directory.listed(folder.path).map(\.path) == segmentsBefore, "no event file touched")
         #expect(try LogVerifier.verify(directory: folder.path, keys: KeySummaryTests.keys).isClean)
-        #expect(try KeySummaryBuilding.buildMissing(directory: folder.path, keys: KeySummaryTests.keys, fileSystem: PosixFileSystem()) == 1)
+        #expect(try KeySummaryBuilding.buildMissing(directory: folder.path, keys: KeySummaryTests.keys, payloadCodec: nil, fileSystem: PosixFileSystem()) == 1)
         #expect(try readBytes(path) == goodBytes, "built again as compaction wrote it")
         #expect(try LogVerifier.verify(directory: folder.path, keys: KeySummaryTests.keys).isClean)
     }

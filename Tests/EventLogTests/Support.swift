@@ -1,5 +1,6 @@
 import DemoLog
 import EventLog
+import FieldColumns
 import FileIO
 import Foundation
 import StorageTestSupport
@@ -23,8 +24,10 @@ func configuration(
 }
 
 /// Every event of the log at `path`, read by a fresh reader.
+/// Every event of the log at `path`; a log whose blocks are in codec 2 is read with the field
+/// columns (the tests that configure no payload codec write none).
 func readAll(_ path: String, from sequence: UInt64 = 1) throws -> [LogEvent] {
-    let cursor = try LogReader(directory: path).events(from: sequence)
+    let cursor = try LogReader(directory: path, payloadCodec: FieldColumnsCodec()).events(from: sequence)
     var events: [LogEvent] = []
     while let event = try cursor.next() { events.append(event) }
     return events

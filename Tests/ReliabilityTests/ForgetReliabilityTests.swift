@@ -55,7 +55,7 @@ import Glibc
         _ = try await store.dropPin(at: Coordinate(latitude: -33.8568, longitude: 151.2153))
         try await store.removePhoto(1, from: secret)
         try await store.close()
-        let reader = try LogReader(directory: Path.join(folder, "log"), fileSystem: disk)
+        let reader = try LogReader(directory: Path.join(folder, "log"), fileSystem: disk, payloadCodec: EventCodec.blockCodec)
         let events = try #require(writtenEvents(inStoreAt: folder, fileSystem: disk))
         return Base(disk: disk, events: events, heads: try events.map { try reader.head(at: $0.sequence) })
     }
@@ -96,9 +96,9 @@ import Glibc
     static func problems(of store: TouristStore, on disk: SimulatedDisk, base: Base, mustBeGone: Bool) -> [String] {
         var found: [String] = []
         let log = Path.join(folder, "log")
-        guard let events = writtenEvents(inStoreAt: folder, fileSystem: disk), let reader = try? LogReader(directory: log, fileSystem: disk)
+        guard let events = writtenEvents(inStoreAt: folder, fileSystem: disk), let reader = try? LogReader(directory: log, fileSystem: disk, payloadCodec: EventCodec.blockCodec)
         else { return ["the events cannot be read"] }
-        if let verification = try? LogVerifier.verify(directory: log, fileSystem: disk), verification.problems.isEmpty {} else {
+        if let verification = try? LogVerifier.verify(directory: log, fileSystem: disk, payloadCodec: EventCodec.blockCodec), verification.problems.isEmpty {} else {
             found.append("the log does not verify")
         }
         for (index, head) in base.heads.enumerated() where (try? reader.head(at: UInt64(index + 1))) != head {

@@ -59,7 +59,7 @@ import Glibc
             }
         }
         #expect(refusals > 0 && saidFull > 0)
-        let report = try LogVerifier.verify(directory: folder + "/log", fileSystem: fileSystem)
+        let report = try LogVerifier.verify(directory: folder + "/log", fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
         #expect(report.eventsAreIntact, "\(report.problems)")
 
         try free()

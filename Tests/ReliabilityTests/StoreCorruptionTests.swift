@@ -69,7 +69,7 @@ import Testing
                 // Verification finds it: a problem reported, or the log refused as damaged.
                 var noticed = false
                 do {
-                    let report = try LogVerifier.verify(directory: Self.folder + "/log", fileSystem: copy)
+                    let report = try LogVerifier.verify(directory: Self.folder + "/log", fileSystem: copy, payloadCodec: EventCodec.blockCodec)
                     noticed = !report.isClean
                     if report.problems.allSatisfy({ $0.kind == .tornTail }) && noticed { cutAsTornTail += 1 }
                 } catch let error as LogError {

@@ -59,7 +59,7 @@ func violations(
         let logPath = Path.join(folder, "log")
         let first = (checkpoint?.head.sequence ?? 0) + 1
         if let checkpoint {
-            let head = try LogReader(directory: logPath, fileSystem: fileSystem).head(at: checkpoint.head.sequence)
+            let head = try LogReader(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec).head(at: checkpoint.head.sequence)
             if head != checkpoint.head { found.append("the log up to \(checkpoint.head.sequence), checked before, changed") }
         }
         let events = store.lastSequence >= first ? try store.events(from: first) : []
@@ -96,7 +96,7 @@ func violations(
             found.append("after one more action and a reopen, the state is not the fold of the log")
         }
         try await reopened.close()
-        if found.isEmpty, let head = try LogReader(directory: logPath, fileSystem: fileSystem).head(at: added.sequence) {
+        if found.isEmpty, let head = try LogReader(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec).head(at: added.sequence) {
             checkpoint = StoreCheckpoint(head: head, state: folded)
         }
     } catch {

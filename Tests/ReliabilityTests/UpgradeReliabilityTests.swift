@@ -53,7 +53,7 @@ import Glibc
             Issue.record("\(what): the upgrade does not run to its end afterwards: \(error)")
             return
         }
-        #expect((try? LogReader(directory: logPath, fileSystem: disk).format) == .v2, "\(what): format 2 at the end")
+        #expect((try? LogReader(directory: logPath, fileSystem: disk, payloadCodec: EventCodec.blockCodec).format) == .v2, "\(what): format 2 at the end")
         #expect(writtenEvents(inStoreAt: folder, fileSystem: disk) == events, "\(what): every event after finishing")
     }
 
@@ -73,7 +73,7 @@ import Glibc
             disk.cutPower(atOperation: cut)
             _ = try? await TouristStore.upgrade(at: Self.folder, options: Self.upgradeOptions(), fileSystem: disk)
             let survivor = disk.afterPowerLoss(loss, seed: UInt64(cut))
-            if let format = try? LogReader(directory: Self.logPath, fileSystem: survivor).format { formats[format, default: 0] += 1 }
+            if let format = try? LogReader(directory: Self.logPath, fileSystem: survivor, payloadCodec: EventCodec.blockCodec).format { formats[format, default: 0] += 1 }
             let found = await violations(
                 ofStoreAt: Self.folder, fileSystem: survivor, acknowledged: acknowledged, written: events)
             #expect(found.isEmpty, "power cut at I/O \(cut) of \(total) of an upgrade, \(loss): \(found)")

@@ -25,7 +25,7 @@ import VirtualTourist
 
         // The replica as a restore to `shipped` leaves it, then the rest as a follower gets it.
         var builder = try LogBuilder(
-            directory: replica + "/log", identity: try #require(try LogReader(directory: original + "/log").identity()))
+            directory: replica + "/log", identity: try #require(try LogReader(directory: original + "/log", payloadCodec: EventCodec.blockCodec).identity()))
         for event in events[..<Int(shipped)] { try builder.add(event) }
         _ = try builder.finish()
         var options = storeOptions()
@@ -44,7 +44,7 @@ import VirtualTourist
         let reopened = try await TouristStore.open(at: replica, options: options)
         #expect(reopened.state == store.state)
         try await reopened.close()
-        #expect(try LogVerifier.verify(directory: replica + "/log").isClean)
+        #expect(try LogVerifier.verify(directory: replica + "/log", payloadCodec: EventCodec.blockCodec).isClean)
         try await store.close()
     }
 }

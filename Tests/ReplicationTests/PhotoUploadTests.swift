@@ -70,7 +70,7 @@ struct PhotoUploadTests {
 
             let copy = temporaryFolder("photos-once-copy")
             defer { try? FileManager.default.removeItem(atPath: copy) }
-            let identity = try #require(try LogReader(directory: folder + "/log").identity())
+            let identity = try #require(try LogReader(directory: folder + "/log", payloadCodec: EventCodec.blockCodec).identity())
             _ = try await StreamRestore.restore(connection: nats, stream: ReplicationStream(for: identity), to: copy)
             #expect(storedPhotos(copy) == storedPhotos(folder))
             try await store.close()

@@ -67,6 +67,7 @@ struct ReplicationBatchTests {
         let original = temporaryFolder("built-original"), copy = temporaryFolder("built-copy")
         defer { for folder in [original, copy] { try? FileManager.default.removeItem(atPath: folder) } }
         var configuration = LogConfiguration()
+        configuration.payloadCodec = EventCodec.blockCodec
         configuration.blockSize = 4096  // several blocks and files
         let log = try EventLog.open(at: original, configuration: configuration)
         for chunk in 0..<40 {
@@ -75,25 +76,25 @@ struct ReplicationBatchTests {
         _ = try log.compact()
         _ = try log.erase([77: [1, 2, 3], 1_500: []])
         try log.close()
-        let reader = try LogReader(directory: original)
+        let reader = try LogReader(directory: original, payloadCodec: EventCodec.blockCodec)
         let identity = try #require(try reader.identity())
         var builder = try LogBuilder(directory: copy, identity: identity, configuration: configuration)
         let cursor = try reader.events(from: 1)
         while let event = try cursor.next() { try builder.add(event) }
         let head = try builder.finish()
         #expect(head == (try reader.head(at: 2_000)))
-        let rebuilt = try LogReader(directory: copy)
+        let rebuilt = try LogReader(directory: copy, payloadCodec: EventCodec.blockCodec)
         for sequence in stride(from: UInt64(0), through: 2_000, by: 37) {
             #expect(try rebuilt.head(at: sequence) == reader.head(at: sequence))
         }
         #expect(try rebuilt.event(at: 77)?.isErased == true)
-        #expect(try LogVerifier.verify(directory: copy).isClean)
+        #expect(try LogVerifier.verify(directory: copy, payloadCodec: EventCodec.blockCodec).isClean)
         // The rebuilt log takes appends as any log does, and its chain goes on.
         let reopened = try EventLog.open(at: copy)
         _ = try reopened.append(Array("after".utf8))
         #expect(reopened.lastSequence == 2_001)
         try reopened.close()
-        #expect(try LogVerifier.verify(directory: copy).isClean)
+        #expect(try LogVerifier.verify(directory: copy, payloadCodec: EventCodec.blockCodec).isClean)
 
         var wrongOrder = try LogBuilder(directory: copy + "-x", identity: identity)
         defer { wrongOrder.abandon() }

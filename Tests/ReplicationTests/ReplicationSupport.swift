@@ -34,14 +34,14 @@ func addAlbums(_ store: TouristStore, pins: Int, photos: Int, seed: Int = 0) asy
 
 /// Every event of a store's log, to compare two stores event for event.
 func allEvents(_ folder: String) throws -> [LogEvent] {
-    let cursor = try LogReader(directory: folder + "/log").events(from: 1)
+    let cursor = try LogReader(directory: folder + "/log", payloadCodec: EventCodec.blockCodec).events(from: 1)
     var events: [LogEvent] = []
     while let event = try cursor.next() { events.append(event) }
     return events
 }
 
 func head(_ folder: String) throws -> LogHead? {
-    let reader = try LogReader(directory: folder + "/log")
+    let reader = try LogReader(directory: folder + "/log", payloadCodec: EventCodec.blockCodec)
     return try reader.head(at: try reader.lastSequence())
 }
 

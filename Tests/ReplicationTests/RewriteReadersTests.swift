@@ -76,7 +76,7 @@ extension ReplicationTests {
             let forgetAt = try allEvents(original).map(EventCodec.decode).last { $0.event.typeName == "PlaceForgotten" }?.sequence
             #expect(report.events == store.lastSequence || report.events + 1 == forgetAt, "\(report.events) of \(store.lastSequence)")
             #expect(try allEvents(restored) == Array(allEvents(original).prefix(Int(report.events))))
-            let originalLog = try LogReader(directory: original + "/log")
+            let originalLog = try LogReader(directory: original + "/log", payloadCodec: EventCodec.blockCodec)
             #expect(try head(restored) == originalLog.head(at: report.events))
             let started = try await starting.value
             let catchingUp = Task { try await started.run(pollExpiry: .milliseconds(200)) }

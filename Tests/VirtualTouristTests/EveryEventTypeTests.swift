@@ -37,7 +37,7 @@ import Testing
         // What the log holds after compaction: blocks of codec 2 and summaries, then the tail.
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.sub("log"))
         #expect(names.contains { $0.hasSuffix(".blk") } && names.contains { $0.hasSuffix(".keys") })
-        let verified = try LogVerifier.verify(directory: folder.sub("log"), keys: EventCodec.pinKeys)
+        let verified = try LogVerifier.verify(directory: folder.sub("log"), keys: EventCodec.pinKeys, payloadCodec: EventCodec.blockCodec)
         #expect(verified.isClean && verified.notes.isEmpty, "\(verified.problems) \(verified.notes)")
         #expect(verified.blocks > 0)
 

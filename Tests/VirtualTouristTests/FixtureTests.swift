@@ -123,7 +123,7 @@ import Testing
         expectTheFixtureState(store.state)
         // The same state from the events alone, and the events themselves.
         expectTheFixtureState(try store.state(at: 27))
-        let reader = try LogReader(directory: folder.sub("log"))
+        let reader = try LogReader(directory: folder.sub("log"), payloadCodec: EventCodec.blockCodec)
         let events = try TouristStore.replay(reader, from: TouristState(), through: 27)
         expectTheFixtureState(events.0)
         #expect(try store.events().map(\.event.typeName) == Self.types)

@@ -101,7 +101,7 @@ import Testing
         try await store.changeRegion(to: MapRegion(center: elsewhere, latitudeSpan: 30, longitudeSpan: 40))
         _ = try await store.writeSnapshot()
         let last = store.lastSequence
-        let reader = try LogReader(directory: folder.path + "/log")
+        let reader = try LogReader(directory: folder.path + "/log", payloadCodec: EventCodec.blockCodec)
         let headsBefore = try (1...last).map { try reader.head(at: $0) }
         let stateBefore = try store.state(at: last)
 
@@ -115,9 +115,9 @@ import Testing
         #expect(try store.photoBytes(PhotoDigest.of(fakePhoto(900))) == fakePhoto(900))
 
         // The chain: unchanged at every event before the forget, and it verifies.
-        let after = try LogReader(directory: folder.path + "/log")
+        let after = try LogReader(directory: folder.path + "/log", payloadCodec: EventCodec.blockCodec)
         for sequence in 1...last { #expect(try after.head(at: sequence) == headsBefore[Int(sequence) - 1], "head at \(sequence)") }
-        let verification = try LogVerifier.verify(directory: folder.path + "/log")
+        let verification = try LogVerifier.verify(directory: folder.path + "/log", payloadCodec: EventCodec.blockCodec)
         #expect(verification.problems.isEmpty)
         #expect(UInt64(verification.erasedEvents) == report.erasedEvents)
 
@@ -199,7 +199,7 @@ import Testing
         let events = try store.events()
         guard case .pinDropped(let pin, _) = events[1].event else { throw DomainError(.invalidArgument, "the fixture changed") }
         var payloads: [[UInt8]] = []
-        let cursor = try LogReader(directory: folder.sub("log")).events()
+        let cursor = try LogReader(directory: folder.sub("log"), payloadCodec: EventCodec.blockCodec).events()
         while let event = try cursor.next() {
             if events[Int(event.sequence) - 1].event.pin == pin { payloads.append(Array(event.payload)) }
         }

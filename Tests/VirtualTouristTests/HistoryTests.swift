@@ -142,7 +142,7 @@ import Testing
         let folder = TemporaryFolder("history-keys")
         let story = try await compactedStore(in: folder, seed: 57, count: 1_500)
 
-        let log = try LogReader(directory: folder.path + "/log")
+        let log = try LogReader(directory: folder.path + "/log", payloadCodec: EventCodec.blockCodec)
         let cursor = try log.events()
         var keyed = 0
         while let event = try cursor.next() {

@@ -34,9 +34,9 @@ import Testing
         #expect(audit.problems.first?.contains("\(name)") == true && audit.problems.first?.contains("leaves out key \(PinID(key))") == true, "\(audit.problems)")
         #expect(audit.replayedEvents == audit.log.events && audit.log.eventsAreIntact, "the events are intact: all replayed")
 
-        let plan = try LogRepair.plan(directory: logPath, keys: EventCodec.pinKeys)
+        let plan = try LogRepair.plan(directory: logPath, keys: EventCodec.pinKeys, payloadCodec: EventCodec.blockCodec)
         #expect(plan.damage == nil && plan.keySummaries == [path])
-        try LogRepair.execute(plan, keys: EventCodec.pinKeys)
+        try LogRepair.execute(plan, keys: EventCodec.pinKeys, payloadCodec: EventCodec.blockCodec)
         #expect(try StoreAudit.verify(folder: folder.path, checkPhotoContents: false).isClean)
         #expect(try StoreReader.open(at: folder.path).history(of: pin).map(\.sequence) == expected)
     }

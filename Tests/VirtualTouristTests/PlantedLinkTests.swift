@@ -27,7 +27,7 @@ import Testing
                 _ = try await old.dropPin(at: Coordinate(latitude: 10, longitude: 20))
                 try await old.close()
                 _ = try await TouristStore.upgrade(at: folder, options: options)
-                _ = try LogRepair.plan(directory: Path.join(folder, "log"))
+                _ = try LogRepair.plan(directory: Path.join(folder, "log"), payloadCodec: EventCodec.blockCodec)
             }
             let store = try await TouristStore.open(at: folder, options: options)
             do {

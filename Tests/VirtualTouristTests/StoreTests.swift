@@ -44,7 +44,7 @@ import Testing
         var story = StoryGenerator(seed: 21)
         story.generate(900)
         try await write(story, to: folder.path, snapshotInterval: 100)
-        let reader = try LogReader(directory: folder.sub("log"))
+        let reader = try LogReader(directory: folder.sub("log"), payloadCodec: EventCodec.blockCodec)
         let snapshots = SnapshotFolder(path: folder.sub("snapshots"), fileSystem: PosixFileSystem(), interval: 100)
         let sequences = try snapshots.sequences()
         #expect(sequences.count >= 9)
@@ -324,7 +324,7 @@ import Testing
         }
         #expect(outcomes.filter { $0 }.count == 1)
         try await store.close()
-        let report = try LogVerifier.verify(directory: folder.sub("log"))
+        let report = try LogVerifier.verify(directory: folder.sub("log"), payloadCodec: EventCodec.blockCodec)
         #expect(report.events == 201)
         #expect(report.batches < 201, "actions that waited together were written as one batch")
     }

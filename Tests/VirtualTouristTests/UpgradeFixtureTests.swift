@@ -14,22 +14,22 @@ import Testing
         try FileManager.default.copyItem(atPath: StoreFixtureTests.fixture, toPath: original.path)
         let upgraded = TemporaryFolder("upgrade-fixture")
         try FileManager.default.copyItem(atPath: StoreFixtureTests.fixture, toPath: upgraded.path)
-        #expect(try LogReader(directory: upgraded.sub("log")).format == .v1)
+        #expect(try LogReader(directory: upgraded.sub("log"), payloadCodec: EventCodec.blockCodec).format == .v1)
 
         var options = StoreOptions()
         options.log.clock = TestClock()
         let report = try await TouristStore.upgrade(at: upgraded.path, options: options)
         #expect(report.events == 27 && !report.finishedInterrupted)
-        #expect(try LogReader(directory: upgraded.sub("log")).format == .v2)
-        #expect(try LogReader(directory: upgraded.sub("log.format1")).format == .v1)
+        #expect(try LogReader(directory: upgraded.sub("log"), payloadCodec: EventCodec.blockCodec).format == .v2)
+        #expect(try LogReader(directory: upgraded.sub("log.format1"), payloadCodec: EventCodec.blockCodec).format == .v1)
 
         let before = try StoreReader.open(at: original.path)
         let after = try StoreReader.open(at: upgraded.path)
         #expect(after.lastSequence == 27)
         var oldEvents: [LogEvent] = [], newEvents: [LogEvent] = []
-        let oldCursor = try LogReader(directory: original.sub("log")).events()
+        let oldCursor = try LogReader(directory: original.sub("log"), payloadCodec: EventCodec.blockCodec).events()
         while let event = try oldCursor.next() { oldEvents.append(event) }
-        let newCursor = try LogReader(directory: upgraded.sub("log")).events()
+        let newCursor = try LogReader(directory: upgraded.sub("log"), payloadCodec: EventCodec.blockCodec).events()
         while let event = try newCursor.next() { newEvents.append(event) }
         #expect(newEvents.count == 27)
         #expect(newEvents == oldEvents, "every event: sequence, time and bytes")
@@ -50,6 +50,6 @@ import Testing
 
         // A second upgrade is refused with a clear error and changes nothing.
         await #expect(throws: DomainError.self) { _ = try await TouristStore.upgrade(at: upgraded.path, options: options) }
-        #expect(try LogReader(directory: upgraded.sub("log")).lastSequence() == 27)
+        #expect(try LogReader(directory: upgraded.sub("log"), payloadCodec: EventCodec.blockCodec).lastSequence() == 27)
     }
 }

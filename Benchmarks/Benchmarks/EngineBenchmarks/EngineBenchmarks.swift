@@ -29,6 +29,7 @@ final class Appender {
     let payloads: [[UInt8]]
     init(_ durability: LogConfiguration.Durability) throws {
         var configuration = LogConfiguration()
+        configuration.payloadCodec = EventCodec.blockCodec
         configuration.durability = durability
         log = try EventLog.open(at: fixtureFolder("log"), configuration: configuration)
         payloads = Fixtures.events(250).map { EventCodec.encode($0, cause: nil) }

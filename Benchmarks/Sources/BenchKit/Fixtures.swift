@@ -20,6 +20,7 @@ public enum Fixtures {
     @discardableResult
     public static func writeLog(at path: String, events count: Int, seed: UInt64 = 2026) throws -> TouristState {
         var configuration = LogConfiguration()
+        configuration.payloadCodec = EventCodec.blockCodec
         configuration.durability = .none
         let log = try EventLog.open(at: path, configuration: configuration)
         var workload = Workload(seed: seed)
@@ -33,7 +34,7 @@ public enum Fixtures {
 
     /// Replays `path` (read, check, decompress, decode, fold).
     public static func replay(_ path: String) throws -> TouristState {
-        let cursor = try LogReader(directory: path).events()
+        let cursor = try LogReader(directory: path, payloadCodec: EventCodec.blockCodec).events()
         var state = TouristState()
         while let event = try cursor.next() { state.apply(try EventCodec.decode(event)) }
         return state

@@ -101,7 +101,8 @@ struct LayoutCases {
             for commit in commits {
                 for payload in commit.payloads {
                     if builder.rawPayloadBytes + payload.count > blockSize, builder.count > 0 {
-                        headers.append(builder.encode(layout: layout, compressor: compressor, fieldColumns: fieldColumns, into: &output))
+                        headers.append(builder.encode(
+                            layout: layout, compressor: compressor, payloadCodec: fieldColumns ? EventCodec.blockCodec : nil, into: &output))
                         builder = BlockBuilder(
                             firstSequence: builder.firstSequence + UInt64(builder.count), timeBefore: builder.lastTime,
                             chainBefore: builder.chainAfter)
@@ -109,7 +110,8 @@ struct LayoutCases {
                     builder.add(payload[...], at: commit.time)
                 }
             }
-            headers.append(builder.encode(layout: layout, compressor: compressor, fieldColumns: fieldColumns, into: &output))
+            headers.append(builder.encode(
+                layout: layout, compressor: compressor, payloadCodec: fieldColumns ? EventCodec.blockCodec : nil, into: &output))
         }
         // One 120-byte file header per 64 MiB block file.
         let bytes = output.count + (output.count / (64 << 20) + 1) * 120
@@ -123,7 +125,7 @@ struct LayoutCases {
                     let header = try BlockHeader.decode(UnsafeRawBufferPointer(rebasing: all[position...])).get()
                     let stored = UnsafeRawBufferPointer(
                         rebasing: all[position + 116..<position + header.totalSize])
-                    let block = try SealedBlock.decode(header, stored: stored, decompressor: decompressor).get()
+                    let block = try SealedBlock.decode(header, stored: stored, decompressor: decompressor, payloadCodec: EventCodec.blockCodec).get()
                     for event in block.events { checksum &+= event.payload.count }
                     if decoded.count < 64 { decoded.append(block) }
                     position += header.totalSize
@@ -140,7 +142,7 @@ struct LayoutCases {
             while position < all.count {
                 let header = try BlockHeader.decode(UnsafeRawBufferPointer(rebasing: all[position...])).get()
                 let stored = UnsafeRawBufferPointer(rebasing: all[position + 116..<position + header.totalSize])
-                let block = try SealedBlock.decode(header, stored: stored, decompressor: decompressor).get()
+                let block = try SealedBlock.decode(header, stored: stored, decompressor: decompressor, payloadCodec: EventCodec.blockCodec).get()
                 let blockHolds = chain.time { block.chainHolds() }
                 holds = holds && blockHolds
                 position += header.totalSize

@@ -22,8 +22,8 @@ struct Options {
     var json = false
     /// Where to draw the chart, if asked.
     var svg: String?
-    /// Compaction writes codec 2 (field columns) instead of the configuration's default.
-    var fieldColumns = LogConfiguration().blockFieldColumns
+    /// Compaction writes codec 2 (field columns), as the app's store does; false: codec 1.
+    var fieldColumns = true
 
     /// Durable cases: events appended one per commit (fsync-bound, so fewer).
     var durableEvents: Int { smoke ? 200 : 3_000 }

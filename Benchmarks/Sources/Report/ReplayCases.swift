@@ -28,7 +28,7 @@ struct ReplayCases {
         let replayed = try Fixtures.replay(workspace.sessionLog)
         precondition(replayed == written.state, "the replayed state differs from the generated one")
 
-        let verified = try LogVerifier.verify(directory: workspace.sessionLog)
+        let verified = try LogVerifier.verify(directory: workspace.sessionLog, payloadCodec: EventCodec.blockCodec)
         let read = try Measure.best(of: options.repeats) { try stage(workspace.sessionLog, decode: false, apply: false) }
         let decode = try Measure.best(of: options.repeats) { try stage(workspace.sessionLog, decode: true, apply: false) }
         let cold = try Measure.best(of: options.repeats) { try stage(workspace.sessionLog, decode: true, apply: true) }
@@ -116,7 +116,7 @@ struct ReplayCases {
         var checksum: UInt64 = 0
         var events = 0
         let seconds = try Measure.seconds {
-            let cursor = try LogReader(directory: path).events()
+            let cursor = try LogReader(directory: path, payloadCodec: EventCodec.blockCodec).events()
             while let event = try cursor.next() {
                 events += 1
                 if decode {

@@ -26,6 +26,7 @@ import VirtualTourist
 enum ReplayTool {
     static func writeAppLog(at path: String, events count: Int, compacting: Bool = true) throws {
         var configuration = LogConfiguration()
+        configuration.payloadCodec = EventCodec.blockCodec
         configuration.durability = .none
         configuration.compactsInBackground = false
         let log = try EventLog.open(at: path, configuration: configuration)
@@ -40,6 +41,7 @@ enum ReplayTool {
 
     static func compact(_ path: String) throws {
         var configuration = LogConfiguration()
+        configuration.payloadCodec = EventCodec.blockCodec
         configuration.compactsInBackground = false
         let log = try EventLog.open(at: path, configuration: configuration)
         let before = Measure.processorSeconds()
@@ -128,12 +130,12 @@ enum ReplayTool {
         var events: UInt64 = 0
         for _ in 0..<max(1, times) {
             without = min(without, try Measure.seconds {
-                let report = try LogVerifier.verify(directory: path)
+                let report = try LogVerifier.verify(directory: path, payloadCodec: EventCodec.blockCodec)
                 precondition(report.isClean, "the log does not verify: \(report.problems)")
                 events = report.events
             })
             with = min(with, try Measure.seconds {
-                let report = try LogVerifier.verify(directory: path, keys: EventCodec.pinKeys)
+                let report = try LogVerifier.verify(directory: path, keys: EventCodec.pinKeys, payloadCodec: EventCodec.blockCodec)
                 precondition(report.isClean, "the log does not verify with its key summaries: \(report.problems)")
             })
         }
@@ -147,7 +149,7 @@ enum ReplayTool {
         var builders: [BlockBuilder] = []
         var builder: BlockBuilder? = nil
         var events = 0
-        let cursor = try LogReader(directory: path).events()
+        let cursor = try LogReader(directory: path, payloadCodec: EventCodec.blockCodec).events()
         while let event = try cursor.next() {
             if builder == nil || builder!.rawPayloadBytes + event.payload.count > 1 << 20 {
                 if let full = builder { builders.append(full) }
@@ -163,12 +165,12 @@ enum ReplayTool {
         for (name, fieldColumns) in [("field columns (codec 2)", true), ("zstd alone (codec 1)", false)] {
             var bytes = 0
             let seconds = Measure.best(of: max(1, times)) {
-                var scratch = BlockScratch()
+                var scratch = BlockScratch(payloadCodec: fieldColumns ? EventCodec.blockCodec : nil)
                 var output: [UInt8] = []
                 return Measure.seconds {
                     for block in builders {
                         output.removeAll(keepingCapacity: true)
-                        block.encode(layout: .columns, compressor: compressor, fieldColumns: fieldColumns, scratch: &scratch, into: &output)
+                        block.encode(layout: .columns, compressor: compressor, scratch: &scratch, into: &output)
                         bytes += output.count
                     }
                 }
@@ -187,6 +189,7 @@ enum ReplayTool {
             sessions.append(workload.nextSession().flatMap { $0 }.map { EventCodec.encode($0, cause: nil) })
         }
         var configuration = LogConfiguration()
+        configuration.payloadCodec = EventCodec.blockCodec
         configuration.durability = .none
         configuration.compactsInBackground = false
         let log = try EventLog.open(at: path, configuration: configuration)

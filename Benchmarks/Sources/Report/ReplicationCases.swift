@@ -328,7 +328,7 @@ struct ReplicationCases {
         let written = try await BenchPhotos.writeStore(at: folder, events: count, seed: seed, photos: photos)
         say("wrote \(Figure.grouped(Double(written.events))) events and \(Figure.grouped(Double(written.photos))) photos"
             + " in \(Figure.fixed(Measure.seconds(since: started), 1)) s")
-        return (folder, written.events, try LogReader(directory: folder + "/log").head(at: UInt64(written.events)))
+        return (folder, written.events, try LogReader(directory: folder + "/log", payloadCodec: EventCodec.blockCodec).head(at: UInt64(written.events)))
     }
 
     /// `StreamRestore.restore`, checked head for head against the store shipped; its rows.

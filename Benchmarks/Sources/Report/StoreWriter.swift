@@ -56,7 +56,7 @@ final class StoreWriter {
         log = nil
         let path = folder + "/log"
         let sealed = try Self.sealedSegments(path) > 0
-        let log = try EventLog.open(at: path, configuration: LogConfiguration().withPinKeys)
+        let log = try EventLog.open(at: path, configuration: LogConfiguration.touristStore)
         while sealed, log.backgroundCompactions.reports.isEmpty, log.backgroundCompactions.lastError == nil { usleep(2_000) }
         if let error = log.backgroundCompactions.lastError { throw error }
         try log.close()
@@ -117,7 +117,7 @@ final class StoreWriter {
     private func openLog() throws -> EventLog {
         if let log { return log }
         // The store's own key function, so that block files get their summaries as a store's do.
-        var configuration = LogConfiguration().withPinKeys
+        var configuration = LogConfiguration.touristStore
         configuration.durability = .none
         let opened = try EventLog.open(at: folder + "/log", configuration: configuration)
         log = opened

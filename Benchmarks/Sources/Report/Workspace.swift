@@ -57,7 +57,7 @@ final class Workspace {
         var written = Written()
         var configuration = LogConfiguration()
         configuration.durability = .none
-        configuration.blockFieldColumns = options.fieldColumns
+        configuration.payloadCodec = options.fieldColumns ? EventCodec.blockCodec : nil
         var generated: Workload?
         written.sessionBatches = try timed("our log, a batch per session") { clock in
             let log = try clock.time { try EventLog.open(at: sessionLog, configuration: configuration) }

@@ -62,8 +62,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
 /// Everything a reader does, as `vt verify`, `vt log`, `vt show` and time travel do it.
 func readEverything(_ fileSystem: SimulatedDisk) {
-    _ = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem)
-    guard let reader = try? LogReader(directory: directory, fileSystem: fileSystem) else { return }
+    _ = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
+    guard let reader = try? LogReader(directory: directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec) else { return }
     let last = (try? reader.lastSequence()) ?? 0
     var state = TouristState()
     var times: [LogTimestamp] = []
@@ -95,10 +95,10 @@ func decode(_ event: LogEvent, into state: inout TouristState) {
 
 /// `vt repair`: whatever it cuts, what remains must verify.
 func repair(_ fileSystem: SimulatedDisk) {
-    guard let plan = try? LogRepair.plan(directory: directory, fileSystem: fileSystem), plan.isNeeded else { return }
+    guard let plan = try? LogRepair.plan(directory: directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec), plan.isNeeded else { return }
     _ = plan.description
-    do { try LogRepair.execute(plan, fileSystem: fileSystem) } catch { return }
-    guard let report = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem) else { return }
+    do { try LogRepair.execute(plan, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec) } catch { return }
+    guard let report = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec) else { return }
     require(report.eventsAreIntact, "the log is still damaged after its repair: \(report.problems)")
 }
 
@@ -106,9 +106,10 @@ func repair(_ fileSystem: SimulatedDisk) {
 /// only scans each segment's tail (LogRecovery), so it may accept older damage; but a log with
 /// no corruption must, after recovery and an append, verify with its events intact.
 func openForWriting(_ fileSystem: SimulatedDisk) {
-    let before = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem)
+    let before = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
     let wasSound = before.map { !$0.problems.contains { $0.kind == .corruption } } ?? false
     var configuration = LogConfiguration()
+    configuration.payloadCodec = EventCodec.blockCodec
     configuration.durability = .none
     configuration.createIfMissing = false
     configuration.preallocationSize = 0
@@ -122,7 +123,7 @@ func openForWriting(_ fileSystem: SimulatedDisk) {
     let appended = (try? log.append([0x08, 0x01])) != nil
     let lastSequence = log.lastSequence
     do { try log.close() } catch { return }
-    guard wasSound, let report = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem) else { return }
+    guard wasSound, let report = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec) else { return }
     require(report.eventsAreIntact, "the log does not verify after recovery: \(report.problems)")
     if appended {
         require(report.lastSequence == lastSequence, "verify ends at \(report.lastSequence), the log at \(lastSequence)")

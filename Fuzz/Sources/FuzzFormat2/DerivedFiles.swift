@@ -5,6 +5,7 @@
 // what the log holds.
 
 import EventLog
+import FieldColumns
 import FileIO
 import FuzzSupport
 import StorageTestSupport
@@ -28,6 +29,7 @@ struct DerivedFixture {
 
     static var configuration: LogConfiguration {
         var configuration = LogConfiguration()
+        configuration.payloadCodec = FieldColumnsCodec()
         configuration.format = .v2
         configuration.hotTailSegmentSize = 4096
         configuration.blockSize = 512
@@ -100,7 +102,7 @@ func fuzzKeySummary(_ input: [UInt8], fix: Bool) {
     let last = fixture.events.last!.sequence
     var leftOut = false
     do {
-        let reader = try LogReader(directory: DerivedFixture.directory, fileSystem: disk)
+        let reader = try LogReader(directory: DerivedFixture.directory, fileSystem: disk, payloadCodec: FieldColumnsCodec())
         for asked in [1...1, 5...5, 12...12, 3...9, 0...UInt64.max] as [ClosedRange<UInt64>] {
             let ranges = try reader.ranges(mayHoldKeysIn: asked, function: DerivedFixture.keys.name, from: 1, through: last)
             for (earlier, later) in zip(ranges, ranges.dropFirst()) {
@@ -120,7 +122,7 @@ func fuzzKeySummary(_ input: [UInt8], fix: Bool) {
         }
         // Whatever the summary holds, the events are intact; one that hides an event from a
         // question is what verify, given the key function, must report.
-        let report = try LogVerifier.verify(directory: DerivedFixture.directory, fileSystem: disk, keys: DerivedFixture.keys)
+        let report = try LogVerifier.verify(directory: DerivedFixture.directory, fileSystem: disk, keys: DerivedFixture.keys, payloadCodec: FieldColumnsCodec())
         require(report.eventsAreIntact, "a key summary made verify report damage: \(report.problems)")
         require(
             !leftOut || report.problems.contains { $0.kind == .keySummary },
@@ -165,12 +167,12 @@ func fuzzTailCheckpoint(_ input: [UInt8], fix: Bool) {
         // This disk wants its calls in one order, so the checkpoint was checked during the
         // open: a start handed on is the events' own.
         if let start = log.tailStart {
-            let reader = try LogReader(directory: DerivedFixture.directory, fileSystem: disk)
+            let reader = try LogReader(directory: DerivedFixture.directory, fileSystem: disk, payloadCodec: FieldColumnsCodec())
             require(try reader.head(at: start.sequence) == start.head, "the tail start \(start.head) is not the events' head there")
         }
         _ = try log.append(contentsOf: [[1, 2, 3]], timestamps: [LogTimestamp(microsecondsSinceEpoch: 1_800_000_000_000_000)])
         try log.close()
-        let report = try LogVerifier.verify(directory: DerivedFixture.directory, fileSystem: disk)
+        let report = try LogVerifier.verify(directory: DerivedFixture.directory, fileSystem: disk, payloadCodec: FieldColumnsCodec())
         require(report.isClean, "the log does not verify after an open from a tail checkpoint: \(report.problems)")
     } catch {
         fatalError("a tail checkpoint made the open, an append or the verify fail: \(error)")

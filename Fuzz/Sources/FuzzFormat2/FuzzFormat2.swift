@@ -9,6 +9,7 @@
 // XORed onto a genuine one).
 
 import EventLog
+import FieldColumns
 import FuzzSupport
 
 struct Options: OptionSet {
@@ -37,9 +38,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } else if options.contains(.tailCheckpoint) {
         fuzzTailCheckpoint(bytes, fix: options.contains(.fixChecksums))
     } else if options.contains(.blocks) {
-        fuzzBlocks(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor)
+        fuzzBlocks(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor, payloadCodec: FieldColumnsCodec())
     } else {
-        fuzzRecords(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor)
+        fuzzRecords(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor, payloadCodec: FieldColumnsCodec())
     }
     return 0
 }
@@ -51,7 +52,7 @@ func fuzzRecords(_ bytes: inout [UInt8], fix: Bool, decompressor: ZstdDecompress
     while position < bytes.count {
         if fix { fixRecordChecksum(&bytes, at: position) }
         let read = bytes.withUnsafeBytes {
-            TailRecord.read(UnsafeRawBufferPointer(rebasing: $0[position...]), timeBefore: time, decompressor: decompressor)
+            TailRecord.read(UnsafeRawBufferPointer(rebasing: $0[position...]), timeBefore: time, decompressor: decompressor, payloadCodec: FieldColumnsCodec())
         }
         guard case .record(let record) = read else { return }
         require(record.size >= 7 && position + record.size <= bytes.count, "a record of \(record.size) bytes at \(position)")
@@ -111,7 +112,7 @@ func fuzzBlocks(_ bytes: inout [UInt8], fix: Bool, decompressor: ZstdDecompresso
             case .success(let header):
                 guard position + header.totalSize <= all.count else { return .failure(DamageReason.incomplete) }
                 let stored = UnsafeRawBufferPointer(rebasing: all[position + headerSize..<position + header.totalSize])
-                return SealedBlock.decode(header, stored: stored, decompressor: decompressor)
+                return SealedBlock.decode(header, stored: stored, decompressor: decompressor, payloadCodec: FieldColumnsCodec())
             }
         }
         guard case .success(let block) = decoded else { return }
@@ -141,7 +142,7 @@ func fuzzBlocks(_ bytes: inout [UInt8], fix: Bool, decompressor: ZstdDecompresso
         var again: [UInt8] = []
         let copyHeader = builder.encode(layout: header.layout, compressor: nil, into: &again)
         let copy = again.withUnsafeBytes {
-            SealedBlock.decode(copyHeader, stored: UnsafeRawBufferPointer(rebasing: $0[headerSize...]), decompressor: decompressor)
+            SealedBlock.decode(copyHeader, stored: UnsafeRawBufferPointer(rebasing: $0[headerSize...]), decompressor: decompressor, payloadCodec: FieldColumnsCodec())
         }
         guard case .success(let reread) = copy else { fatalError("a re-encoded block does not decode: \(copy)") }
         require(reread.events == events, "a re-encoded block decodes to other events")
@@ -149,9 +150,9 @@ func fuzzBlocks(_ bytes: inout [UInt8], fix: Bool, decompressor: ZstdDecompresso
         // The same events taken apart into field columns (codec 2) come back the same too.
         if header.layout == .columns {
             var fields: [UInt8] = []
-            let fieldsHeader = builder.encode(layout: .columns, compressor: fieldCompressor, fieldColumns: true, into: &fields)
+            let fieldsHeader = builder.encode(layout: .columns, compressor: fieldCompressor, payloadCodec: FieldColumnsCodec(), into: &fields)
             let fromFields = fields.withUnsafeBytes {
-                SealedBlock.decode(fieldsHeader, stored: UnsafeRawBufferPointer(rebasing: $0[headerSize...]), decompressor: decompressor)
+                SealedBlock.decode(fieldsHeader, stored: UnsafeRawBufferPointer(rebasing: $0[headerSize...]), decompressor: decompressor, payloadCodec: FieldColumnsCodec())
             }
             guard case .success(let refolded) = fromFields else { fatalError("a field-columns block does not decode: \(fromFields)") }
             require(refolded.events == events, "a field-columns block decodes to other events")

@@ -145,7 +145,7 @@ func refused(_ check: inout ShippedChainCheck, _ message: (NATSHeaders?, [UInt8]
 func replicate(_ events: [LogEvent], identity: LogIdentity, head: LogHead) {
     // As a restore and a replica store open theirs: with the pin keys, whose summaries the
     // verifier compares.
-    var configuration = LogConfiguration().withPinKeys
+    var configuration = LogConfiguration.touristStore
     configuration.format = .v2
     configuration.blockSize = 512
     configuration.hotTailSegmentSize = 4096
@@ -166,9 +166,9 @@ func replicate(_ events: [LogEvent], identity: LogIdentity, head: LogHead) {
         }
         require(log.head == head, "the replica's head \(log.head) is not the one shipped, \(head)")
         try log.close()
-        let report = try LogVerifier.verify(directory: directory, fileSystem: disk, keys: configuration.blockKeys)
+        let report = try LogVerifier.verify(directory: directory, fileSystem: disk, keys: configuration.blockKeys, payloadCodec: EventCodec.blockCodec)
         require(report.isClean, "the replica does not verify: \(report.problems)")
-        let cursor = try LogReader(directory: directory, fileSystem: disk).events(from: 1)
+        let cursor = try LogReader(directory: directory, fileSystem: disk, payloadCodec: EventCodec.blockCodec).events(from: 1)
         var read: [LogEvent] = []
         while let event = try cursor.next() { read.append(event) }
         require(read == events, "the replica reads back \(read.count) events, not the \(events.count) shipped")

@@ -5,14 +5,18 @@ import FileIO
 enum Format2Heads {
     /// The chain's head after `sequence`, or nil when the log does not reach it. Costs at most
     /// one block's or one segment's events hashed.
-    static func head(at sequence: UInt64, directory: String, fileSystem: any FileSystem, headers: BlockHeaderCache? = nil) throws -> LogHead? {
-        try headAndPosition(at: sequence, directory: directory, fileSystem: fileSystem, headers: headers)?.head
+    static func head(
+        at sequence: UInt64, directory: String, fileSystem: any FileSystem, payloadCodec: (any BlockPayloadCodec)?,
+        headers: BlockHeaderCache? = nil
+    ) throws -> LogHead? {
+        try headAndPosition(at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec, headers: headers)?.head
     }
 
     /// The same, with the position after the event when it lies in a hot-tail segment and ends
     /// a record there (``TailPosition``).
     static func headAndPosition(
-        at sequence: UInt64, directory: String, fileSystem: any FileSystem, headers: BlockHeaderCache? = nil
+        at sequence: UInt64, directory: String, fileSystem: any FileSystem, payloadCodec: (any BlockPayloadCodec)?,
+        headers: BlockHeaderCache? = nil
     ) throws -> (head: LogHead, position: TailPosition?)? {
         var files = Format2Directory(directory: directory, fileSystem: fileSystem)
         try files.refresh()
@@ -29,7 +33,7 @@ enum Format2Heads {
             while let block = try scanner.next(expectChain: nil, expectTime: nil) {
                 guard block.header.lastSequence >= sequence else { continue }
                 if block.header.lastSequence == sequence { return (LogHead(sequence: sequence, hash: block.header.chainAfter), nil) }
-                switch SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor) {
+                switch SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor, payloadCodec: payloadCodec) {
                 case .failure(let reason):
                     throw LogError.corrupt(reason.description, file: file.path, offset: block.offset, sequence: block.header.firstSequence)
                 case .success(let decoded):

@@ -58,7 +58,8 @@ final class Compactor: @unchecked Sendable {
     /// without a key function.
     func buildKeySummariesNow() throws -> Int {
         guard let keys = configuration.blockKeys else { return 0 }
-        return try exclusively { try KeySummaryBuilding.buildMissing(directory: directory, keys: keys, fileSystem: fileSystem) }
+        return try exclusively { try KeySummaryBuilding.buildMissing(
+                directory: directory, keys: keys, payloadCodec: configuration.payloadCodec, fileSystem: fileSystem) }
     }
 
     /// Compacts everything before `activeFirst` now, after any compaction in progress, then
@@ -68,7 +69,8 @@ final class Compactor: @unchecked Sendable {
             var report = try Format2Compaction.compact(
                 directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst)
             if let keys = configuration.blockKeys {
-                report.keySummariesBuilt = try KeySummaryBuilding.buildMissing(directory: directory, keys: keys, fileSystem: fileSystem)
+                report.keySummariesBuilt = try KeySummaryBuilding.buildMissing(
+                directory: directory, keys: keys, payloadCodec: configuration.payloadCodec, fileSystem: fileSystem)
             }
             return report
         }
@@ -137,7 +139,9 @@ final class Compactor: @unchecked Sendable {
                         isCancelled: isCancelled)
                 }
                 if let keys = configuration.blockKeys {
-                    _ = try KeySummaryBuilding.buildMissing(directory: directory, keys: keys, fileSystem: fileSystem, isCancelled: isCancelled)
+                    _ = try KeySummaryBuilding.buildMissing(
+                        directory: directory, keys: keys, payloadCodec: configuration.payloadCodec, fileSystem: fileSystem,
+                        isCancelled: isCancelled)
                 }
                 return nil
             }

@@ -73,7 +73,7 @@ enum Format2Erasure {
         var oldChains: [ChainHash] = []
         var erasedHere: UInt64 = 0, alreadyHere: UInt64 = 0
         do {
-            while let (block, _) = try scanner.nextDecoded(decompressor: decompressor) {
+            while let (block, _) = try scanner.nextDecoded(decompressor: decompressor, payloadCodec: configuration.payloadCodec) {
                 if writer == nil {
                     writer = try BlockFileWriter(
                         directory: directory, firstSequence: header.firstSequence, timeBefore: block.header.timeBefore,

@@ -5,8 +5,8 @@
 
 extension FixedWidthInteger {
     /// The integer stored little-endian at `offset` (no bounds check beyond the buffer's own).
-    @inline(__always)
-    init(littleEndianBytes bytes: UnsafeRawBufferPointer, at offset: Int) {
+    @inlinable
+    public init(littleEndianBytes bytes: UnsafeRawBufferPointer, at offset: Int) {
         self = Self(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Self.self))
     }
 }
@@ -17,8 +17,10 @@ extension Array where Element == UInt8 {
         Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
     }
 
-    @inline(__always)
-    mutating func appendVarint(_ value: UInt64) {
+    /// Appends `value` as an unsigned LEB128 varint (public, inlinable: a payload codec writes
+    /// many of them).
+    @inlinable
+    public mutating func appendVarint(_ value: UInt64) {
         var rest = value
         while rest >= 0x80 {
             append(UInt8(truncatingIfNeeded: rest) | 0x80)
@@ -40,22 +42,31 @@ extension Array where Element == UInt8 {
     }
 }
 
-/// A forward-only reader of varints and byte runs over a buffer.
-struct ByteCursor {
-    let bytes: UnsafeRawBufferPointer
-    var position: Int
+extension UInt64 {
+    /// Bytes of this number as a varint.
+    @inlinable
+    public var varintSize: Int { Swift.max(1, (64 - leadingZeroBitCount + 6) / 7) }
+}
 
-    init(_ bytes: UnsafeRawBufferPointer, position: Int = 0) {
+/// A forward-only reader of varints and byte runs over a buffer (public, inlinable: a payload
+/// codec reads many of them).
+public struct ByteCursor {
+    public let bytes: UnsafeRawBufferPointer
+    public var position: Int
+
+    @inlinable
+    public init(_ bytes: UnsafeRawBufferPointer, position: Int = 0) {
         self.bytes = bytes
         self.position = position
     }
 
-    var remaining: Int { bytes.count - position }
+    @inlinable
+    public var remaining: Int { bytes.count - position }
 
     /// Reads an unsigned LEB128 varint. Returns nil when the buffer ends inside it or when it
     /// is longer than ten bytes or does not fit in 64 bits (both are damage to the caller).
-    @inline(__always)
-    mutating func readVarint() -> UInt64? {
+    @inlinable
+    public mutating func readVarint() -> UInt64? {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         var index = position

@@ -43,11 +43,12 @@ public struct LogConfiguration: Sendable {
     public var blockSize: Int = 1 << 20
     /// Format 2: how compaction lays out a block's events.
     public var blockLayout: Format2.Layout = .columns
-    /// Format 2: take payloads apart into field columns before zstd (codec 2; columns layout
-    /// only). Off, blocks are zstd over the layout's bytes (codec 1). On by default: the app's
-    /// compacted log takes 45.7 bytes an event instead of 67.4, for more compaction CPU
+    /// Format 2: a codec that knows the payloads, for blocks in codec 2 (columns layout only);
+    /// the log writes it when it is smaller than zstd alone, and reads it back. None: blocks are
+    /// zstd over the layout's bytes (codec 1) or raw. The app's store gives `FieldColumnsCodec`:
+    /// its compacted log takes 45.7 bytes an event instead of 67.4, for more compaction CPU
     /// (docs/BENCHMARKS-JOURNAL.md, "Codec 2: field columns").
-    public var blockFieldColumns = true
+    public var payloadCodec: (any BlockPayloadCodec)? = nil
     /// Format 2: the zstd level compaction uses for blocks.
     public var blockCompressionLevel: Int32 = 3
     /// Format 2: what each block file's key summary records (FORMAT.md, "Key summaries"): none

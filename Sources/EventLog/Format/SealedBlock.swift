@@ -102,8 +102,10 @@ public struct SealedBlock: Sendable {
 
     /// Checks the stored payload against its CRC, decompresses it and parses every event.
     /// Any failure is corruption: block files are written whole before they are named.
+    /// A codec-2 block needs the payload codec it was written with (``BlockPayloadCodec``).
     public static func decode(
-        _ header: BlockHeader, stored: UnsafeRawBufferPointer, decompressor: ZstdDecompressor
+        _ header: BlockHeader, stored: UnsafeRawBufferPointer, decompressor: ZstdDecompressor,
+        payloadCodec: (any BlockPayloadCodec)?
     ) -> Result<SealedBlock, DamageReason> {
         guard stored.count == Int(header.storedLength) else {
             return .failure(DamageReason("an incomplete block (\(stored.count) of \(header.storedLength) payload bytes)"))
@@ -124,8 +126,13 @@ public struct SealedBlock: Sendable {
                 return .failure(DamageReason("a block whose zstd frame holds \(raw.count) bytes, not \(header.rawLength)"))
             }
         case .fieldColumns:
+            guard let payloadCodec else {
+                return .failure(DamageReason(
+                    "a block in codec 2 (the payloads' field columns), read without the payload codec it was written with"
+                        + " (read the log through its app, or give the reader its codec)"))
+            }
             let rebuilt = decompressor.withSingleFrame(stored, maxRawLength: Format2.maxRawLength) { form in
-                FieldColumnsDecoder.rebuild(form, count: Int(header.eventCount), rawLength: Int(header.rawLength))
+                payloadCodec.rebuild(form, count: Int(header.eventCount), rawLength: Int(header.rawLength))
             }
             switch rebuilt {
             case .success(let output): raw = output
@@ -247,22 +254,22 @@ public struct BlockBuilder {
     }
 
     /// Appends the block (header, then payload) to `output` and returns its header. zstd is
-    /// used only when it makes the payload smaller; with `fieldColumns` (columns layout only)
-    /// it compresses the payloads taken apart into field columns (codec 2).
+    /// used only when it makes the payload smaller; with a `payloadCodec` (columns layout only)
+    /// it compresses the payloads in the codec's form (codec 2) when that is smaller still.
     @discardableResult
     public func encode(
-        layout: Format2.Layout, compressor: ZstdCompressor?, fieldColumns: Bool = false, into output: inout [UInt8]
+        layout: Format2.Layout, compressor: ZstdCompressor?, payloadCodec: (any BlockPayloadCodec)? = nil,
+        into output: inout [UInt8]
     ) -> BlockHeader {
-        var scratch = BlockScratch()
-        return encode(layout: layout, compressor: compressor, fieldColumns: fieldColumns, scratch: &scratch, into: &output)
+        var scratch = BlockScratch(payloadCodec: payloadCodec)
+        return encode(layout: layout, compressor: compressor, scratch: &scratch, into: &output)
     }
 
-    /// ``encode(layout:compressor:fieldColumns:into:)`` with buffers a writer keeps from block
-    /// to block.
+    /// ``encode(layout:compressor:payloadCodec:into:)`` with buffers, and the payload codec's
+    /// encoder, that a writer keeps from block to block.
     @discardableResult
     public func encode(
-        layout: Format2.Layout, compressor: ZstdCompressor?, fieldColumns: Bool = false, scratch: inout BlockScratch,
-        into output: inout [UInt8]
+        layout: Format2.Layout, compressor: ZstdCompressor?, scratch: inout BlockScratch, into output: inout [UInt8]
     ) -> BlockHeader {
         precondition(!times.isEmpty)
         // Taken out of `scratch` (an O(1) swap) so that each can be used beside the others.
@@ -271,7 +278,7 @@ public struct BlockBuilder {
             scratch.raw = raw
             scratch.compressed = compressed
         }
-        let tryFieldColumns = compressor != nil && fieldColumns && layout == .columns
+        let tryFieldColumns = compressor != nil && scratch.fields != nil && layout == .columns
         raw.reserveCapacity(tryFieldColumns ? 16 + 4 * times.count : rawPayloadBytes + 6 * times.count)
         if !erased.isEmpty {
             raw.appendVarint(UInt64(erased.count))
@@ -295,9 +302,9 @@ public struct BlockBuilder {
                 scratch.form = form
                 scratch.columns = columns
             }
-            scratch.fields.reset()
-            for payload in payloads { scratch.fields.add(payload) }
-            if scratch.fields.finish(head: raw, into: &form, columns: &columns), form.count <= Format2.maxRawLength,
+            scratch.fields!.reset()
+            for payload in payloads { scratch.fields!.add(payload) }
+            if scratch.fields!.finish(head: raw, into: &form, scratch: &columns), form.count <= Format2.maxRawLength,
                 form.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
                 compressed.count < rawLength
             {
@@ -328,16 +335,19 @@ public struct BlockBuilder {
     }
 }
 
-/// Buffers a block writer keeps from block to block: a block's raw payload, its field form
+/// Buffers a block writer keeps from block to block: a block's raw payload, its codec form
 /// and its compressed form each take about a MiB, and fresh ones cost a page fault every 4 KiB.
+/// With a payload codec, its encoder too (nil: codecs 0 and 1 only).
 public struct BlockScratch {
     fileprivate var raw: [UInt8] = []
     fileprivate var compressed: [UInt8] = []
     fileprivate var form: [UInt8] = []
     fileprivate var columns: [UInt8] = []
-    var fields = FieldColumnsEncoder()
+    fileprivate var fields: (any BlockPayloadEncoder)?
 
-    public init() {}
+    public init(payloadCodec: (any BlockPayloadCodec)? = nil) {
+        fields = payloadCodec?.makeEncoder()
+    }
 
     /// The buffer at `path`, emptied with its capacity kept, leaving an empty one in its place.
     fileprivate mutating func take(_ path: WritableKeyPath<BlockScratch, [UInt8]>) -> [UInt8] {

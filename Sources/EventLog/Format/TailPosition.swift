@@ -11,7 +11,7 @@
 /// record boundary stays as it was read for as long as the segment is the same file: its path
 /// and first sequence, and its header's chain (a log cut back by `vt repair` and written again
 /// keeps neither). Positions are meant to be used at once, by the same opener.
-public struct TailPosition: Sendable, Equatable {
+struct TailPosition: Sendable, Equatable {
     let path: String
     let firstSequence: UInt64
     let chainBefore: ChainHash
@@ -21,10 +21,10 @@ public struct TailPosition: Sendable, Equatable {
     let chain: ChainHash
 
     /// The last event before it.
-    public var sequence: UInt64 { nextSequence - 1 }
+    var sequence: UInt64 { nextSequence - 1 }
 
     /// The chain's head after that event.
-    public var head: LogHead { LogHead(sequence: sequence, hash: chain) }
+    var head: LogHead { LogHead(sequence: sequence, hash: chain) }
 
     /// The same point as a tail checkpoint writes it.
     var point: TailCheckpoint.Point { TailCheckpoint.Point(dataEnd: offset, nextSequence: nextSequence, lastTime: time, chain: chain) }

@@ -10,7 +10,8 @@ enum KeySummaryBuilding {
     /// `isCancelled` is asked before each file and every few thousand events, and a cancelled
     /// build throws ``CompactionCancelled`` keeping the summaries already written.
     static func buildMissing(
-        directory: String, keys: BlockKeys, fileSystem: any FileSystem, isCancelled: () -> Bool = { false }
+        directory: String, keys: BlockKeys, payloadCodec: (any BlockPayloadCodec)?, fileSystem: any FileSystem,
+        isCancelled: () -> Bool = { false }
     ) throws -> Int {
         let listing = try Format2Listing.list(directory, fileSystem)
         let blockFiles = Set(listing.blockFiles)
@@ -24,7 +25,8 @@ enum KeySummaryBuilding {
             let path = SegmentFiles.blockFilePath(directory, first)
             let header = try Format2Directory.readBlockFileHeader(path, fileSystem: fileSystem)
             guard KeySummary.read(beside: header, in: directory, function: keys.name, fileSystem: fileSystem) == nil else { continue }
-            let summary = try summarize(path, header: header, keys: keys, fileSystem: fileSystem, isCancelled: isCancelled)
+            let summary = try summarize(
+                path, header: header, keys: keys, payloadCodec: payloadCodec, fileSystem: fileSystem, isCancelled: isCancelled)
             try summary.write(beside: header, in: directory, fileSystem: fileSystem)
             built += 1
         }
@@ -34,13 +36,14 @@ enum KeySummaryBuilding {
     /// The summary of the block file at `path`, from its events as they are now (an erased
     /// event has no key).
     static func summarize(
-        _ path: String, header: BlockFileHeader, keys: BlockKeys, fileSystem: any FileSystem, isCancelled: () -> Bool
+        _ path: String, header: BlockFileHeader, keys: BlockKeys, payloadCodec: (any BlockPayloadCodec)?,
+        fileSystem: any FileSystem, isCancelled: () -> Bool
     ) throws -> KeySummary {
         let scanner = try BlockFileScanner(path: path, header: header, fileSystem: fileSystem)
         let decompressor = ZstdDecompressor()
         var collector = KeySummaryCollector(keys)
         var sinceAsked = 0
-        while let (block, _) = try scanner.nextDecoded(decompressor: decompressor) {
+        while let (block, _) = try scanner.nextDecoded(decompressor: decompressor, payloadCodec: payloadCodec) {
             collector.append(block)
             sinceAsked += Int(block.header.eventCount)
             if sinceAsked >= Format2Compaction.eventsBetweenCancellationChecks {

@@ -167,12 +167,3 @@ struct DecodedBatch {
         }
     }
 }
-
-/// Why bytes that passed their checksum still do not form a batch.
-public struct DamageReason: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    init(_ description: String) { self.description = description }
-
-    /// Fewer bytes than the header says follow it.
-    public static let incomplete = DamageReason("fewer bytes than the header states")
-}

@@ -10,6 +10,7 @@ final class Format2Cursor {
     private let lastSequence: UInt64?
     private let lastTime: LogTimestamp?
     private let decompressor = ZstdDecompressor()
+    private let payloadCodec: (any BlockPayloadCodec)?
 
     /// The next sequence number to hand out (or to scan past, when starting by time).
     private var expected: UInt64
@@ -37,8 +38,9 @@ final class Format2Cursor {
 
     init(
         directory: String, fileSystem: any FileSystem, start: LogCursor.Start, lastSequence: UInt64?, lastTime: LogTimestamp?,
-        headers: BlockHeaderCache? = nil, tailPosition: TailPosition? = nil
+        payloadCodec: (any BlockPayloadCodec)?, headers: BlockHeaderCache? = nil, tailPosition: TailPosition? = nil
     ) {
+        self.payloadCodec = payloadCodec
         self.headers = headers
         self.tailPosition = tailPosition
         self.files = Format2Directory(directory: directory, fileSystem: fileSystem)
@@ -196,7 +198,7 @@ final class Format2Cursor {
                     }
                     expected = max(expected, scanner.nextSequence)
                     current = .blocks(BlockReadAhead(
-                        scanner: scanner, decompressor: decompressor, lastWanted: lastSequence,
+                        scanner: scanner, decompressor: decompressor, payloadCodec: payloadCodec, lastWanted: lastSequence,
                         readsAhead: files.fileSystem.allowsReadAhead, headers: headers))
                 case .segment:
                     let scanner = try TailScanner.open(path: file.path, fileSystem: files.fileSystem, decompressor: decompressor)

@@ -188,9 +188,11 @@ final class BlockFileScanner {
 
     /// The next block decoded (its payload checked against its CRC), with its offset; nil after
     /// the last block. A block that does not decode is corruption, named with its place.
-    func nextDecoded(decompressor: ZstdDecompressor) throws -> (block: SealedBlock, offset: Int64)? {
+    func nextDecoded(
+        decompressor: ZstdDecompressor, payloadCodec: (any BlockPayloadCodec)?
+    ) throws -> (block: SealedBlock, offset: Int64)? {
         guard let block = try next(expectChain: nil, expectTime: nil) else { return nil }
-        switch SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor) {
+        switch SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor, payloadCodec: payloadCodec) {
         case .success(let decoded): return (decoded, block.offset)
         case .failure(let reason):
             throw LogError.corrupt(reason.description, file: path, offset: block.offset, sequence: block.header.firstSequence)

@@ -17,6 +17,7 @@ final class BlockReadAhead: @unchecked Sendable {
 
     let scanner: BlockFileScanner
     private let decompressor: ZstdDecompressor
+    private let payloadCodec: (any BlockPayloadCodec)?
     /// Its own decompressor for the other thread: a zstd context is not shared.
     private let aheadDecompressor = ZstdDecompressor()
     private var inFlight: DispatchSemaphore?
@@ -30,9 +31,13 @@ final class BlockReadAhead: @unchecked Sendable {
     /// The reader's cache, which may hold a block a head's lookup has just decoded.
     private let headers: BlockHeaderCache?
 
-    init(scanner: BlockFileScanner, decompressor: ZstdDecompressor, lastWanted: UInt64?, readsAhead: Bool, headers: BlockHeaderCache?) {
+    init(
+        scanner: BlockFileScanner, decompressor: ZstdDecompressor, payloadCodec: (any BlockPayloadCodec)?, lastWanted: UInt64?,
+        readsAhead: Bool, headers: BlockHeaderCache?
+    ) {
         self.scanner = scanner
         self.decompressor = decompressor
+        self.payloadCodec = payloadCodec
         self.lastWanted = lastWanted
         self.readsAhead = readsAhead
         self.headers = headers
@@ -87,7 +92,7 @@ final class BlockReadAhead: @unchecked Sendable {
         guard let raw = try scanner.next(expectChain: expectChain, expectTime: expectTime) else { return nil }
         return Block(
             header: raw.header, offset: raw.offset,
-            decoded: SealedBlock.decode(raw.header, stored: raw.stored, decompressor: decompressor))
+            decoded: SealedBlock.decode(raw.header, stored: raw.stored, decompressor: decompressor, payloadCodec: payloadCodec))
     }
 
     /// Waits for the block in flight, so nothing reads the file once the cursor has left it.

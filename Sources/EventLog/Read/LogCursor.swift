@@ -59,7 +59,7 @@ public final class LogCursor {
         if reader.format == .v2 {
             let engine = Format2Cursor(
                 directory: reader.directory, fileSystem: reader.fileSystem, start: start, lastSequence: lastSequence,
-                lastTime: lastTime, headers: reader.blockHeaders, tailPosition: tailPosition)
+                lastTime: lastTime, payloadCodec: reader.payloadCodec, headers: reader.blockHeaders, tailPosition: tailPosition)
             format2 = engine
             return try engine.next()
         }

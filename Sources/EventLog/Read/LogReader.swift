@@ -30,13 +30,19 @@ public final class LogReader {
     public private(set) var format: LogFormatVersion?
     /// The block headers this reader's seeks have read (format 2).
     let blockHeaders = BlockHeaderCache()
+    /// The codec of the blocks in codec 2, if the log has any (``BlockPayloadCodec``).
+    public let payloadCodec: (any BlockPayloadCodec)?
 
     /// Opens a reader. An existing empty directory is an empty log (a writer may be about to
-    /// create it).
+    /// create it). A log whose blocks are in codec 2 is read with the codec they were written
+    /// with (`payloadCodec`); without it, reading such a block fails as damage.
     ///
     /// - Throws: ``LogError`` `.notALog` when there is no directory or it holds other files.
-    public init(directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws {
+    public init(
+        directory: String, fileSystem: any FileSystem = PosixFileSystem(), payloadCodec: (any BlockPayloadCodec)? = nil
+    ) throws {
         let fileSystem = fileSystem.confined(to: directory)
+        self.payloadCodec = payloadCodec
         self.directory = directory
         self.fileSystem = fileSystem
         guard let status = try io("look at \(directory)", { try fileSystem.status(directory) }) else {
@@ -85,7 +91,7 @@ public final class LogReader {
     /// The same, reading the active segment from `position` (a head lookup's, just made:
     /// ``PendingHead/tailPosition()``) rather than from its first record, when the position is
     /// in that segment and at or before `sequence`.
-    public func events(from sequence: UInt64, through last: UInt64?, startingAt position: TailPosition?) throws -> LogCursor {
+    func events(from sequence: UInt64, through last: UInt64?, startingAt position: TailPosition?) throws -> LogCursor {
         guard sequence >= 1 else { throw LogError(.invalidArgument, "sequence numbers start at 1") }
         return LogCursor(reader: self, start: .sequence(sequence), lastSequence: last, lastTime: nil, tailPosition: position)
     }
@@ -107,7 +113,8 @@ public final class LogReader {
     /// reach `sequence`. Checks what it reads as every read does.
     public func head(at sequence: UInt64) throws -> LogHead? {
         if segments.isEmpty { try refresh() }
-        if format == .v2 { return try Format2Heads.head(at: sequence, directory: directory, fileSystem: fileSystem, headers: blockHeaders) }
+        if format == .v2 { return try Format2Heads.head(
+            at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec, headers: blockHeaders) }
         guard let genesis else { return nil }
         if sequence == 0 { return LogHead(sequence: 0, hash: genesis) }
         let cursor = try events(from: sequence, through: sequence)
@@ -125,10 +132,13 @@ public final class LogReader {
         guard format == .v2, fileSystem.allowsReadAhead else {
             return PendingHead(givesPositions: false) { try self.head(at: sequence).map { ($0, nil) } }
         }
-        let (directory, fileSystem, headers) = (directory, fileSystem, blockHeaders)
+        let (directory, fileSystem, headers, codec) = (directory, fileSystem, blockHeaders, payloadCodec)
         let pending = PendingHead.Box()
         DispatchQueue.global(qos: .userInitiated).async(group: pending.group) {
-            pending.result = Result { try Format2Heads.headAndPosition(at: sequence, directory: directory, fileSystem: fileSystem, headers: headers) }
+            pending.result = Result {
+                try Format2Heads.headAndPosition(
+                    at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: codec, headers: headers)
+            }
         }
         return PendingHead(givesPositions: true) {
             pending.group.wait()
@@ -250,7 +260,7 @@ public struct PendingHead {
     /// segment and ends a record there: a replay from the head on, or a check of the segment,
     /// can start there (``LogReader/events(from:through:startingAt:)``,
     /// ``EventLog/startTailCheck(from:)``).
-    public func tailPosition() -> TailPosition? { givesPositions ? (try? wait())??.position : nil }
+    func tailPosition() -> TailPosition? { givesPositions ? (try? wait())??.position : nil }
 
     /// The lookup's result, written by its thread before `group` is left and read after a wait.
     final class Box: @unchecked Sendable {

@@ -60,14 +60,15 @@ public enum LogRepair {
     /// Finds the first damage and what cutting there drops, and (format 2, given the key
     /// function) the key summaries that disagree with their blocks. Changes nothing.
     public static func plan(
-        directory: String, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil
+        directory: String, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil,
+        payloadCodec: (any BlockPayloadCodec)? = nil
     ) throws -> RepairPlan {
         let fileSystem = fileSystem.confined(to: directory)
         var plan = RepairPlan()
         plan.directory = directory
         let reader: LogReader
         do {
-            reader = try LogReader(directory: directory, fileSystem: fileSystem)
+            reader = try LogReader(directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec)
         } catch let error as LogError where error.code == .corrupt {
             // The first segment is missing: nothing before the damage can be kept.
             let listing = try SegmentFiles.list(directory, fileSystem)
@@ -79,7 +80,7 @@ public enum LogRepair {
             plan.bytes = try sizes(of: listing.segments.map { SegmentFiles.segmentPath(directory, $0) }, fileSystem)
             return plan
         }
-        if reader.format == .v2 { return try planFormat2(directory: directory, fileSystem: fileSystem, keys: keys) }
+        if reader.format == .v2 { return try planFormat2(directory: directory, fileSystem: fileSystem, keys: keys, payloadCodec: payloadCodec) }
         var report = VerificationReport()
         try LogVerifier.walk(reader, report: &report, progress: nil, stopAtFirstDamage: true)
         guard let damage = report.problems.first(where: \.isDamage) else { return plan }
@@ -104,7 +105,10 @@ public enum LogRepair {
     /// - Parameter keys: the key function the plan was made with.
     /// - Throws: ``LogError`` `.locked` when a writer has the log open; `.invalidArgument` when
     ///   the log changed since the plan was made (plan again).
-    public static func execute(_ plan: RepairPlan, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil) throws {
+    public static func execute(
+        _ plan: RepairPlan, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil,
+        payloadCodec: (any BlockPayloadCodec)? = nil
+    ) throws {
         let fileSystem = fileSystem.confined(to: plan.directory)
         guard plan.isNeeded else { return }
         let directory = plan.directory
@@ -117,7 +121,7 @@ public enum LogRepair {
                 file: held.path, cause: held)
         }
         defer { lock.release() }
-        guard try self.plan(directory: directory, fileSystem: fileSystem, keys: keys) == plan else {
+        guard try self.plan(directory: directory, fileSystem: fileSystem, keys: keys, payloadCodec: payloadCodec) == plan else {
             throw LogError(.invalidArgument, "the log changed since the repair was planned; plan it again")
         }
         // Derived data, not quarantined: the events it was made from are all kept.
@@ -158,12 +162,15 @@ public enum LogRepair {
 
     /// Format 2: the first damage that verification finds, and everything from it on. Damage in
     /// a block file takes that whole file and every later one.
-    private static func planFormat2(directory: String, fileSystem: any FileSystem, keys: BlockKeys?) throws -> RepairPlan {
+    private static func planFormat2(
+        directory: String, fileSystem: any FileSystem, keys: BlockKeys?, payloadCodec: (any BlockPayloadCodec)?
+    ) throws -> RepairPlan {
         var plan = RepairPlan()
         plan.format = .v2
         plan.directory = directory
         var report = VerificationReport()
-        try Format2Verifier.walk(directory: directory, fileSystem: fileSystem, keys: keys, report: &report, progress: nil)
+        try Format2Verifier.walk(
+            directory: directory, fileSystem: fileSystem, keys: keys, payloadCodec: payloadCodec, report: &report, progress: nil)
         plan.keySummaries = report.problems.filter { $0.kind == .keySummary }.map(\.file)
         guard let damage = report.problems.first(where: \.isDamage) else { return plan }
         plan.damage = damage

@@ -112,7 +112,8 @@ public enum LogUpgrade {
             let origin = LogOrigin(sequence: verified.lastSequence, hash: head)
             try write(from: directory, to: work, origin: origin, configuration: configuration, fileSystem: fileSystem,
                       report: &report, progress: progress)
-            try compare(directory, with: work, through: verified.lastSequence, fileSystem: fileSystem, report: &report)
+            try compare(directory, with: work, through: verified.lastSequence, configuration: configuration, fileSystem: fileSystem,
+                report: &report)
         } catch {
             try? fileSystem.removeTree(work)
             throw error
@@ -183,9 +184,10 @@ public enum LogUpgrade {
     /// Reads the new log back through the ordinary reader and checks every event against the
     /// old one, and the new chain with the verifier.
     private static func compare(
-        _ directory: String, with work: String, through last: UInt64, fileSystem: any FileSystem, report: inout UpgradeReport
+        _ directory: String, with work: String, through last: UInt64, configuration: LogConfiguration, fileSystem: any FileSystem,
+        report: inout UpgradeReport
     ) throws {
-        let check = try LogVerifier.verify(directory: work, fileSystem: fileSystem)
+        let check = try LogVerifier.verify(directory: work, fileSystem: fileSystem, payloadCodec: configuration.payloadCodec)
         guard check.isClean, check.format == .v2, check.lastSequence == last, check.headHash == report.formatTwoHead else {
             throw LogError(
                 .corrupt, "the upgraded log written in \(work) does not verify (\(check.problems.first?.description ?? "head or count differs"));"
@@ -193,7 +195,7 @@ public enum LogUpgrade {
                 file: work)
         }
         let old = try LogReader(directory: directory, fileSystem: fileSystem).events(from: 1, through: last)
-        let new = try LogReader(directory: work, fileSystem: fileSystem).events(from: 1, through: last)
+        let new = try LogReader(directory: work, fileSystem: fileSystem, payloadCodec: configuration.payloadCodec).events(from: 1, through: last)
         while let before = try old.next() {
             guard let after = try new.next(), after == before else {
                 throw LogError(

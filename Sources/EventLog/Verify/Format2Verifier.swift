@@ -21,7 +21,8 @@ enum Format2Verifier {
     }
 
     static func walk(
-        directory: String, fileSystem: any FileSystem, keys: BlockKeys? = nil, report: inout VerificationReport,
+        directory: String, fileSystem: any FileSystem, keys: BlockKeys? = nil, payloadCodec: (any BlockPayloadCodec)?,
+        report: inout VerificationReport,
         progress: ((Int64, Int64) -> Void)?
     ) throws {
         report.format = .v2
@@ -72,7 +73,8 @@ enum Format2Verifier {
             report.blockBytes += size
             done += size
         }
-        if let problem = rehash(blocks, keys: keys, directory: directory, fileSystem: fileSystem, report: &report) {
+        if let problem = rehash(
+            blocks, keys: keys, payloadCodec: payloadCodec, directory: directory, fileSystem: fileSystem, report: &report) {
             report.problems.append(problem)
             return
         }
@@ -151,8 +153,8 @@ enum Format2Verifier {
     /// the cores, and compares its keys with its summary's. Returns the first damage in log
     /// order; key-summary problems go into `report` (one a file).
     private static func rehash(
-        _ blocks: [BlockToCheck], keys: BlockKeys?, directory: String, fileSystem: any FileSystem,
-        report: inout VerificationReport
+        _ blocks: [BlockToCheck], keys: BlockKeys?, payloadCodec: (any BlockPayloadCodec)?, directory: String,
+        fileSystem: any FileSystem, report: inout VerificationReport
     ) -> VerificationReport.Problem? {
         guard !blocks.isEmpty else { return nil }
         let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, blocks.count))
@@ -169,7 +171,7 @@ enum Format2Verifier {
                     let file = try opened[path] ?? fileSystem.openFile(path, .readOnly)
                     opened[path] = file
                     let stored = try file.read(count: Int(header.storedLength), at: offset + Int64(Format2.blockHeaderSize))
-                    let decoded = stored.withUnsafeBytes { SealedBlock.decode(header, stored: $0, decompressor: decompressor) }
+                    let decoded = stored.withUnsafeBytes { SealedBlock.decode(header, stored: $0, decompressor: decompressor, payloadCodec: payloadCodec) }
                     switch decoded {
                     case .failure(let reason): results.set(index, .failure(BlockProblem(message: reason.description)))
                     case .success(let block):

@@ -95,19 +95,21 @@ public enum LogVerifier {
     ///   - progress: called now and then with (bytes checked, bytes in all segments).
     public static func verify(
         directory: String, fileSystem: any FileSystem = PosixFileSystem(), keys: BlockKeys? = nil,
-        progress: ((Int64, Int64) -> Void)? = nil
+        payloadCodec: (any BlockPayloadCodec)? = nil, progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> VerificationReport {
         let fileSystem = fileSystem.confined(to: directory)
         var report = VerificationReport()
         let reader: LogReader
         do {
-            reader = try LogReader(directory: directory, fileSystem: fileSystem)
+            reader = try LogReader(directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec)
         } catch let error as LogError where error.code == .corrupt {
             report.problems.append(.init(kind: .corruption, file: directory, sequence: 1, message: error.message))
             return report
         }
         if reader.format == .v2 {
-            try Format2Verifier.walk(directory: directory, fileSystem: fileSystem, keys: keys, report: &report, progress: progress)
+            try Format2Verifier.walk(
+                directory: directory, fileSystem: fileSystem, keys: keys, payloadCodec: payloadCodec, report: &report,
+                progress: progress)
             return report
         }
         try walk(reader, report: &report, progress: progress, stopAtFirstDamage: false)

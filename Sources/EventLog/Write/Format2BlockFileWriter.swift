@@ -19,7 +19,7 @@ struct BlockFileWriter {
     private var builder: BlockBuilder
     private var position = Int64(Format2.blockFileHeaderSize)
     private var buffer: [UInt8] = []
-    private var scratch = BlockScratch()
+    private var scratch: BlockScratch
     /// Each written block's header, as written: what the disk must give back.
     private var written: [BlockHeader] = []
     private var closed = false
@@ -55,6 +55,7 @@ struct BlockFileWriter {
         finalPath = SegmentFiles.blockFilePath(directory, firstSequence)
         temporaryPath = finalPath + LogFormat.temporaryExtension
         compressor = try ZstdCompressor(level: configuration.blockCompressionLevel)
+        scratch = BlockScratch(payloadCodec: configuration.payloadCodec)
         builder = BlockBuilder(firstSequence: firstSequence, timeBefore: timeBefore, chainBefore: chainBefore, hashesEvents: !chainFromBlocks)
         keys = configuration.blockKeys.map(KeySummaryCollector.init)
         let path = temporaryPath
@@ -119,8 +120,7 @@ struct BlockFileWriter {
         guard builder.count > 0 else { return }
         buffer.removeAll(keepingCapacity: true)
         var header = builder.encode(
-            layout: configuration.blockLayout, compressor: compressor, fieldColumns: configuration.blockFieldColumns,
-            scratch: &scratch, into: &buffer)
+            layout: configuration.blockLayout, compressor: compressor, scratch: &scratch, into: &buffer)
         if chainFromBlocks { header = try chainFromEncoded(header) }
         let path = temporaryPath, bytes = buffer, offset = position
         try io("write \(path)") { try file.write(bytes, at: offset) }
@@ -138,7 +138,7 @@ struct BlockFileWriter {
         let stored = buffer.withUnsafeBytes { bytes in
             SealedBlock.decode(
                 encoded, stored: UnsafeRawBufferPointer(rebasing: bytes[Format2.blockHeaderSize..<encoded.totalSize]),
-                decompressor: decompressor)
+                decompressor: decompressor, payloadCodec: configuration.payloadCodec)
         }
         guard case .success(let block) = stored else {
             throw LogError(
@@ -171,7 +171,8 @@ struct BlockFileWriter {
         try? file.close()
         closed = true
         try Self.check(
-            path, header: header, chainBefore: chainBefore, written: written, rehashing: !chainFromBlocks, fileSystem: fileSystem)
+            path, header: header, chainBefore: chainBefore, written: written, rehashing: !chainFromBlocks,
+            payloadCodec: configuration.payloadCodec, fileSystem: fileSystem)
         finished = header
         return header
     }
@@ -205,7 +206,7 @@ struct BlockFileWriter {
     /// to its chain.
     private static func check(
         _ path: String, header: BlockFileHeader, chainBefore: ChainHash, written: [BlockHeader], rehashing: Bool,
-        fileSystem: any FileSystem
+        payloadCodec: (any BlockPayloadCodec)?, fileSystem: any FileSystem
     ) throws {
         let onDisk = try Format2Directory.readBlockFileHeader(path, fileSystem: fileSystem)
         guard onDisk == header else {
@@ -218,7 +219,8 @@ struct BlockFileWriter {
             var holds = index < written.count && block.header == written[index]
             if holds, rehashing {
                 // SealedBlock.decode checks the payload's CRC as it goes.
-                let decoded = SealedBlock.decode(block.header, stored: block.stored, decompressor: decompressor)
+                let decoded = SealedBlock.decode(
+                    block.header, stored: block.stored, decompressor: decompressor, payloadCodec: payloadCodec)
                 holds = (try? decoded.get())?.chainHolds() == true
             } else if holds {
                 holds = CRC32C.checksum(block.stored) == block.header.payloadCRC

@@ -53,7 +53,7 @@ public final class StoreImporter {
         let fileSystem = PosixFileSystem()
         do {
             try fileSystem.createDirectoryDurably(folder)
-            var configuration = LogConfiguration().withPinKeys
+            var configuration = LogConfiguration.touristStore
             configuration.durability = .none  // one sync at the end; a failed import is removed anyway
             log = try EventLog.open(at: Path.join(folder, "log"), configuration: configuration, fileSystem: fileSystem)
             blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem)

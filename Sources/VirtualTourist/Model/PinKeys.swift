@@ -1,4 +1,5 @@
 import EventLog
+import FieldColumns
 
 /// The log's key function for this app (docs/FORMAT.md, "Key summaries"): the pin an event is
 /// about. Compaction records, block by block, the pins its events name, so that a pin's history
@@ -6,6 +7,9 @@ import EventLog
 extension EventCodec {
     /// The name every summary written for it carries.
     public static let pinKeys = BlockKeys(name: "pin") { pinKey(of: $0) }
+    /// The codec of the app's compacted blocks, which every reader of its logs is given: its
+    /// payloads are protobuf messages, which the field columns take apart (FORMAT.md, "Codec 2").
+    public static let blockCodec: any BlockPayloadCodec = FieldColumnsCodec()
 
     /// The pin an encoded event is about: the same as ``DomainEvent/pin`` of the decoded event,
     /// without decoding it (compaction calls this on every event). nil for an event about no pin
@@ -150,6 +154,15 @@ private struct RawWire {
 }
 
 extension LogConfiguration {
+    /// The settings of the app's logs: the defaults, with pin key summaries and the field-columns
+    /// codec (``EventCodec/blockCodec``).
+    public static var touristStore: LogConfiguration {
+        var configuration = LogConfiguration()
+        configuration.blockKeys = EventCodec.pinKeys
+        configuration.payloadCodec = EventCodec.blockCodec
+        return configuration
+    }
+
     /// This configuration with the app's key function, unless it names one already: every log
     /// the app writes keeps pin summaries.
     public var withPinKeys: LogConfiguration {

@@ -82,8 +82,7 @@ final class SnapshotFolder: Sendable {
     /// snapshot instead of loading it again, and checked the same way; `lookedUp`, a lookup of
     /// its head started beside that load, instead of looking it up again.
     func newest(
-        atOrBefore limit: UInt64, reader: LogReader, knownHead: LogHead? = nil, preloaded: Preloaded? = nil,
-        lookedUp: (sequence: UInt64, head: PendingHead)? = nil, pinsOnly: Bool = false
+        atOrBefore limit: UInt64, heads: (UInt64) -> PendingHead, preloaded: Preloaded? = nil, pinsOnly: Bool = false
     ) throws -> (TouristState?, [SkippedSnapshot]) {
         var skipped: [SkippedSnapshot] = []
         for sequence in try sequences().reversed() where sequence <= limit {
@@ -91,9 +90,7 @@ final class SnapshotFolder: Sendable {
             do {
                 // The head is looked up beside the load: the file's read and checksum leave the
                 // second core idle (docs/BENCHMARKS.md).
-                let pendingHead = knownHead?.sequence == sequence
-                    ? PendingHead.known(knownHead)
-                    : lookedUp?.sequence == sequence ? lookedUp!.head : reader.headInBackground(at: sequence)
+                let pendingHead = heads(sequence)
                 let header: SnapshotFile.Header, state: TouristState
                 if let preloaded, preloaded.sequence == sequence, !pinsOnly {
                     (header, state) = try preloaded.result.get()

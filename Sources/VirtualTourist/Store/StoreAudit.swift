@@ -71,7 +71,8 @@ public enum StoreAudit {
         guard status?.kind == .directory else {
             throw DomainError(.notAStore, "\(folder) is not a Virtual Tourist store (it has no log/ folder)")
         }
-        result.log = try LogVerifier.verify(directory: logPath, fileSystem: fileSystem, keys: EventCodec.pinKeys) {
+        result.log = try LogVerifier.verify(
+            directory: logPath, fileSystem: fileSystem, keys: EventCodec.pinKeys, payloadCodec: EventCodec.blockCodec) {
             progress?("checking the log", $0, $1)
         }
         // A missing or stale index only costs speed (readers ignore it; the next writer
@@ -87,7 +88,7 @@ public enum StoreAudit {
         var pendingSnapshots = ((try? snapshots.sequences()) ?? []).filter { $0 <= through }
         var state = TouristState()
         do {
-            let reader = try LogReader(directory: logPath, fileSystem: fileSystem)
+            let reader = try LogReader(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
             if through > 0 {
                 let cursor = try reader.events(from: 1, through: through)
                 while let event = try cursor.next() {
@@ -150,7 +151,9 @@ public enum StoreAudit {
         var stats = StoreStatistics()
         let fileSystem = reader.fileSystem
         let logPath = Path.join(reader.folder, "log")
-        let report = try LogVerifier.verify(directory: logPath, fileSystem: fileSystem) { progress?("reading the log", $0, $1) }
+        let report = try LogVerifier.verify(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec) {
+            progress?("reading the log", $0, $1)
+        }
         stats.format = report.format
         stats.segments = report.segments
         stats.batches = report.batches

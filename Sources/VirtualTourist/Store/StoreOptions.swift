@@ -3,8 +3,9 @@ import EventLog
 
 /// How a ``TouristStore`` is opened.
 public struct StoreOptions: Sendable {
-    /// The log's settings: durability (`.always` by default), the clock, sizes.
-    public var log = LogConfiguration()
+    /// The log's settings: durability (`.always` by default), the clock, sizes, and the codec
+    /// of its blocks (the field columns by default; nil keeps blocks in zstd alone).
+    public var log = LogConfiguration.touristStore
     /// Where new pin ids come from.
     public var pinIDs: any PinIDGenerator = RandomPinIDs()
     /// A snapshot is written when the log passes each multiple of this many events, and on

@@ -179,7 +179,7 @@ extension StoreReader {
     /// without decoding 130,000 photos; the state it folds is never handed out.
     func pinsOnMap() throws -> [PinID: UInt64] {
         do {
-            let skeleton = try snapshots.newest(atOrBefore: lastSequence, reader: log, pinsOnly: true).0 ?? TouristState()
+            let skeleton = try snapshots.newest(atOrBefore: lastSequence, heads: log.headInBackground, pinsOnly: true).0 ?? TouristState()
             return try TouristStore.replay(log, from: skeleton, through: lastSequence).0.pins.mapValues(\.droppedAt)
         } catch {
             throw TouristStore.storageError(error, "the pins on the map cannot be read")

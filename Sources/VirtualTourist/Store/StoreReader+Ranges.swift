@@ -42,7 +42,7 @@ extension StoreReader {
             return try collect(store.log, ranges)
         }
         let (first, second) = split(ranges, after: total / 2)
-        let other = try LogReader(directory: store.log.directory, fileSystem: store.fileSystem)
+        let other = try LogReader(directory: store.log.directory, fileSystem: store.fileSystem, payloadCodec: EventCodec.blockCodec)
         let halves = Halves(readers: [store.log, other], ranges: [first, second], collect: collect)
         DispatchQueue.concurrentPerform(iterations: 2) { halves.run($0) }
         return try halves.first.get() + halves.second.get()

@@ -50,7 +50,7 @@ public final class StoreReader {
             throw DomainError(.notAStore, "\(folder) is not a Virtual Tourist store (\(what))")
         }
         do {
-            let log = try LogReader(directory: logPath, fileSystem: fileSystem)
+            let log = try LogReader(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
             return StoreReader(
                 folder: folder, lastSequence: try log.lastSequence(), fileSystem: fileSystem, log: log,
                 snapshots: SnapshotFolder(path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, snapshotInterval)))
@@ -75,7 +75,7 @@ public final class StoreReader {
         }
         precondition(known.map { $0.sequence <= sequence } ?? true)
         do {
-            let base = try known ?? snapshots.newest(atOrBefore: sequence, reader: log).0 ?? TouristState()
+            let base = try known ?? snapshots.newest(atOrBefore: sequence, heads: log.headInBackground).0 ?? TouristState()
             return try TouristStore.replay(log, from: consume base, through: sequence).0
         } catch {
             throw TouristStore.storageError(error, "the state at \(sequence) cannot be read")

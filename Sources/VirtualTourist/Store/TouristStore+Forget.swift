@@ -134,7 +134,8 @@ extension TouristStore {
 
     /// The pins that `PlaceForgotten` events in `range` name, in order.
     func forgottenPlaces(in range: ClosedRange<UInt64>) throws -> [PinID] {
-        let cursor = try LogReader(directory: log.directory, fileSystem: fileSystem).events(from: range.lowerBound, through: range.upperBound)
+        let cursor = try LogReader(directory: log.directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
+            .events(from: range.lowerBound, through: range.upperBound)
         var pins: [PinID] = []
         while let event = try cursor.next() {
             guard !event.isErased, case .placeForgotten(let pin, _) = try EventCodec.decode(event).event else { continue }
@@ -174,7 +175,7 @@ extension TouristStore {
         var places: [Coordinate] = []
         var regions: [(UInt64, MapRegion)] = []
         guard last > 0 else { return found }
-        let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
+        let reader = try LogReader(directory: log.directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
         let cursor = try reader.events(from: 1, through: last)
         while let event = try cursor.next() {
             let recorded = try EventCodec.decode(event)
@@ -210,7 +211,7 @@ extension TouristStore {
     /// Writes again every snapshot from `first` on, from a replay of the erased log, and returns
     /// the state after `last` (the erased history read again) and how many were rewritten.
     private func rewriteSnapshots(from first: UInt64?, through last: UInt64) throws -> (TouristState, Int) {
-        let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
+        let reader = try LogReader(directory: log.directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
         let all = try snapshots.sequences()
         let stale = all.filter { $0 >= (first ?? .max) && $0 <= last }
         // Start from a snapshot the forget does not touch, or from the beginning.

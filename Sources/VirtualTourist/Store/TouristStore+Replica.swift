@@ -36,7 +36,7 @@ extension TouristStore {
 
     /// The head of the store's log after `sequence` (nil past its end).
     public func head(at sequence: UInt64) throws -> LogHead? {
-        do { return try LogReader(directory: log.directory, fileSystem: fileSystem).head(at: sequence) } catch {
+        do { return try LogReader(directory: log.directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec).head(at: sequence) } catch {
             throw Self.storageError(error, "cannot read the log of \(folder)")
         }
     }
@@ -44,7 +44,7 @@ extension TouristStore {
     /// The log's identity (nil for a format-1 log, whose chain links batches).
     public func logIdentity() throws -> LogIdentity? {
         guard log.format == .v2 else { return nil }
-        do { return try LogReader(directory: log.directory, fileSystem: fileSystem).identity() } catch {
+        do { return try LogReader(directory: log.directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec).identity() } catch {
             throw Self.storageError(error, "cannot read the log of \(folder)")
         }
     }

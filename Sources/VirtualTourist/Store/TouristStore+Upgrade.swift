@@ -32,7 +32,7 @@ extension TouristStore {
         do {
             let snapshots = SnapshotFolder(
                 path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
-            _ = try snapshots.removeForeign(reader: try LogReader(directory: logPath, fileSystem: fileSystem))
+            _ = try snapshots.removeForeign(reader: try LogReader(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec))
         } catch {
             throw storageError(error, "could not remove the format-1 snapshots of \(folder)")
         }

@@ -61,44 +61,28 @@ public final class TouristStore: Sendable {
         // The newest snapshot loads while the log recovers; it is used only once it is checked
         // against the log as recovered, like any other.
         let preloading = snapshots.preload()
-        let log: EventLog
+        // The log is opened for a resume from the newest snapshot: its head is checked while
+        // the snapshot loads, the replay after it starts where that check's scan stopped, and
+        // the log's own background checks wait until the replay is done (LogResumption).
+        let resumption: LogResumption
         do {
-            log = try EventLog.open(at: Path.join(folder, "log"), configuration: options.log.withPinKeys, fileSystem: fileSystem)
+            resumption = try EventLog.resume(
+                at: Path.join(folder, "log"), newestCheckpoint: preloading.sequence, configuration: options.log.withPinKeys,
+                fileSystem: fileSystem)
         } catch let error as LogError {
             _ = preloading.wait()
             throw DomainError(.storage, "the store at \(folder) cannot be opened: \(error.message)", cause: error)
         }
+        let log = resumption.log
         do {
-            let reader = try LogReader(directory: log.directory, fileSystem: fileSystem)
-            // After a crash the newest snapshot lies before the log's end, and its head is
-            // looked up by hashing the hot tail's events up to it: that lookup starts now, beside
-            // the snapshot's load, instead of after it (docs/BENCHMARKS-JOURNAL.md, "Open after a crash:
-            // the snapshot's head beside its load").
-            // Unless the tail checkpoint says where the last writer started, which is where the
-            // last clean close took its snapshot: that head is taken as the log's own is, checked
-            // with it in the background (docs/FORMAT.md, "Tail checkpoint": the start).
-            let start = log.tailStart.flatMap { $0.sequence == preloading.sequence ? $0 : nil }
-            let lookedUp = preloading.sequence.flatMap { sequence in
-                sequence == log.head.sequence || sequence > log.lastSequence || start != nil
-                    ? nil : (sequence, reader.headInBackground(at: sequence))
-            }
             let (base, skipped) = try snapshots.newest(
-                atOrBefore: log.lastSequence, reader: reader, knownHead: start?.head ?? log.head, preloaded: preloading.wait(),
-                lookedUp: lookedUp)
+                atOrBefore: log.lastSequence, heads: resumption.head(at:), preloaded: preloading.wait())
             // The snapshot's state is handed to the replay, not kept here: held twice, it would
             // be copied whole (pins, photo references) by the first event folded onto it.
             let snapshotSequence = base?.sequence
-            // The lookup's scan of the active segment's start is not made again: the replay, and
-            // the check of the tail checkpoint, start where it stopped (docs/BENCHMARKS-JOURNAL.md, "Open
-            // after a crash: one pass over the segment's start"). The replay starts at the
-            // checkpoint's start too; the check not, as it must check that start.
-            let scanned = lookedUp?.1.tailPosition()
             let (state, lastTime) = try replay(
-                reader, from: (consume base) ?? TouristState(), through: log.lastSequence, startingAt: scanned ?? start)
-            // The log opened from the head its last close left; its events are rehashed now, in
-            // the background, rather than beside the load and replay above (docs/FORMAT.md,
-            // "Tail checkpoint").
-            log.startTailCheck(from: scanned)
+                from: (consume base) ?? TouristState(), through: log.lastSequence, events: resumption.events(after:))
+            resumption.replayed()
             // The writer knows its last event's time: reading it from the log scanned the
             // active hot-tail segment from its start.
             let lastTimestamp = lastTime ?? log.lastTimestamp ?? LogTimestamp(microsecondsSinceEpoch: .min)
@@ -233,14 +217,21 @@ public final class TouristStore: Sendable {
 
     /// Folds the log's events after `state` through `last`, decoding each.
     /// `state` is taken, not borrowed: a caller that keeps its own copy makes the first event
-    /// folded copy the whole state. `position`, as in ``LogReader/events(from:through:startingAt:)``.
+    /// folded copy the whole state.
     static func replay(
-        _ reader: LogReader, from state: consuming TouristState, through last: UInt64, startingAt position: TailPosition? = nil
+        _ reader: LogReader, from state: consuming TouristState, through last: UInt64
+    ) throws -> (TouristState, LogTimestamp?) {
+        try replay(from: state, through: last) { try reader.events(from: $0 + 1, through: last) }
+    }
+
+    /// The same, with the events after a sequence from `events`.
+    static func replay(
+        from state: consuming TouristState, through last: UInt64, events: (UInt64) throws -> LogCursor
     ) throws -> (TouristState, LogTimestamp?) {
         var state = consume state
         var lastTime: LogTimestamp? = nil
         guard last > state.sequence else { return (state, nil) }
-        let cursor = try reader.events(from: state.sequence + 1, through: last, startingAt: position)
+        let cursor = try events(state.sequence)
         while let event = try cursor.next() {
             state.apply(try EventCodec.decode(event))
             lastTime = event.timestamp

@@ -86,7 +86,7 @@ struct RepairCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: logPath, isDirectory: &isFolder), isFolder.boolValue else {
             throw RuntimeError(message: "\(global.storePath) is not a Virtual Tourist store (it has no log/ folder)")
         }
-        let plan = try LogRepair.plan(directory: logPath, keys: EventCodec.pinKeys)
+        let plan = try LogRepair.plan(directory: logPath, keys: EventCodec.pinKeys, payloadCodec: EventCodec.blockCodec)
         guard plan.isNeeded else {
             print("the log needs no repair")
             return
@@ -103,7 +103,7 @@ struct RepairCommand: AsyncParsableCommand {
             print("nothing was changed; run `vt repair --yes` to " + (plan.damage == nil ? removal : "cut"))
             throw ExitCode(Exit.problemsFound)
         }
-        try LogRepair.execute(plan, keys: EventCodec.pinKeys)
+        try LogRepair.execute(plan, keys: EventCodec.pinKeys, payloadCodec: EventCodec.blockCodec)
         if !plan.keySummaries.isEmpty {
             let one = plan.keySummaries.count == 1
             print("removed \(plan.keySummaries.count) key summar\(one ? "y" : "ies"); the next open for changes builds \(one ? "it" : "them") again")

@@ -96,7 +96,7 @@ struct ReplicateCommand: AsyncParsableCommand {
 
     private func printRecords(_ folder: String) throws {
         let records = try ReplicationRecord.all(store: folder)
-        let local = (try? LogReader(directory: folder + "/log").lastSequence()) ?? 0
+        let local = (try? LogReader(directory: folder + "/log", payloadCodec: EventCodec.blockCodec).lastSequence()) ?? 0
         guard !records.isEmpty else { return Output.lines(["\(folder) has never been replicated"]) }
         for record in records {
             try show(ReplicationStatus(record: record, localEvents: local))

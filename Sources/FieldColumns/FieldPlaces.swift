@@ -1,3 +1,4 @@
+import EventLog
 /// The places columns belong to in codec 2 (FORMAT.md, "Which column"), numbered the same way
 /// by the writer and the reader: a place is created the first time the shape uses it, and a
 /// place that holds values gets the next column number.

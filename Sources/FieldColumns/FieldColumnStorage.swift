@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 // The two kinds of value column of codec 2 (FORMAT.md, "Codec 2: field columns"): numeric

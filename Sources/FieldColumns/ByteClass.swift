@@ -1,3 +1,4 @@
+import EventLog
 /// Byte classes for the text checks: a table lookup instead of comparisons on every byte.
 enum ByteClass {
     static let letter: UInt8 = 0x01

@@ -1,3 +1,4 @@
+import EventLog
 /// Writing the rebuilt payloads into the raw payload's buffer, checked against its length.
 extension FieldColumnsDecoder {
 
@@ -92,10 +93,4 @@ extension FieldColumnsDecoder {
         }
         writeVarint(length, at: start)
     }
-}
-
-
-extension UInt64 {
-    /// Bytes of this number as a varint.
-    var varintSize: Int { Swift.max(1, (64 - leadingZeroBitCount + 6) / 7) }
 }

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// Rebuilds a block's raw payload from codec 2's field form (FORMAT.md, "Codec 2: field

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// The words a words field has named in a block: an open-addressing table of their FNV-1a

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// Takes a block's payloads apart into codec 2's field form (FORMAT.md, "Codec 2: field
