@@ -82,9 +82,9 @@ public final class EventLog: @unchecked Sendable {
             let abandonedUpgrade = try LogUpgrade.removeUnfinished(directory: directory, fileSystem: fileSystem)
             switch try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) ?? configuration.format {
             case .v1:
-                (writer, report) = try LogRecovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
+                (writer, report) = try LegacyRecovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
             case .v2:
-                (writer, report) = try Format2Recovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
+                (writer, report) = try TailRecovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
             }
             if abandonedUpgrade { report.removedTemporaryFiles.append("../" + Path.name(of: LogUpgrade.workPath(of: directory))) }
         } catch {
@@ -175,9 +175,9 @@ public final class EventLog: @unchecked Sendable {
         let active = try core.submit(AppendRequest(payloads: [], timestamps: nil, isRoll: true)).lowerBound
         let (directory, configuration, fileSystem) = (directory, configuration, fileSystem)
         return try compactor.exclusively {
-            let compaction = try Format2Compaction.compact(
+            let compaction = try Compaction.compact(
                 directory: directory, configuration: configuration, fileSystem: fileSystem, before: active)
-            var report = try Format2Erasure.erase(
+            var report = try Erasure.erase(
                 targets, directory: directory, configuration: configuration, fileSystem: fileSystem)
             report.compaction = compaction
             return report
@@ -206,7 +206,7 @@ public final class EventLog: @unchecked Sendable {
         let active = try core.submit(AppendRequest(payloads: [], timestamps: nil, isRoll: true)).lowerBound
         let (directory, configuration, fileSystem, core) = (directory, configuration, fileSystem, core)
         return try compactor.exclusively {
-            _ = try Format2Compaction.compact(directory: directory, configuration: configuration, fileSystem: fileSystem, before: active)
+            _ = try Compaction.compact(directory: directory, configuration: configuration, fileSystem: fileSystem, before: active)
             return try core.submit(AppendRequest(sealing: events))
         }
     }

@@ -207,7 +207,7 @@ import Testing
         let active = UInt64(names[names.count - 1].prefix(20))!
 
         let error = #expect(throws: LogError.self) {
-            try Format2Compaction.compact(directory: folder.path, configuration: configuration, fileSystem: PosixFileSystem(), before: active)
+            try Compaction.compact(directory: folder.path, configuration: configuration, fileSystem: PosixFileSystem(), before: active)
         }
         #expect(error?.code == .corrupt)
         #expect(error?.file == path)
@@ -225,7 +225,7 @@ import Testing
         let active = UInt64(names[names.count - 1].prefix(20))!
         var asked = 0
         #expect(throws: CompactionCancelled.self) {
-            try Format2Compaction.compact(
+            try Compaction.compact(
                 directory: folder.path, configuration: configuration, fileSystem: PosixFileSystem(), before: active,
                 isCancelled: {
                     asked += 1
@@ -236,7 +236,7 @@ import Testing
         #expect(try Self.names(folder.path) == names)
         #expect(try readAll(folder.path) == expected)
 
-        let report = try Format2Compaction.compact(directory: folder.path, configuration: configuration, fileSystem: PosixFileSystem(), before: active)
+        let report = try Compaction.compact(directory: folder.path, configuration: configuration, fileSystem: PosixFileSystem(), before: active)
         #expect(report.segments == names.filter { $0.hasSuffix(".seg") }.count - 1)
         #expect(try readAll(folder.path) == expected)
     }

@@ -5,7 +5,7 @@ import SeededRandom
 import StorageTestSupport
 import Testing
 
-/// Reading ahead (Format2ReadAhead.swift): a block file's next block is read, checked and
+/// Reading ahead (BlockReadAhead.swift): a block file's next block is read, checked and
 /// decompressed on another thread while the cursor hands out the block before it. Readers must
 /// see exactly what they saw without it: every event once, in order, ranges cut where asked,
 /// and damage reported with its file, offset and sequence at the block where it lies.

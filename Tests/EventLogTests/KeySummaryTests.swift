@@ -45,7 +45,7 @@ import Testing
         #expect(try Self.summaryPaths(folder).count == 1)
         let reader = try LogReader(directory: folder.path)
         let last = UInt64(payloads.count)
-        let hotTail = try #require(try Format2Directory.listed(folder.path).first { $0.kind == .segment }).firstSequence
+        let hotTail = try #require(try LogDirectory.listed(folder.path).first { $0.kind == .segment }).firstSequence
         #expect(hotTail > 500)
         for (wanted, from, through) in [(5...5, 1, last), (0...0, 1, last), (3...9, 1, last), (36...36, 200, 700), (20...20, 1, 100), (0...UInt64.max, 1, last)]
             as [(ClosedRange<UInt64>, UInt64, UInt64)]
@@ -169,9 +169,9 @@ import Testing
     }
 }
 
-extension Format2Directory {
+extension LogDirectory {
     static func listed(_ path: String) throws -> [DataFile] {
-        var directory = Format2Directory(directory: path, fileSystem: PosixFileSystem())
+        var directory = LogDirectory(directory: path, fileSystem: PosixFileSystem())
         try directory.refresh()
         return directory.files
     }

@@ -12,7 +12,7 @@ import Testing
     static func summary(in folder: TemporaryFolder) throws -> (path: String, header: BlockFileHeader, summary: KeySummary) {
         let path = try #require(try KeySummaryTests.summaryPaths(folder).first)
         let blockFile = String(path.dropLast(KeySummary.fileExtension.count)) + Format2.blockExtension
-        let header = try Format2Directory.readBlockFileHeader(blockFile, fileSystem: PosixFileSystem())
+        let header = try LogDirectory.readBlockFileHeader(blockFile, fileSystem: PosixFileSystem())
         let summary = try #require(KeySummary.decode(try readBytes(path), for: header, function: KeySummaryTests.keys.name))
         return (path, header, summary)
     }
@@ -36,8 +36,8 @@ import Testing
         adding.blocks[0].keys = (adding.blocks[0].keys + [absent]).sorted()
 
         for (what, forged, says) in [
-            ("a key left out", hiding, "it leaves out key \(Format2Verifier.KeyMismatch.hex(hidden)), which the block's events carry"),
-            ("a key added", adding, "it names key \(Format2Verifier.KeyMismatch.hex(absent)), which none of them carries"),
+            ("a key left out", hiding, "it leaves out key \(BlockTailVerifier.KeyMismatch.hex(hidden)), which the block's events carry"),
+            ("a key added", adding, "it names key \(BlockTailVerifier.KeyMismatch.hex(absent)), which none of them carries"),
         ] {
             try writeBytes(forged.encoded(for: header), to: path)
             if what == "a key left out" {
@@ -65,11 +65,11 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: path))
         }
         try log.close()
-        let segmentsBefore = try Format2Directory.listed(folder.path).map(\.path)
+        let segmentsBefore = try LogDirectory.listed(folder.path).map(\.path)
         let plan = try LogRepair.plan(directory: folder.path, keys: KeySummaryTests.keys)
         try LogRepair.execute(plan, keys: KeySummaryTests.keys)
         #expect(!FileManager.default.fileExists(atPath: path))
-        #expect(try Format2Directory.listed(folder.path).map(\.path) == segmentsBefore, "no event file touched")
+        #expect(try LogDirectory.listed(folder.path).map(\.path) == segmentsBefore, "no event file touched")
         #expect(try LogVerifier.verify(directory: folder.path, keys: KeySummaryTests.keys).isClean)
         #expect(try KeySummaryBuilding.buildMissing(directory: folder.path, keys: KeySummaryTests.keys, payloadCodec: nil, fileSystem: PosixFileSystem()) == 1)
         #expect(try readBytes(path) == goodBytes, "built again as compaction wrote it")

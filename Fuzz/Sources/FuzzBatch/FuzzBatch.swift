@@ -103,7 +103,7 @@ func repair(_ fileSystem: SimulatedDisk) {
 }
 
 /// Opening for writing recovers (cuts a torn tail, rebuilds indexes) or refuses. Recovery
-/// only scans each segment's tail (LogRecovery), so it may accept older damage; but a log with
+/// only scans each segment's tail (LegacyRecovery), so it may accept older damage; but a log with
 /// no corruption must, after recovery and an append, verify with its events intact.
 func openForWriting(_ fileSystem: SimulatedDisk) {
     let before = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)

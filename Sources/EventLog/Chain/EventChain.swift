@@ -148,9 +148,3 @@ public struct EventChain: Sendable, Equatable {
         }
     }
 }
-
-/// The SHA extensions' SHA-256 (Sources/CSHA256), checked against swift-crypto in the tests.
-enum FastSHA256 {
-    /// Set once per process. `VT_SHA256=portable` turns it off, to measure or test the other path.
-    static let isAvailable = vt_sha256_available() == 1 && getenv("VT_SHA256").map { String(cString: $0) } != "portable"
-}

@@ -1,51 +1,5 @@
 import FileIO
 
-/// What makes one log's chain its own: the log id and the origin its anchor is derived from
-/// (FORMAT.md, "The event chain"). Two logs with the same identity and the same events have
-/// the same head hash after every event, however their files group them.
-public struct LogIdentity: Hashable, Sendable {
-    /// The 16-byte log id.
-    public var logID: [UInt8]
-    /// The format-1 history an upgraded log is anchored to (``LogOrigin/none`` otherwise).
-    public var origin: LogOrigin
-
-    public init(logID: [UInt8], origin: LogOrigin) {
-        self.logID = logID
-        self.origin = origin
-    }
-
-    /// The chain's head before event 1.
-    public var anchor: ChainHash { origin.anchor(logID: logID) }
-
-    /// The log id as 32 lowercase hex digits, as FORMAT.md shows it.
-    public var logIDHex: String { hex(logID) }
-}
-
-extension LogOrigin: Hashable {
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(sequence)
-        hasher.combine(hash?.bytes)
-    }
-}
-
-extension LogReader {
-    /// The identity of a format-2 log (nil while it has no data file). A format-1 log has a
-    /// chain over batches, not events, and is refused: `vt upgrade` converts it.
-    public func identity() throws -> LogIdentity? {
-        try refresh()
-        guard let format else { return nil }
-        guard format == .v2 else {
-            throw LogError(
-                .invalidArgument,
-                "\(directory) is a format-1 log, whose chain links batches rather than events; `vt upgrade` converts it")
-        }
-        var files = Format2Directory(directory: directory, fileSystem: fileSystem)
-        try files.refresh()
-        guard let logID = files.logID else { return nil }
-        return LogIdentity(logID: logID, origin: files.origin)
-    }
-}
-
 /// Builds a new format-2 log from events another copy of it holds (a restore from a
 /// replica): the events keep their sequence numbers, times and erasures, and the new log has
 /// the other's identity, so its chain is the same, hash for hash. Events go into sealed block

@@ -13,7 +13,7 @@ enum KeySummaryBuilding {
         directory: String, keys: BlockKeys, payloadCodec: (any BlockPayloadCodec)?, fileSystem: any FileSystem,
         isCancelled: () -> Bool = { false }
     ) throws -> Int {
-        let listing = try Format2Listing.list(directory, fileSystem)
+        let listing = try LogListing.list(directory, fileSystem)
         let blockFiles = Set(listing.blockFiles)
         for orphan in listing.keySummaries where !blockFiles.contains(orphan) {
             let path = KeySummary.path(directory, orphan)
@@ -23,7 +23,7 @@ enum KeySummaryBuilding {
         for first in listing.blockFiles {
             if isCancelled() { throw CompactionCancelled() }
             let path = SegmentFiles.blockFilePath(directory, first)
-            let header = try Format2Directory.readBlockFileHeader(path, fileSystem: fileSystem)
+            let header = try LogDirectory.readBlockFileHeader(path, fileSystem: fileSystem)
             guard KeySummary.read(beside: header, in: directory, function: keys.name, fileSystem: fileSystem) == nil else { continue }
             let summary = try summarize(
                 path, header: header, keys: keys, payloadCodec: payloadCodec, fileSystem: fileSystem, isCancelled: isCancelled)
@@ -46,7 +46,7 @@ enum KeySummaryBuilding {
         while let (block, _) = try scanner.nextDecoded(decompressor: decompressor, payloadCodec: payloadCodec) {
             collector.append(block)
             sinceAsked += Int(block.header.eventCount)
-            if sinceAsked >= Format2Compaction.eventsBetweenCancellationChecks {
+            if sinceAsked >= Compaction.eventsBetweenCancellationChecks {
                 sinceAsked = 0
                 if isCancelled() { throw CompactionCancelled() }
             }

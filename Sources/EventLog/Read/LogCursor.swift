@@ -40,7 +40,7 @@ public final class LogCursor {
     }
     private var format1Tail: (file: String, offset: Int64, reason: String)?
     /// The engine for a format-2 log, made on the first read that finds one.
-    private var format2: Format2Cursor?
+    private var format2: BlockTailCursor?
 
     init(reader: LogReader, start: Start, lastSequence: UInt64?, lastTime: LogTimestamp?, tailPosition: TailPosition? = nil) {
         self.reader = reader
@@ -57,7 +57,7 @@ public final class LogCursor {
         if let format2 { return try format2.next() }
         if !positioned, reader.format == nil || reader.segments.isEmpty { try reader.refresh() }
         if reader.format == .v2 {
-            let engine = Format2Cursor(
+            let engine = BlockTailCursor(
                 directory: reader.directory, fileSystem: reader.fileSystem, start: start, lastSequence: lastSequence,
                 lastTime: lastTime, payloadCodec: reader.payloadCodec, headers: reader.blockHeaders, tailPosition: tailPosition)
             format2 = engine

@@ -11,7 +11,7 @@ extension LogReader {
         guard from >= 1, from <= through else { return [] }
         if segments.isEmpty { try refresh() }
         guard format == .v2 else { return [from...through] }
-        var directory = Format2Directory(directory: self.directory, fileSystem: fileSystem)
+        var directory = LogDirectory(directory: self.directory, fileSystem: fileSystem)
         try directory.refresh()
         var ranges: [ClosedRange<UInt64>] = []
         let files = directory.files

@@ -63,7 +63,7 @@ public final class LogReader {
     func refresh() throws -> SegmentFiles.Listing {
         if format == nil { format = try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) }
         let listing = try SegmentFiles.list(directory, fileSystem)
-        // A format-2 log's files are read by Format2Cursor and Format2Directory.
+        // A format-2 log's files are read by BlockTailCursor and LogDirectory.
         if format == .v2 { return listing }
         if let first = listing.segments.first, first != 1 {
             throw LogError(
@@ -113,7 +113,7 @@ public final class LogReader {
     /// reach `sequence`. Checks what it reads as every read does.
     public func head(at sequence: UInt64) throws -> LogHead? {
         if segments.isEmpty { try refresh() }
-        if format == .v2 { return try Format2Heads.head(
+        if format == .v2 { return try ChainHeads.head(
             at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec, headers: blockHeaders) }
         guard let genesis else { return nil }
         if sequence == 0 { return LogHead(sequence: 0, hash: genesis) }
@@ -136,7 +136,7 @@ public final class LogReader {
         let pending = PendingHead.Box()
         DispatchQueue.global(qos: .userInitiated).async(group: pending.group) {
             pending.result = Result {
-                try Format2Heads.headAndPosition(
+                try ChainHeads.headAndPosition(
                     at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: codec, headers: headers)
             }
         }
@@ -149,7 +149,7 @@ public final class LogReader {
     /// The sequence number of the last complete event (0 for an empty log).
     public func lastSequence() throws -> UInt64 {
         try refresh()
-        if format == .v2 { return try Format2Heads.lastSequence(directory: directory, fileSystem: fileSystem) }
+        if format == .v2 { return try ChainHeads.lastSequence(directory: directory, fileSystem: fileSystem) }
         guard let first = segments.last else { return 0 }
         let segment = try openSegment(first)
         defer { segment.close() }
@@ -210,61 +210,5 @@ public final class LogReader {
         else { return nil }
         firstTimestamps[firstSequence] = header.firstTimestamp
         return header.firstTimestamp
-    }
-}
-
-/// An async sequence of the log's events that waits for new ones (see ``LogReader/follow(from:pollInterval:)``).
-public struct LogFollower: AsyncSequence {
-    public typealias Element = LogEvent
-    let cursor: LogCursor
-    let pollInterval: Duration
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: cursor, pollInterval: pollInterval)
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let cursor: LogCursor
-        let pollInterval: Duration
-
-        /// The next event, waiting for it if need be; nil once the task is cancelled.
-        public mutating func next() async throws -> LogEvent? {
-            while !Task.isCancelled {
-                if let event = try cursor.next() { return event }
-                do { try await Task.sleep(for: pollInterval) } catch { return nil }
-            }
-            return nil
-        }
-    }
-}
-
-/// A head being looked up (``LogReader/headInBackground(at:)``).
-public struct PendingHead {
-    private let wait: () throws -> (head: LogHead, position: TailPosition?)?
-    /// False for a lookup that cannot give a position: ``tailPosition()`` then gives nil without
-    /// waiting (a lookup made on the calling thread would be made again).
-    private let givesPositions: Bool
-
-    init(givesPositions: Bool, _ wait: @escaping () throws -> (head: LogHead, position: TailPosition?)?) {
-        self.givesPositions = givesPositions
-        self.wait = wait
-    }
-
-    /// A head known already (the writer's own), for code that takes a pending one.
-    public static func known(_ head: LogHead?) -> PendingHead { PendingHead(givesPositions: false) { head.map { ($0, nil) } } }
-
-    /// The head, once the lookup is done; what it threw, if it failed.
-    public func value() throws -> LogHead? { try wait()?.head }
-
-    /// Where the lookup's scan stopped, once it is done, when the head lies in a hot-tail
-    /// segment and ends a record there: a replay from the head on, or a check of the segment,
-    /// can start there (``LogReader/events(from:through:startingAt:)``,
-    /// ``EventLog/startTailCheck(from:)``).
-    func tailPosition() -> TailPosition? { givesPositions ? (try? wait())??.position : nil }
-
-    /// The lookup's result, written by its thread before `group` is left and read after a wait.
-    final class Box: @unchecked Sendable {
-        let group = DispatchGroup()
-        var result: Result<(head: LogHead, position: TailPosition?)?, any Error>?
     }
 }

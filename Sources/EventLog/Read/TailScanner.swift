@@ -32,7 +32,7 @@ final class TailScanner {
         let window = ReadWindow(file: file)
         let bytes = Array(try window.available(at: 0, upTo: Format2.segmentHeaderSize))
         let header: TailSegmentHeader
-        do { header = try Format2Directory.checkedSegmentHeader(bytes, path: path) } catch {
+        do { header = try LogDirectory.checkedSegmentHeader(bytes, path: path) } catch {
             window.close()
             throw error
         }

@@ -17,13 +17,14 @@ final class ActionProcessor: @unchecked Sendable {
     /// and may replace the state with an equal-sequence one (a forget's replay).
     typealias Job = @Sendable (ExclusiveAccess) async throws -> Void
 
-    private struct Pending {
+    struct Pending {
         var build: Build?
         var job: Job?
         var continuation: CheckedContinuation<[RecordedEvent], any Error>
     }
 
-    private struct Shared {
+    // Internal, not private, for ActionProcessor+Snapshots.swift.
+    struct Shared {
         var queue: [Pending] = []
         var closed = false
         var published: TouristState
@@ -40,9 +41,9 @@ final class ActionProcessor: @unchecked Sendable {
 
     private let log: EventLog
     private let clock: any LogClock
-    private let snapshots: SnapshotFolder
+    let snapshots: SnapshotFolder
     private let blobs: BlobStore
-    private let shared: Mutex<Shared>
+    let shared: Mutex<Shared>
     /// Why every action is refused (a read-only replica), nil when actions are taken.
     let refusal: String?
     private let wakeups: AsyncStream<Void>.Continuation
@@ -51,7 +52,7 @@ final class ActionProcessor: @unchecked Sendable {
     // Touched only by the processing task (and by `close` after it ended).
     private var state: TouristState
     private var lastTimestamp: LogTimestamp
-    private var snapshotTask: Task<Void, Never>?
+    var snapshotTask: Task<Void, Never>?
 
     init(
         log: EventLog, state: TouristState, lastTimestamp: LogTimestamp, lastSnapshot: UInt64, snapshots: SnapshotFolder,
@@ -311,31 +312,6 @@ final class ActionProcessor: @unchecked Sendable {
         return finished()
     }
 
-    /// Starts writing a snapshot off the action path when the state passed a multiple of the interval.
-    private func startSnapshotIfDue() {
-        let start = shared.withLock { shared in
-            guard !shared.snapshotInFlight, isDue(shared) else { return false }
-            shared.snapshotInFlight = true
-            return true
-        }
-        if start {
-            // Encoding and writing a large state takes a while: off the action path. When it is
-            // done, the task looks again: if the store crossed another multiple of the interval
-            // meanwhile, it snapshots the newest published state too, so no crossing is lost.
-            snapshotTask = Task.detached { [self] in
-                while true {
-                    let (state, head) = shared.withLock { ($0.published, $0.publishedHead) }
-                    let written = writeSnapshot(state, head)
-                    let again = shared.withLock { shared in
-                        shared.snapshotInFlight = written && isDue(shared)
-                        return shared.snapshotInFlight
-                    }
-                    if !again { return }
-                }
-            }
-        }
-    }
-
     /// Appends events that another copy of the log holds, verbatim (their payloads and times),
     /// and applies them without the rules: the original checked them. For a replica.
     func appendReplicated(_ events: [LogEvent]) async throws -> (events: [RecordedEvent], head: LogHead) {
@@ -369,48 +345,5 @@ final class ActionProcessor: @unchecked Sendable {
         publish(StoreChange(events: recorded, state: state), head: head)
         startSnapshotIfDue()
         return (recorded, head)
-    }
-
-    /// Writes a snapshot of the published state now (waiting for one in flight, never beside
-    /// it) and returns the sequence it covers.
-    func snapshotNow() async throws -> UInt64 {
-        while true {
-            let claimed: (TouristState, LogHead)? = shared.withLock { shared in
-                guard !shared.snapshotInFlight else { return nil }
-                shared.snapshotInFlight = true
-                return (shared.published, shared.publishedHead)
-            }
-            guard let (state, head) = claimed else {
-                try await Task.sleep(for: .milliseconds(5))
-                continue
-            }
-            var failure: (any Error)? = nil
-            do { try snapshots.write(state, head: head) } catch { failure = error }
-            shared.withLock { shared in
-                shared.snapshotInFlight = false
-                if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, state.sequence) }
-            }
-            if let failure { throw failure }
-            return state.sequence
-        }
-    }
-
-    /// True when the published state has passed a multiple of the interval that no written
-    /// snapshot covers.
-    private func isDue(_ shared: Shared) -> Bool {
-        shared.published.sequence / snapshots.interval > shared.lastSnapshot / snapshots.interval
-    }
-
-    /// Writes a snapshot and says whether it was written; a failure is kept for the store's
-    /// report, not thrown (snapshots only save replay time). Runs off the processing task: it
-    /// touches only `snapshots` (immutable) and `shared` (locked).
-    private func writeSnapshot(_ state: TouristState, _ head: LogHead) -> Bool {
-        var failure: (any Error)? = nil
-        do { try snapshots.write(state, head: head) } catch { failure = error }
-        shared.withLock { shared in
-            if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, state.sequence) }
-            if let failure { shared.snapshotFailure = failure }
-        }
-        return failure == nil
     }
 }

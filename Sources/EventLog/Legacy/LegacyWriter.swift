@@ -1,95 +1,8 @@
 import FileIO
 
-/// One append waiting for (or done by) a group commit.
-final class AppendRequest {
-    let payloads: [[UInt8]]
-    /// Explicit timestamps (import); nil means "the clock's reading when written".
-    let timestamps: [LogTimestamp]?
-    /// A request with no events that asks for a sync (``EventLog/sync()``, the interval flusher).
-    let isSync: Bool
-    /// Raw bytes this request adds to a batch, framing included (an upper bound).
-    let rawSize: Int
-    /// Set by the leader that wrote (or refused) the request, under the group-commit lock.
-    var result: Result<Range<UInt64>, LogError>?
-    /// An async appender parks here until its request has a result.
-    var continuation: CheckedContinuation<Void, Never>?
-    /// A request with no events that asks a format-2 writer to seal its active segment (so that
-    /// compaction can take everything written so far).
-    let isRoll: Bool
-    /// Events another copy of the log chained, to be taken as a block file after the last event
-    /// (format 2; ``EventLog/appendAsBlock(_:)``). Nil for every other request.
-    let sealed: [LogEvent]?
-    /// True when a thread is blocked waiting for this request (it can lead itself); false for
-    /// async appends and the background syncs, which the writer thread leads.
-    var hasBlockedCaller = false
-
-    /// The refusal of an append whose first time is earlier than the log's last event.
-    func refusal(startingAt first: LogTimestamp, before last: LogTimestamp) -> LogError {
-        timestamps == nil
-            ? LogError(
-                .clockWentBackwards,
-                "the clock reads \(first), earlier than the log's last event (\(last)); nothing was appended."
-                    + " Wait until the clock passes that time, or fix the clock")
-            : LogError(
-                .invalidArgument,
-                "the events' timestamps start at \(first), earlier than the log's last event (\(last)); nothing was appended")
-    }
-
-    init(payloads: [[UInt8]], timestamps: [LogTimestamp]?, isSync: Bool = false, isRoll: Bool = false) {
-        self.payloads = payloads
-        self.timestamps = timestamps
-        self.isSync = isSync
-        self.isRoll = isRoll
-        self.sealed = nil
-        self.rawSize = payloads.reduce(0) { $0 + $1.count + 2 * LogFormat.maxVarintLength }
-    }
-
-    /// A request to take `events` as a block file (they are not payloads of a record).
-    init(sealing events: [LogEvent]) {
-        payloads = []
-        timestamps = nil
-        isSync = false
-        isRoll = false
-        sealed = events
-        rawSize = events.reduce(0) { $0 + $1.payload.count }
-    }
-}
-
-/// The segment being appended to.
-struct ActiveSegment {
-    let firstSequence: UInt64
-    let path: String
-    let file: any RandomAccessFile
-    /// The end of data: where the next batch goes.
-    var dataEnd: Int64
-    /// The file's size: `dataEnd` plus any preallocated zeros.
-    var allocatedEnd: Int64
-    /// Nil once writing the index failed; the next open rebuilds it.
-    var index: (any RandomAccessFile)?
-    var indexEnd: Int64
-    var lastIndexedOffset: Int64?
-
-    /// Opens a segment for appending at `dataEnd`. Its index file must hold `indexEntries`.
-    static func open(
-        directory: String, firstSequence: UInt64, dataEnd: Int64, indexEntries: [IndexEntry],
-        fileSystem: any FileSystem
-    ) throws -> ActiveSegment {
-        let path = SegmentFiles.segmentPath(directory, firstSequence)
-        let file = try io("open the segment \(path) for writing") { try fileSystem.openFile(path, .readWrite) }
-        let size = try io("read the size of \(path)") { try file.size() }
-        let indexPath = SegmentFiles.indexPath(directory, firstSequence)
-        let index = try? fileSystem.openFile(indexPath, .readWrite)
-        return ActiveSegment(
-            firstSequence: firstSequence, path: path, file: file, dataEnd: dataEnd, allocatedEnd: size,
-            index: index,
-            indexEnd: Int64(LogFormat.indexHeaderSize + indexEntries.count * LogFormat.indexEntrySize),
-            lastIndexedOffset: indexEntries.last?.offset)
-    }
-}
-
 /// The writer: turns groups of requests into batches on disk. Used by one thread at a time
 /// (the group-commit leader); ``EventLog`` guarantees that.
-final class LogWriter {
+final class LegacyWriter {
     let directory: String
     let fileSystem: any FileSystem
     let configuration: LogConfiguration
@@ -97,7 +10,7 @@ final class LogWriter {
     private(set) var nextSequence: UInt64
     private(set) var lastTimestamp: LogTimestamp?
     private(set) var previousHash: ChainHash
-    private var segment: ActiveSegment
+    private var segment: LegacyActiveSegment
     private var builder = BatchBuilder()
     private var output: [UInt8] = []
     private let compressor: ZstdCompressor
@@ -107,7 +20,7 @@ final class LogWriter {
 
     init(
         directory: String, fileSystem: any FileSystem, configuration: LogConfiguration, logID: [UInt8],
-        nextSequence: UInt64, lastTimestamp: LogTimestamp?, previousHash: ChainHash, segment: ActiveSegment
+        nextSequence: UInt64, lastTimestamp: LogTimestamp?, previousHash: ChainHash, segment: LegacyActiveSegment
     ) throws {
         self.directory = directory
         self.fileSystem = fileSystem
@@ -124,7 +37,7 @@ final class LogWriter {
     /// request's result, in order. Requests refused on their own (a clock that went backwards)
     /// do not stop the others.
     func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>] {
-        if let failure { return group.map { _ in .failure(LogWriter.refusal(after: failure)) } }
+        if let failure { return group.map { _ in .failure(LegacyWriter.refusal(after: failure)) } }
         builder.reset()
         var results: [Result<Range<UInt64>, LogError>] = []
         results.reserveCapacity(group.count)
@@ -180,7 +93,7 @@ final class LogWriter {
     /// unknown state (Linux may drop the dirty pages and forget the error), so the writer
     /// refuses further appends until the log is reopened and recovered from the disk.
     func sync() throws {
-        if let failure { throw LogWriter.refusal(after: failure) }
+        if let failure { throw LegacyWriter.refusal(after: failure) }
         do {
             try segment.file.sync()
             hasUnsyncedWrites = false
@@ -253,10 +166,10 @@ final class LogWriter {
         if hasUnsyncedWrites { try sync() }
         let header = SegmentHeader(firstSequence: nextSequence, logID: logID, createdAt: configuration.clock.now())
         // If this fails the sealed segment simply stays active: it can take more appends.
-        try LogWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
-        let next: ActiveSegment
+        try LegacyWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
+        let next: LegacyActiveSegment
         do {
-            next = try ActiveSegment.open(
+            next = try LegacyActiveSegment.open(
                 directory: directory, firstSequence: nextSequence, dataEnd: Int64(LogFormat.segmentHeaderSize),
                 indexEntries: [], fileSystem: fileSystem)
         } catch let error as LogError {
@@ -302,33 +215,5 @@ final class LogWriter {
             try? index.close()
             segment.index = nil
         }
-    }
-}
-
-/// The zeros a writer keeps ahead of the data (FORMAT.md, "Zero tail"), shared by both formats.
-enum ZeroTail {
-    private static let zeros = [UInt8](repeating: 0, count: 256 << 10)
-
-    /// Writes zeros from `allocatedEnd` up to the next multiple of `chunk` that covers `end`,
-    /// and returns the new allocated end (unchanged when `end` is already covered). On failure
-    /// the file is cut back to `allocatedEnd`.
-    static func extend(
-        _ file: any RandomAccessFile, path: String, from allocatedEnd: Int64, toCover end: Int64, chunk: Int
-    ) throws -> Int64 {
-        guard end > allocatedEnd else { return allocatedEnd }
-        let size = Int64(chunk)
-        let target = (end + size - 1) / size * size
-        var position = allocatedEnd
-        do {
-            while position < target {
-                let count = Int(min(Int64(zeros.count), target - position))
-                try zeros.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: position) }
-                position += Int64(count)
-            }
-        } catch let error as IOError {
-            try? file.truncate(to: allocatedEnd)
-            throw LogError.io(error, "extend \(path)")
-        }
-        return target
     }
 }

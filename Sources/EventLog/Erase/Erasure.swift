@@ -30,13 +30,13 @@ public struct ErasureReport: Sendable, Hashable, CustomStringConvertible {
 /// no compaction beside it (``Compactor/exclusively(_:)``).
 ///
 /// Memory: one block's events and its compressed form, as compaction.
-enum Format2Erasure {
+enum Erasure {
     /// Erases `targets` (sequence → the bytes to keep), which must all be in block files.
     static func erase(
         _ targets: [UInt64: [UInt8]], directory: String, configuration: LogConfiguration, fileSystem: any FileSystem
     ) throws -> ErasureReport {
         var report = ErasureReport()
-        var listing = Format2Directory(directory: directory, fileSystem: fileSystem)
+        var listing = LogDirectory(directory: directory, fileSystem: fileSystem)
         try listing.refresh()
         let blockFiles = listing.files.compactMap { file -> (path: String, header: BlockFileHeader)? in
             if case .blocks(let header) = file.kind { return (file.path, header) }

@@ -4,8 +4,8 @@ import FileIO
 /// segments record by record, each checked as it is read (CRCs, sequence, times, and the
 /// chain links between blocks; rehashing every event is `verify`'s job). Memory: one decoded
 /// block or record and one read window.
-final class Format2Cursor {
-    private var files: Format2Directory
+final class BlockTailCursor {
+    private var files: LogDirectory
     private let start: LogCursor.Start
     private let lastSequence: UInt64?
     private let lastTime: LogTimestamp?
@@ -43,7 +43,7 @@ final class Format2Cursor {
         self.payloadCodec = payloadCodec
         self.headers = headers
         self.tailPosition = tailPosition
-        self.files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        self.files = LogDirectory(directory: directory, fileSystem: fileSystem)
         self.start = start
         self.lastSequence = lastSequence
         self.lastTime = lastTime
@@ -246,7 +246,7 @@ final class Format2Cursor {
                 guard let first = try scanner.next(expectChain: nil, expectTime: nil) else { continue }
                 before = first.header.timeBefore
             case .segment:
-                before = try Format2Directory.readSegmentHeader(file.path, fileSystem: files.fileSystem).timeBefore
+                before = try LogDirectory.readSegmentHeader(file.path, fileSystem: files.fileSystem).timeBefore
             }
             if before < since.microsecondsSinceEpoch {
                 chosen = file.firstSequence

@@ -208,7 +208,7 @@ struct BlockFileWriter {
         _ path: String, header: BlockFileHeader, chainBefore: ChainHash, written: [BlockHeader], rehashing: Bool,
         payloadCodec: (any BlockPayloadCodec)?, fileSystem: any FileSystem
     ) throws {
-        let onDisk = try Format2Directory.readBlockFileHeader(path, fileSystem: fileSystem)
+        let onDisk = try LogDirectory.readBlockFileHeader(path, fileSystem: fileSystem)
         guard onDisk == header else {
             throw LogError(.corrupt, "reading back \(path) gave another header; nothing was changed", file: path, offset: 0)
         }

@@ -8,12 +8,12 @@ import FileIO
 /// active segment's records, whose events are hashed to learn the chain's head (at most one
 /// hot-tail segment: 4 MiB by default) — or, after a clean close, only their framing and CRCs,
 /// the head coming from the tail checkpoint and checked later in the background.
-enum Format2Recovery {
+enum TailRecovery {
     static func openWriter(
         directory: String, configuration: LogConfiguration, fileSystem: any FileSystem
     ) throws -> (TailWriter, RecoveryReport) {
         var report = RecoveryReport()
-        var files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
         try files.refresh()
         if files.files.isEmpty {
             guard files.foreign.isEmpty else {

@@ -6,10 +6,10 @@ import FileIO
 /// Cost: for each segment, its header, its index, and the bytes from its last index entry to
 /// its end (about `indexInterval` plus one batch); for the last segment also its zero tail.
 /// It does not grow with the number of events, only with the number of segments.
-enum LogRecovery {
+enum LegacyRecovery {
     static func openWriter(
         directory: String, configuration: LogConfiguration, fileSystem: any FileSystem
-    ) throws -> (LogWriter, RecoveryReport) {
+    ) throws -> (LegacyWriter, RecoveryReport) {
         var report = RecoveryReport()
         let listing = try SegmentFiles.list(directory, fileSystem)
         func removeTemporaries() throws {
@@ -116,10 +116,10 @@ enum LogRecovery {
             report.rebuiltIndexes.append(SegmentFiles.name(firstSequence, LogFormat.indexExtension))
         }
 
-        let active = try ActiveSegment.open(
+        let active = try LegacyActiveSegment.open(
             directory: directory, firstSequence: listing.segments.last!, dataEnd: lastEnd, indexEntries: lastEntries,
             fileSystem: fileSystem)
-        let writer = try LogWriter(
+        let writer = try LegacyWriter(
             directory: directory, fileSystem: fileSystem, configuration: configuration, logID: logID!,
             nextSequence: lastSequence + 1, lastTimestamp: lastTimestamp, previousHash: previousHash!,
             segment: active)
@@ -129,16 +129,16 @@ enum LogRecovery {
     /// A new, empty log: segment 1 with a fresh random log id.
     private static func createLog(
         directory: String, configuration: LogConfiguration, fileSystem: any FileSystem
-    ) throws -> LogWriter {
+    ) throws -> LegacyWriter {
         var generator = SystemRandomNumberGenerator()
         let logID = configuration.newLogID
             ?? (0..<LogFormat.segmentLogIDSize).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let header = SegmentHeader(firstSequence: 1, logID: logID, createdAt: configuration.clock.now())
-        try LogWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
-        let active = try ActiveSegment.open(
+        try LegacyWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
+        let active = try LegacyActiveSegment.open(
             directory: directory, firstSequence: 1, dataEnd: Int64(LogFormat.segmentHeaderSize), indexEntries: [],
             fileSystem: fileSystem)
-        return try LogWriter(
+        return try LegacyWriter(
             directory: directory, fileSystem: fileSystem, configuration: configuration, logID: logID,
             nextSequence: 1, lastTimestamp: nil, previousHash: ChainHash.of(header.encoded()), segment: active)
     }

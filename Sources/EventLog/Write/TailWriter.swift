@@ -1,43 +1,5 @@
 import FileIO
 
-/// What ``GroupCommit`` needs of a writer: format 1's ``LogWriter`` or format 2's
-/// ``TailWriter``. Used by one thread at a time (the group-commit leader).
-protocol CommitWriter: AnyObject {
-    var directory: String { get }
-    var nextSequence: UInt64 { get }
-    /// The chain's head after the last event written (format 1: the last batch's hash).
-    var headHash: ChainHash { get }
-    /// The time of the last event written; nil for an empty log.
-    var lastEventTime: LogTimestamp? { get }
-    var hasUnsyncedWrites: Bool { get }
-    func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>]
-    func sync() throws
-    func close() throws
-}
-
-extension LogWriter: CommitWriter {
-    var headHash: ChainHash { previousHash }
-    var lastEventTime: LogTimestamp? { lastTimestamp }
-}
-
-/// The active hot-tail segment of a format-2 log.
-struct ActiveTail {
-    let header: TailSegmentHeader
-    let path: String
-    let file: any RandomAccessFile
-    /// The end of data: where the next record goes.
-    var dataEnd: Int64
-    /// The file's size: `dataEnd` plus any preallocated zeros.
-    var allocatedEnd: Int64
-
-    static func open(directory: String, header: TailSegmentHeader, dataEnd: Int64, fileSystem: any FileSystem) throws -> ActiveTail {
-        let path = SegmentFiles.segmentPath(directory, header.firstSequence)
-        let file = try io("open the segment \(path) for writing") { try fileSystem.openFile(path, .readWrite) }
-        let size = try io("read the size of \(path)") { try file.size() }
-        return ActiveTail(header: header, path: path, file: file, dataEnd: dataEnd, allocatedEnd: size)
-    }
-}
-
 /// Format 2's writer: one hot-tail record per group commit (FORMAT.md, "Hot-tail record"), the
 /// event chain kept as it goes, a new segment when the active one is full. Sealed segments are
 /// left to the compactor.

@@ -2,7 +2,7 @@ import FileIO
 
 /// Random access to a format-2 log's chain and end: the head after any event, from the nearest
 /// checkpoint before it (FORMAT.md, "The event chain": checkpoints), and the last sequence.
-enum Format2Heads {
+enum ChainHeads {
     /// The chain's head after `sequence`, or nil when the log does not reach it. Costs at most
     /// one block's or one segment's events hashed.
     static func head(
@@ -18,7 +18,7 @@ enum Format2Heads {
         at sequence: UInt64, directory: String, fileSystem: any FileSystem, payloadCodec: (any BlockPayloadCodec)?,
         headers: BlockHeaderCache? = nil
     ) throws -> (head: LogHead, position: TailPosition?)? {
-        var files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
         try files.refresh()
         guard let anchor = files.anchor else { return nil }
         if sequence == 0 { return (LogHead(sequence: 0, hash: anchor), nil) }
@@ -80,7 +80,7 @@ enum Format2Heads {
 
     /// The last complete event's sequence (0 for an empty log); a torn tail ends it.
     static func lastSequence(directory: String, fileSystem: any FileSystem) throws -> UInt64 {
-        var files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
         try files.refresh()
         guard let last = files.files.last else { return 0 }
         switch last.kind {

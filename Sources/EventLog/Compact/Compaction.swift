@@ -33,7 +33,7 @@ public struct CompactionReport: Sendable, Hashable, CustomStringConvertible {
 /// decoded again and hashed once: the chain is derived from the blocks as written and checked
 /// against every chain head the old segments state (each one's `chain_before`, and the next
 /// file's), before anything is swapped in.
-enum Format2Compaction {
+enum Compaction {
     /// About 8 ms of compaction (1.9 µs an event) between two questions to `isCancelled`.
     static let eventsBetweenCancellationChecks = 4_096
 
@@ -47,7 +47,7 @@ enum Format2Compaction {
         isCancelled: () -> Bool = { false }
     ) throws -> CompactionReport {
         var report = CompactionReport()
-        var files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
         try files.refresh()
         let sealed = files.files.filter { $0.kind == .segment && $0.firstSequence < activeFirst }
         guard let first = sealed.first, let logID = files.logID else { return report }
@@ -112,7 +112,7 @@ enum Format2Compaction {
             }
             // The next file must start where the compacted ones end, with the same chain.
             if nextFile.kind == .segment {
-                let next = try Format2Directory.readSegmentHeader(nextFile.path, fileSystem: fileSystem)
+                let next = try LogDirectory.readSegmentHeader(nextFile.path, fileSystem: fileSystem)
                 let doesNotContinue = LogError(
                     .corrupt, "the log is damaged: \(nextFile.path) does not continue the chain where the sealed segments end",
                     file: nextFile.path, offset: 0, sequence: writer.nextSequence)

@@ -66,7 +66,7 @@ final class Compactor: @unchecked Sendable {
     /// builds the key summaries the log lacks.
     func compactNow(before activeFirst: UInt64) throws -> CompactionReport {
         try exclusively {
-            var report = try Format2Compaction.compact(
+            var report = try Compaction.compact(
                 directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst)
             if let keys = configuration.blockKeys {
                 report.keySummariesBuilt = try KeySummaryBuilding.buildMissing(
@@ -134,7 +134,7 @@ final class Compactor: @unchecked Sendable {
             let isCancelled = { self.monitor.withLock { self.stopping } }
             let result = Result { () throws -> CompactionReport? in
                 if let activeFirst {
-                    return try Format2Compaction.compact(
+                    return try Compaction.compact(
                         directory: directory, configuration: configuration, fileSystem: fileSystem, before: activeFirst,
                         isCancelled: isCancelled)
                 }

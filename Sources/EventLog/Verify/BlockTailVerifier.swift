@@ -8,7 +8,7 @@ import Foundation
 /// `chain_before` and `time_before` checked against the chain, and the head at the end. With a
 /// key function, each block file's usable key summary is compared, block by block, with the
 /// keys of the events the block decodes to.
-enum Format2Verifier {
+enum BlockTailVerifier {
     /// A block to rehash, and its entry in its file's summary (nil: not checked).
     struct BlockToCheck {
         var path: String
@@ -26,7 +26,7 @@ enum Format2Verifier {
         progress: ((Int64, Int64) -> Void)?
     ) throws {
         report.format = .v2
-        var files = Format2Directory(directory: directory, fileSystem: fileSystem)
+        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
         do {
             try files.refresh()
         } catch let error as LogError where error.code != .io {

@@ -1,0 +1,47 @@
+import FileIO
+
+/// The data files of a format-2 log directory (FORMAT.md, part "Format 2", "The directory").
+struct LogListing {
+    /// First sequences of the block files and of the segments, ascending.
+    var blockFiles: [UInt64] = []
+    var segments: [UInt64] = []
+    var indexes: Set<UInt64> = []
+    /// First sequences of the key summaries (FORMAT.md, "Key summaries").
+    var keySummaries: [UInt64] = []
+    /// First sequences of the tail checkpoints (FORMAT.md, "Tail checkpoint").
+    var tailCheckpoints: [UInt64] = []
+    var temporaries: [String] = []
+    var foreign: [String] = []
+
+    static func list(_ directory: String, _ fileSystem: any FileSystem) throws -> LogListing {
+        var listing = LogListing()
+        for name in try io("list the log directory \(directory)", { try fileSystem.listDirectory(directory) }) {
+            if let sequence = SegmentFiles.sequence(in: name, Format2.blockExtension) {
+                listing.blockFiles.append(sequence)
+            } else if let sequence = SegmentFiles.sequence(in: name, LogFormat.segmentExtension) {
+                listing.segments.append(sequence)
+            } else if let sequence = SegmentFiles.sequence(in: name, LogFormat.indexExtension) {
+                listing.indexes.insert(sequence)
+            } else if let sequence = SegmentFiles.sequence(in: name, KeySummary.fileExtension) {
+                listing.keySummaries.append(sequence)
+            } else if let sequence = SegmentFiles.sequence(in: name, TailCheckpoint.fileExtension) {
+                listing.tailCheckpoints.append(sequence)
+            } else if name.hasSuffix(LogFormat.temporaryExtension) {
+                listing.temporaries.append(name)
+            } else if name != LogFormat.lockFileName && name != LogFormat.quarantineDirectoryName {
+                listing.foreign.append(name)
+            }
+        }
+        listing.blockFiles.sort()
+        listing.segments.sort()
+        return listing
+    }
+
+    var isEmpty: Bool { blockFiles.isEmpty && segments.isEmpty }
+}
+
+extension SegmentFiles {
+    static func blockFilePath(_ directory: String, _ firstSequence: UInt64) -> String {
+        Path.join(directory, name(firstSequence, Format2.blockExtension))
+    }
+}

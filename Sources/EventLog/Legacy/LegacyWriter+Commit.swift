@@ -1,0 +1,6 @@
+import FileIO
+
+extension LegacyWriter: CommitWriter {
+    var headHash: ChainHash { previousHash }
+    var lastEventTime: LogTimestamp? { lastTimestamp }
+}
