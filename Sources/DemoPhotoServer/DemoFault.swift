@@ -5,6 +5,10 @@ public enum DemoFault: Sendable, Hashable {
     case httpStatus(Int)
     /// Wait this long before answering normally (longer than the client's timeout: a timeout).
     case delay(Duration)
+    /// Wait until the test lets it go (``DemoServerControls/releaseHeldSearches()``) or the
+    /// server stops, then answer normally: a search that stays in flight for as long as a test
+    /// needs, whatever the machine's speed (searches only).
+    case held
     /// Answer `{"stat": "fail", "code": …, "message": …}` (searches only).
     case statFail(code: Int, message: String)
     /// Answer with only the first half of the normal body (a well-formed HTTP answer whose

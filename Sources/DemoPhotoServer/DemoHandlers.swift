@@ -31,6 +31,7 @@ struct DemoHandlers: Sendable {
             latitude: latitude, longitude: longitude, page: page, perPage: perPage, extras: extras)
         let fault = controls.nextSearchFault(recording: record)
         if case .delay(let duration) = fault { await controls.delay(duration) }
+        if case .held = fault { await controls.holdSearch() }
 
         let body: String
         if query["method"].map(String.init) != "flickr.photos.search" {
@@ -153,7 +154,7 @@ struct DemoHandlers: Sendable {
                 })
             response.headers[.contentType] = contentType
             return response
-        case .delay, .statFail, nil:
+        case .delay, .held, .statFail, nil:
             break
         }
         var response = Response(status: status, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))

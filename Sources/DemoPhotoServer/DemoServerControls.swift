@@ -18,6 +18,7 @@ public final class DemoServerControls: Sendable {
         var holdingImages = false
         var allowance = 0
         var waiting: [CheckedContinuation<Void, Never>] = []
+        var heldSearches: [CheckedContinuation<Void, Never>] = []
         var mostWaiting = 0
         var searches: [SearchRecord] = []
         var imageRequests = 0
@@ -66,6 +67,18 @@ public final class DemoServerControls: Sendable {
         }
         for continuation in resumed { continuation.resume() }
     }
+
+    /// Lets every search held by a ``DemoFault/held`` fault answer.
+    public func releaseHeldSearches() {
+        let resumed = state.withLock { state in
+            defer { state.heldSearches = [] }
+            return state.heldSearches
+        }
+        for continuation in resumed { continuation.resume() }
+    }
+
+    /// How many searches a ``DemoFault/held`` fault holds now.
+    public var heldSearchCount: Int { state.withLock { $0.heldSearches.count } }
 
     /// How many image requests are waiting at the gate.
     public var heldImageRequests: Int { state.withLock { $0.waiting.count } }
@@ -116,6 +129,18 @@ public final class DemoServerControls: Sendable {
         }
     }
 
+    /// Waits until ``releaseHeldSearches()`` or the server stops.
+    func holdSearch() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let proceed = state.withLock { state -> Bool in
+                if state.stopping { return true }
+                state.heldSearches.append(continuation)
+                return false
+            }
+            if proceed { continuation.resume() }
+        }
+    }
+
     /// Sleeps for `duration`, or less when the server stops.
     func delay(_ duration: Duration) async {
         let end = ContinuousClock.now + duration
@@ -135,5 +160,6 @@ public final class DemoServerControls: Sendable {
     func stop() {
         state.withLock { $0.stopping = true }
         releaseAllImages()
+        releaseHeldSearches()
     }
 }

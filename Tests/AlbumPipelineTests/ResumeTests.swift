@@ -19,9 +19,10 @@ import VirtualTourist
             try await harness.eventually("two photos") {
                 $0.pins[downloading]?.album.status == .downloading(done: 2, of: Places.count(Places.few))
             }
-            harness.server.controls.failNextSearches(with: [.delay(.seconds(5))])
+            // The second pin's search stays in flight until the server stops.
+            harness.server.controls.failNextSearches(with: [.held])
             let searching = try await harness.store.dropPin(at: Places.otherFew)
-            while harness.server.controls.searches.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            while harness.server.controls.heldSearchCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
             try await harness.closeStore()
 
             // A pin dropped by a program without a pipeline (the command line, say).

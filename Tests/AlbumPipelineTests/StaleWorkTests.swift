@@ -53,10 +53,11 @@ import VirtualTourist
 
     @Test func aDragWhileTheSearchIsInFlightSearchesTheNewPlace() async throws {
         try await Harness.with { harness in
-            harness.server.controls.failNextSearches(with: [.delay(.seconds(5))])
+            // The first place's search stays in flight until the server stops.
+            harness.server.controls.failNextSearches(with: [.held])
             let pin = try await harness.store.dropPin(at: Places.few)
             try await harness.eventually("the first request") { $0.pins[pin]?.album.phase == .listing }
-            while harness.server.controls.searches.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            while harness.server.controls.heldSearchCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
             try await harness.store.dragPin(pin, to: Places.otherFew)
             let done = try await harness.eventually("the album at the new place") {
                 $0.pins[pin]?.album.collection == 2 && $0.pins[pin]?.album.status == .complete

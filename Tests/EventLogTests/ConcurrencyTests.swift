@@ -124,20 +124,30 @@ import Testing
         #expect(try LogVerifier.verify(directory: directory.path).batches < tasks * perTask / 4)
     }
 
-    /// Under `.none` nothing syncs until the log is closed; under `.interval` a background
-    /// task syncs on its own; under `.always` every batch is synced before its append returns.
-    /// (Waits for the flusher's sync as an event, up to a minute: how soon it comes depends on
-    /// the machine's load, which the other tests make heavy.)
+    /// Waits, up to a minute (a bound on a hang, not a measure), until `fileSystem` has synced
+    /// segments `count` times.
+    static func waitForSyncs(_ count: Int, _ fileSystem: InstrumentedFileSystem) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while fileSystem.count("sync", "seg") < count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    /// Under `.none` nothing syncs until the log is closed; under `.always` every batch is
+    /// synced before its append returns; under `.interval` the writer syncs on its own once the
+    /// log's clock has passed the interval, and not before: the test's clock stands still until
+    /// the test moves it, so "not yet" is certain, not a matter of how fast the machine is.
     @Test func eachPolicySyncsWhenItSays() async throws {
-        func run(_ durability: LogConfiguration.Durability, awaitingSync: Bool = false) async throws -> (Int, Int) {
+        func run(
+            _ durability: LogConfiguration.Durability, clock: TestClock = TestClock(),
+            between: (InstrumentedFileSystem) async throws -> Void = { _ in }
+        ) async throws -> (Int, Int) {
             let directory = TemporaryFolder.made("policy")
             let fileSystem = InstrumentedFileSystem()
-            let log = try EventLog.open(at: directory.path, configuration: configuration(durability: durability), fileSystem: fileSystem)
+            let log = try EventLog.open(
+                at: directory.path, configuration: configuration(clock: clock, durability: durability), fileSystem: fileSystem)
             for sequence in 1...20 as ClosedRange<UInt64> { try await log.append(syntheticPayload(sequence)) }
-            let deadline = ContinuousClock.now + .seconds(60)
-            while awaitingSync, fileSystem.count("sync", "seg") == 0, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await between(fileSystem)
             let beforeClose = fileSystem.count("sync", "seg")
             try log.close()
             return (beforeClose, fileSystem.count("sync", "seg"))
@@ -146,29 +156,37 @@ import Testing
         #expect(always.0 == 20)
         let none = try await run(.none)
         #expect(none == (0, 1))
-        // The flusher syncs on its own, by the clock, not once per append.
-        let interval = try await run(.interval(.milliseconds(250)), awaitingSync: true)
-        #expect(interval.0 >= 1 && interval.0 < 20, "the flusher synced the 20 appends on its own, not each one")
+        let clock = TestClock()
+        let interval = try await run(.interval(.milliseconds(250)), clock: clock) { fileSystem in
+            #expect(fileSystem.count("sync", "seg") == 0, "no sync before the interval has passed on the log's clock")
+            clock.advance(microseconds: 249_999)
+            clock.advance(microseconds: 1)
+            try await Self.waitForSyncs(1, fileSystem)
+        }
+        #expect(interval.0 == 1, "one sync for the 20 appends, by the clock, before the close")
     }
 
     /// A steady stream of appends must not postpone the interval sync: it runs on a deadline.
-    /// The appends go on until five syncs have come, however long a loaded machine takes; a
-    /// flusher that each append postponed would never sync, and the stream would end at its cap.
-    @Test func intervalSyncsKeepHappeningUnderASteadyStreamOfAppends() throws {
+    /// Each append moves the log's clock a quarter of the interval on, so every fourth one
+    /// passes a deadline; each sync is awaited as an event. A flusher that each append
+    /// postponed would never reach its deadline, and the wait would end at its bound, failing.
+    @Test func intervalSyncsKeepHappeningUnderASteadyStreamOfAppends() async throws {
         let directory = TemporaryFolder.made("steady")
         let fileSystem = InstrumentedFileSystem()
+        let clock = TestClock()
         let log = try EventLog.open(
-            at: directory.path, configuration: configuration(durability: .interval(.milliseconds(10))),
+            at: directory.path, configuration: configuration(clock: clock, durability: .interval(.milliseconds(10))),
             fileSystem: fileSystem)
         var sequence: UInt64 = 1
-        while fileSystem.count("sync", "seg") < 5, sequence <= 100_000 {
-            try log.append(syntheticPayload(sequence))
-            sequence += 1
-            usleep(500)
+        for round in 1...5 {
+            for _ in 0..<4 {
+                try await log.append(syntheticPayload(sequence))
+                sequence += 1
+                clock.advance(microseconds: 2_500)
+            }
+            try await Self.waitForSyncs(round, fileSystem)
+            #expect(fileSystem.count("sync", "seg") == round, "round \(round): one sync per interval, not one per append")
         }
-        let syncs = fileSystem.count("sync", "seg")
         try log.close()
-        #expect(syncs >= 5, "about one sync per 10 ms of appends, not \(syncs) in \(sequence - 1) appends")
-        #expect(syncs < Int(sequence) / 2, "far fewer syncs than appends")
     }
 }

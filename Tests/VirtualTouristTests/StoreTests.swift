@@ -376,8 +376,11 @@ import Testing
         try storeFakePhotos(store)
             try await store.dropPin(at: Coordinate(latitude: 3, longitude: 4))
         }
+        // The dropped store lets go of the lock once its processing task ends: wait for that,
+        // up to a minute (a bound on a hang, not a speed).
         var reopened: TouristStore? = nil
-        for _ in 0..<200 where reopened == nil {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while reopened == nil, ContinuousClock.now < deadline {
             reopened = try? await TouristStore.open(at: folder.path, options: storeOptions())
             if reopened == nil { try await Task.sleep(for: .milliseconds(10)) }
         }

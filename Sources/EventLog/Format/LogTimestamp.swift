@@ -55,9 +55,19 @@ public struct LogTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
     }
 }
 
-/// Where the log gets the time for new events. Inject one in tests for exact, repeatable logs.
+/// Where the log gets the time: for new events, and for when an interval sync falls due
+/// (``LogConfiguration/Durability/interval(_:)``). Inject one in tests for exact, repeatable logs.
 public protocol LogClock: Sendable {
     func now() -> LogTimestamp
+}
+
+/// A clock whose reading changes only when someone moves it (a test's clock). The log's writer
+/// thread, which sleeps until an interval sync is due, is then woken each time the clock moves,
+/// instead of after a real-time wait: a test moves the clock past the interval and waits for
+/// the sync, and no sync happens before it does.
+public protocol SteppedLogClock: LogClock {
+    /// Calls `moved` after each move of the clock, for as long as the returned object is kept.
+    func whenMoved(_ moved: @escaping @Sendable () -> Void) -> AnyObject
 }
 
 /// The system's real-time clock (`CLOCK_REALTIME`).

@@ -16,6 +16,10 @@ final class GroupCommit: @unchecked Sendable {
     let writer: any CommitWriter
     private let maxBatchSize: Int
     private let syncInterval: Duration?
+    private let clock: any LogClock
+    /// Kept while the log is open when the clock is a stepped one: its moves wake the writer
+    /// thread, which then sleeps without a timeout.
+    private var clockWatch: AnyObject?
     private let monitor = Monitor()
     private var queue: [AppendRequest] = []
     private var leaderActive = false
@@ -34,9 +38,14 @@ final class GroupCommit: @unchecked Sendable {
         self.writer = writer
         self.maxBatchSize = configuration.maxBatchSize
         if case .interval(let interval) = configuration.durability { syncInterval = interval } else { syncInterval = nil }
+        self.clock = configuration.clock
         self.appendedThrough = writer.nextSequence - 1
         self.headHash = writer.headHash
         self.lastTime = writer.lastEventTime
+        if syncInterval != nil, let stepped = configuration.clock as? any SteppedLogClock {
+            let monitor = self.monitor
+            clockWatch = stepped.whenMoved { monitor.withLock { monitor.broadcast() } }
+        }
         let thread = Thread { [self] in run() }
         thread.name = "EventLog writer"
         self.thread = thread
@@ -104,6 +113,7 @@ final class GroupCommit: @unchecked Sendable {
         // The thread's closure holds self: dropping the thread breaks that cycle, or every
         // closed log would keep its writer, buffers and zstd context alive.
         thread = nil
+        clockWatch = nil
         try writer.close()
     }
 
@@ -147,26 +157,35 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     /// The writer thread: leads for async appenders and background syncs, syncs on a deadline
-    /// every interval (a steady stream of appends cannot postpone it), and drains on close.
+    /// every interval by the configured clock (a steady stream of appends cannot postpone it),
+    /// and drains on close.
     private func run() {
-        let clock = ContinuousClock()
-        var nextSync = syncInterval.map { clock.now + $0 }
+        let interval = syncInterval.map { max(1, $0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000) }
+        var nextSync = interval.map { clock.now().microsecondsSinceEpoch + $0 }
         monitor.lock()
         while true {
-            if let deadline = nextSync, let syncInterval, clock.now >= deadline {
-                if unsynced, !queue.contains(where: { $0.isSync && !$0.hasBlockedCaller }) {
-                    queue.append(AppendRequest(payloads: [], timestamps: nil, isSync: true))
+            // The clock is read only for an interval: a test's clock may step on each reading.
+            if let deadline = nextSync, let interval {
+                let now = clock.now().microsecondsSinceEpoch
+                if now >= deadline {
+                    if unsynced, !queue.contains(where: { $0.isSync && !$0.hasBlockedCaller }) {
+                        queue.append(AppendRequest(payloads: [], timestamps: nil, isSync: true))
+                    }
+                    nextSync = now + interval
+                } else if deadline - now > interval {
+                    // The clock went back: the next sync is an interval from now, not from then.
+                    nextSync = now + interval
                 }
-                nextSync = clock.now + syncInterval
             }
             if !leaderActive, !queue.isEmpty, stopping || queue.contains(where: { !$0.hasBlockedCaller }) {
                 lead()
                 continue
             }
             if stopping, queue.isEmpty, !leaderActive { break }
-            if let deadline = nextSync {
-                monitor.wait(timeout: max(.zero, deadline - clock.now))
+            if let deadline = nextSync, clockWatch == nil {
+                monitor.wait(timeout: .microseconds(max(0, deadline - clock.now().microsecondsSinceEpoch)))
             } else {
+                // No interval, or a stepped clock, whose moves wake this thread.
                 monitor.wait()
             }
         }
