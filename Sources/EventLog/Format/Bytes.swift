@@ -5,7 +5,7 @@
 
 extension FixedWidthInteger {
     /// The integer stored little-endian at `offset` (no bounds check beyond the buffer's own).
-    @inlinable
+    @inlinable @inline(__always)
     public init(littleEndianBytes bytes: UnsafeRawBufferPointer, at offset: Int) {
         self = Self(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Self.self))
     }
@@ -19,7 +19,7 @@ extension Array where Element == UInt8 {
 
     /// Appends `value` as an unsigned LEB128 varint (public, inlinable: a payload codec writes
     /// many of them).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func appendVarint(_ value: UInt64) {
         var rest = value
         while rest >= 0x80 {
@@ -44,7 +44,7 @@ extension Array where Element == UInt8 {
 
 extension UInt64 {
     /// Bytes of this number as a varint.
-    @inlinable
+    @inlinable @inline(__always)
     public var varintSize: Int { Swift.max(1, (64 - leadingZeroBitCount + 6) / 7) }
 }
 
@@ -65,7 +65,7 @@ public struct ByteCursor {
 
     /// Reads an unsigned LEB128 varint. Returns nil when the buffer ends inside it or when it
     /// is longer than ten bytes or does not fit in 64 bits (both are damage to the caller).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func readVarint() -> UInt64? {
         var result: UInt64 = 0
         var shift: UInt64 = 0
