@@ -4,7 +4,7 @@ import FileIO
 /// segments record by record, each checked as it is read (CRCs, sequence, times, and the
 /// chain links between blocks; rehashing every event is `verify`'s job). Memory: one decoded
 /// block or record and one read window.
-final class BlockTailCursor {
+final class BlockTailCursor: CursorEngine {
     private var files: LogDirectory
     private let start: LogCursor.Start
     private let lastSequence: UInt64?

@@ -10,6 +10,10 @@
 /// `next()` returns nil at the current end of the log; it can be called again to pick up
 /// events appended since. Memory: one decoded batch and one read window, whatever the log's
 /// length. Cost per event: amortised O(1) — a batch is read, checked and decompressed once.
+///
+/// The one place that picks a format's reader: the first read that finds the log's format
+/// makes a ``BlockTailCursor`` (format 2) or a ``LegacyCursor`` (format 1), and every read
+/// after it goes to that engine.
 public final class LogCursor {
     enum Start {
         case sequence(UInt64)
@@ -22,25 +26,11 @@ public final class LogCursor {
     private let lastTime: LogTimestamp?
     /// Where a format-2 cursor may start reading the active segment (``TailPosition``).
     private let tailPosition: TailPosition?
-    private let decompressor = ZstdDecompressor()
-
-    private var positioned = false
-    private var segmentPosition = 0
-    private var segment: SegmentHandle?
-    private var scanner: SegmentScanner?
-    private var batch: DecodedBatch.Iterator?
-    /// After reaching a segment's end and seeing a newer segment appear, the end is read once
-    /// more before moving on (the writer may have appended just before it rolled).
-    private var confirmingEnd = false
-    private var isFinished = false
+    /// The format's engine, made by the first read that finds the log's format.
+    private var engine: (any CursorEngine)?
 
     /// Where and why the events stop for now, when the log ends in a torn or in-progress batch.
-    public var incompleteTail: (file: String, offset: Int64, reason: String)? {
-        format2?.incompleteTail ?? format1Tail
-    }
-    private var format1Tail: (file: String, offset: Int64, reason: String)?
-    /// The engine for a format-2 log, made on the first read that finds one.
-    private var format2: BlockTailCursor?
+    public var incompleteTail: (file: String, offset: Int64, reason: String)? { engine?.incompleteTail }
 
     init(reader: LogReader, start: Start, lastSequence: UInt64?, lastTime: LogTimestamp?, tailPosition: TailPosition? = nil) {
         self.reader = reader
@@ -50,176 +40,25 @@ public final class LogCursor {
         self.tailPosition = tailPosition
     }
 
-    deinit { segment?.close() }
+    deinit { engine?.close() }
 
     /// The next event, or nil at the current end of the log (or past the cursor's bounds).
     public func next() throws -> LogEvent? {
-        if let format2 { return try format2.next() }
-        if !positioned, reader.format == nil || reader.segments.isEmpty { try reader.refresh() }
-        if reader.format == .v2 {
-            let engine = BlockTailCursor(
+        if let engine { return try engine.next() }
+        if reader.format == nil || reader.segments.isEmpty { try reader.refresh() }
+        let engine: any CursorEngine
+        switch reader.format {
+        case nil:
+            // No data file yet: nothing to read, and no format to pick; the next read looks again.
+            return nil
+        case .v2?:
+            engine = BlockTailCursor(
                 directory: reader.directory, fileSystem: reader.fileSystem, start: start, lastSequence: lastSequence,
                 lastTime: lastTime, payloadCodec: reader.payloadCodec, headers: reader.blockHeaders, tailPosition: tailPosition)
-            format2 = engine
-            return try engine.next()
+        case .v1?:
+            engine = LegacyCursor(reader: reader, start: start, lastSequence: lastSequence, lastTime: lastTime)
         }
-        while !isFinished {
-            if batch != nil, let event = batch!.next() {
-                if let lastSequence, event.sequence > lastSequence { return finish() }
-                if let lastTime, event.timestamp > lastTime { return finish() }
-                if case .time(let since) = start, event.timestamp < since { continue }
-                return event
-            }
-            batch = nil
-            if !positioned {
-                guard try position() else { return nil }
-            }
-            guard let scanner else { return nil }
-            switch try scanner.next() {
-            case .batch(let found):
-                format1Tail = nil
-                confirmingEnd = false
-                if skippable(found.header) { continue }
-                switch DecodedBatch.decode(found.header, stored: found.stored, decompressor: decompressor) {
-                case .success(let decoded):
-                    var iterator = decoded.makeIterator()
-                    if case .sequence(let first) = start { iterator.skip(to: first) }
-                    batch = iterator
-                case .failure(let reason):
-                    throw LogError.corrupt(
-                        reason.description, file: scanner.path, offset: found.offset,
-                        sequence: found.header.firstSequence)
-                }
-            case .end(let offset):
-                guard try moveToNextSegment(endingAt: offset) else { return nil }
-            case .damaged(let damage):
-                var isLast = segmentPosition + 1 >= reader.segments.count
-                if isLast {
-                    try reader.refresh()
-                    isLast = segmentPosition + 1 >= reader.segments.count
-                }
-                switch try scanner.classify(damage, isLastSegment: isLast) {
-                case .inProgress:
-                    continue
-                case .tornTail:
-                    format1Tail = (scanner.path, damage.offset, damage.reason)
-                    scanner.window.invalidate()
-                    return nil
-                case .corruption:
-                    throw LogError.corrupt(
-                        damage.reason, file: scanner.path, offset: damage.offset, sequence: scanner.expectedSequence)
-                }
-            }
-        }
-        return nil
-    }
-
-    /// Positions on the batch holding `sequence` without decoding it, and returns its last
-    /// sequence and hash. For ``LogReader/head(at:)``.
-    func batchHolding(_ sequence: UInt64) throws -> (lastSequence: UInt64, hash: ChainHash)? {
-        if !positioned {
-            guard try position() else { return nil }
-        }
-        while let scanner {
-            switch try scanner.next() {
-            case .batch(let found):
-                if found.header.lastSequence >= sequence {
-                    return found.header.firstSequence <= sequence ? (found.header.lastSequence, found.hash) : nil
-                }
-            case .end(let offset):
-                guard try moveToNextSegment(endingAt: offset) else { return nil }
-            case .damaged(let damage):
-                let isLast = segmentPosition + 1 >= reader.segments.count
-                switch try scanner.classify(damage, isLastSegment: isLast) {
-                case .inProgress: continue
-                case .tornTail: return nil
-                case .corruption:
-                    throw LogError.corrupt(
-                        damage.reason, file: scanner.path, offset: damage.offset, sequence: scanner.expectedSequence)
-                }
-            }
-        }
-        return nil
-    }
-
-    private func finish() -> LogEvent? {
-        isFinished = true
-        batch = nil
-        return nil
-    }
-
-    /// A batch entirely before the start needs no decompression.
-    private func skippable(_ header: BatchHeader) -> Bool {
-        switch start {
-        case .sequence(let first): header.lastSequence < first
-        case .time(let since): header.lastTimestamp < since
-        }
-    }
-
-    /// Finds the segment and offset to start from, using the sparse index. False when the log
-    /// has no segments yet.
-    private func position() throws -> Bool {
-        if reader.segments.isEmpty { try reader.refresh() }
-        let found: Int?
-        switch start {
-        case .sequence(let sequence): found = reader.segmentPosition(holding: sequence)
-        case .time(let time): found = try reader.segmentPosition(startingBefore: time)
-        }
-        guard let found else { return false }
-        let segment = try reader.openSegment(reader.segments[found])
-        let entries = SegmentHandle.loadIndex(
-            directory: reader.directory, firstSequence: segment.firstSequence, fileSystem: reader.fileSystem)?.entries ?? []
-        let entry: IndexEntry? = switch start {
-        case .sequence(let sequence): IndexFile.entry(atOrBefore: sequence, in: entries)
-        case .time(let time): IndexFile.entry(before: time, in: entries)
-        }
-        var chosen: SegmentScanner? = nil
-        if let entry, entry.offset > Int64(LogFormat.segmentHeaderSize) {
-            let probe = SegmentScanner(
-                path: segment.path, window: segment.window, position: entry.offset, expectedSequence: entry.sequence,
-                previousHash: nil)
-            // The segment is the truth: use the entry only if a valid batch is where it says.
-            if case .batch = try probe.next() {
-                chosen = SegmentScanner(
-                    path: segment.path, window: segment.window, position: entry.offset,
-                    expectedSequence: entry.sequence, previousHash: nil)
-            }
-        }
-        self.segment = segment
-        self.segmentPosition = found
-        self.scanner = chosen ?? segment.scannerFromStart(previousHash: found == 0 ? reader.genesis : nil)
-        positioned = true
-        return true
-    }
-
-    /// At a segment's end: move into the next segment, checking that it continues the sequence
-    /// and the chain. False when this is the end of the log for now.
-    private func moveToNextSegment(endingAt offset: Int64) throws -> Bool {
-        guard let scanner else { return false }
-        if segmentPosition + 1 >= reader.segments.count {
-            try reader.refresh()
-            scanner.window.invalidate()
-            if segmentPosition + 1 >= reader.segments.count { return false }
-            // A newer segment appeared: read this end once more before leaving it.
-            if !confirmingEnd {
-                confirmingEnd = true
-                return true
-            }
-        }
-        confirmingEnd = false
-        let nextFirst = reader.segments[segmentPosition + 1]
-        guard nextFirst == scanner.expectedSequence else {
-            throw LogError(
-                .corrupt,
-                "the log is damaged: \(SegmentFiles.name(nextFirst, LogFormat.segmentExtension)) starts at sequence"
-                    + " \(nextFirst), but \(scanner.path) ends at \(scanner.expectedSequence - 1)",
-                file: scanner.path, offset: offset, sequence: scanner.expectedSequence)
-        }
-        let next = try reader.openSegment(nextFirst)
-        segment?.close()
-        segment = next
-        segmentPosition += 1
-        self.scanner = next.scannerFromStart(previousHash: scanner.previousHash)
-        return true
+        self.engine = engine
+        return try engine.next()
     }
 }

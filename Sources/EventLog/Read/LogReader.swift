@@ -117,7 +117,8 @@ public final class LogReader {
             at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec, headers: blockHeaders) }
         guard let genesis else { return nil }
         if sequence == 0 { return LogHead(sequence: 0, hash: genesis) }
-        let cursor = try events(from: sequence, through: sequence)
+        let cursor = LegacyCursor(reader: self, start: .sequence(sequence), lastSequence: sequence, lastTime: nil)
+        defer { cursor.close() }
         guard let batch = try cursor.batchHolding(sequence), batch.lastSequence == sequence else { return nil }
         return LogHead(sequence: sequence, hash: batch.hash)
     }
