@@ -2,7 +2,7 @@
 /// as it is read (CRCs, sequence, and the hash chain from the second batch read on), the sparse
 /// index used to find where to start (FORMAT.md, part "Format 1").
 final class LegacyCursor: CursorEngine {
-    private let reader: LogReader
+    private let reader: LegacyReading
     private let start: LogCursor.Start
     private let lastSequence: UInt64?
     private let lastTime: LogTimestamp?
@@ -19,7 +19,7 @@ final class LegacyCursor: CursorEngine {
     private var isFinished = false
     private(set) var incompleteTail: (file: String, offset: Int64, reason: String)?
 
-    init(reader: LogReader, start: LogCursor.Start, lastSequence: UInt64?, lastTime: LogTimestamp?) {
+    init(reading reader: LegacyReading, start: LogCursor.Start, lastSequence: UInt64?, lastTime: LogTimestamp?) {
         self.reader = reader
         self.start = start
         self.lastSequence = lastSequence

@@ -11,9 +11,9 @@
 /// events appended since. Memory: one decoded batch and one read window, whatever the log's
 /// length. Cost per event: amortised O(1) — a batch is read, checked and decompressed once.
 ///
-/// The one place that picks a format's reader: the first read that finds the log's format
-/// makes a ``BlockTailCursor`` (format 2) or a ``LegacyCursor`` (format 1), and every read
-/// after it goes to that engine.
+/// Its first read that finds the log's format asks the reader's format reading for an engine,
+/// a ``BlockTailCursor`` (format 2) or a ``LegacyCursor`` (format 1), and every read after it
+/// goes to that engine.
 public final class LogCursor {
     enum Start {
         case sequence(UInt64)
@@ -45,19 +45,10 @@ public final class LogCursor {
     /// The next event, or nil at the current end of the log (or past the cursor's bounds).
     public func next() throws -> LogEvent? {
         if let engine { return try engine.next() }
-        if reader.format == nil || reader.segments.isEmpty { try reader.refresh() }
-        let engine: any CursorEngine
-        switch reader.format {
-        case nil:
-            // No data file yet: nothing to read, and no format to pick; the next read looks again.
-            return nil
-        case .v2?:
-            engine = BlockTailCursor(
-                directory: reader.directory, fileSystem: reader.fileSystem, start: start, lastSequence: lastSequence,
-                lastTime: lastTime, payloadCodec: reader.payloadCodec, headers: reader.blockHeaders, tailPosition: tailPosition)
-        case .v1?:
-            engine = LegacyCursor(reader: reader, start: start, lastSequence: lastSequence, lastTime: lastTime)
-        }
+        if reader.reading == nil { try reader.refresh() }
+        // No data file yet: nothing to read, and no format to read it by; the next read looks again.
+        guard let reading = reader.reading else { return nil }
+        let engine = reading.cursor(start: start, lastSequence: lastSequence, lastTime: lastTime, tailPosition: tailPosition)
         self.engine = engine
         return try engine.next()
     }

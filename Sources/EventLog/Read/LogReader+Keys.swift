@@ -9,26 +9,7 @@ extension LogReader {
     /// Reading the summaries costs a small file a block file, checked as FORMAT.md asks.
     public func ranges(mayHoldKeysIn keys: ClosedRange<UInt64>, function: String, from: UInt64, through: UInt64) throws -> [ClosedRange<UInt64>] {
         guard from >= 1, from <= through else { return [] }
-        if segments.isEmpty { try refresh() }
-        guard format == .v2 else { return [from...through] }
-        var directory = LogDirectory(directory: self.directory, fileSystem: fileSystem)
-        try directory.refresh()
-        var ranges: [ClosedRange<UInt64>] = []
-        let files = directory.files
-        for (index, file) in files.enumerated() {
-            let fileLast = index + 1 < files.count ? files[index + 1].firstSequence - 1 : UInt64.max
-            guard file.firstSequence <= through, fileLast >= from else { continue }
-            let wanted = max(from, file.firstSequence)...min(through, fileLast)
-            guard case .blocks(let header) = file.kind,
-                let summary = KeySummary.read(beside: header, in: self.directory, function: function, fileSystem: fileSystem)
-            else {
-                ranges.appendJoining(wanted)
-                continue
-            }
-            for range in summary.ranges(holding: keys, lastSequence: header.lastSequence) where range.overlaps(wanted) {
-                ranges.appendJoining(range.clamped(to: wanted))
-            }
-        }
-        return ranges
+        if reading == nil { try refresh() }
+        return try reading?.ranges(mayHoldKeysIn: keys, function: function, from: from, through: through) ?? [from...through]
     }
 }

@@ -20,16 +20,10 @@ import FileIO
 public final class LogReader {
     public let directory: String
     let fileSystem: any FileSystem
-    /// First sequences of the known segments, ascending.
-    private(set) var segments: [UInt64] = []
-    private(set) var logID: [UInt8]?
-    /// The hash the first batch of the log must name.
-    private(set) var genesis: ChainHash?
-    private var firstTimestamps: [UInt64: LogTimestamp] = [:]
     /// The log's format, once its first data file exists.
     public private(set) var format: LogFormatVersion?
-    /// The block headers this reader's seeks have read (format 2).
-    let blockHeaders = BlockHeaderCache()
+    /// The format's reading, picked here once the format is known: the one place that does.
+    private(set) var reading: (any FormatReading)?
     /// The codec of the blocks in codec 2, if the log has any (``BlockPayloadCodec``).
     public let payloadCodec: (any BlockPayloadCodec)?
 
@@ -51,36 +45,30 @@ public final class LogReader {
         guard status.kind == .directory else {
             throw LogError(.notALog, "\(directory) is a file, not an event log directory", file: directory)
         }
-        let listing = try refresh()
-        if format == nil, segments.isEmpty, !listing.foreign.isEmpty {
+        try refresh()
+        if format == nil, !(try SegmentFiles.list(directory, fileSystem).foreign.isEmpty) {
             throw LogError(
                 .notALog, "\(directory) holds files that are not part of an event log", file: directory)
         }
     }
 
-    /// Lists the directory again, to see segments created since.
-    @discardableResult
-    func refresh() throws -> SegmentFiles.Listing {
-        if format == nil { format = try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) }
-        let listing = try SegmentFiles.list(directory, fileSystem)
-        // A format-2 log's files are read by BlockTailCursor and LogDirectory.
-        if format == .v2 { return listing }
-        if let first = listing.segments.first, first != 1 {
-            throw LogError(
-                .corrupt,
-                "the log is damaged: its first segment starts at sequence \(first), so the segments before it are"
-                    + " missing from \(directory)",
-                file: directory, sequence: 1)
+    /// Lists the directory again, to see files created since; picks the format's reading once
+    /// the first data file shows which format the log is in.
+    func refresh() throws {
+        if reading == nil {
+            guard let format = try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) else { return }
+            self.format = format
+            reading = switch format {
+            case .v1: LegacyReading(directory: directory, fileSystem: fileSystem)
+            case .v2: BlockTailReading(directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec)
+            }
         }
-        segments = listing.segments
-        if logID == nil, !segments.isEmpty {
-            let first = try SegmentHandle.open(directory: directory, firstSequence: 1, fileSystem: fileSystem, logID: nil)
-            defer { first.close() }
-            logID = first.header.logID
-            genesis = ChainHash.of(first.headerBytes)
-        }
-        return listing
+        try reading?.refresh()
     }
+
+    /// Format 1's reading, for the verifier, repair and upgrade of a format-1 log (nil for a
+    /// format-2 log or one with no data file yet).
+    var legacy: LegacyReading? { reading as? LegacyReading }
 
     /// Events from `sequence` (default: the first) through `last` (default: as far as the log
     /// goes, including appends that land while the cursor is used).
@@ -112,15 +100,8 @@ public final class LogReader {
     /// when no batch ends exactly there). For 0, the chain's anchor; nil when the log does not
     /// reach `sequence`. Checks what it reads as every read does.
     public func head(at sequence: UInt64) throws -> LogHead? {
-        if segments.isEmpty { try refresh() }
-        if format == .v2 { return try ChainHeads.head(
-            at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec, headers: blockHeaders) }
-        guard let genesis else { return nil }
-        if sequence == 0 { return LogHead(sequence: 0, hash: genesis) }
-        let cursor = LegacyCursor(reader: self, start: .sequence(sequence), lastSequence: sequence, lastTime: nil)
-        defer { cursor.close() }
-        guard let batch = try cursor.batchHolding(sequence), batch.lastSequence == sequence else { return nil }
-        return LogHead(sequence: sequence, hash: batch.hash)
+        if reading == nil { try refresh() }
+        return try reading?.head(at: sequence)
     }
 
     /// ``head(at:)`` begun now, on another core where the log allows it (format 2, whose heads
@@ -129,45 +110,15 @@ public final class LogReader {
     /// order (``FileIO/FileSystem/allowsReadAhead``), is read by this reader when `value()` is
     /// called.
     public func headInBackground(at sequence: UInt64) -> PendingHead {
-        if segments.isEmpty { try? refresh() }
-        guard format == .v2, fileSystem.allowsReadAhead else {
-            return PendingHead(givesPositions: false) { try self.head(at: sequence).map { ($0, nil) } }
-        }
-        let (directory, fileSystem, headers, codec) = (directory, fileSystem, blockHeaders, payloadCodec)
-        let pending = PendingHead.Box()
-        DispatchQueue.global(qos: .userInitiated).async(group: pending.group) {
-            pending.result = Result {
-                try ChainHeads.headAndPosition(
-                    at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: codec, headers: headers)
-            }
-        }
-        return PendingHead(givesPositions: true) {
-            pending.group.wait()
-            return try pending.result!.get()
-        }
+        if reading == nil { try? refresh() }
+        guard let reading else { return PendingHead(givesPositions: false) { try self.head(at: sequence).map { ($0, nil) } } }
+        return reading.headInBackground(at: sequence)
     }
 
     /// The sequence number of the last complete event (0 for an empty log).
     public func lastSequence() throws -> UInt64 {
         try refresh()
-        if format == .v2 { return try ChainHeads.lastSequence(directory: directory, fileSystem: fileSystem) }
-        guard let first = segments.last else { return 0 }
-        let segment = try openSegment(first)
-        defer { segment.close() }
-        let index = SegmentHandle.loadIndex(directory: directory, firstSequence: first, fileSystem: fileSystem)
-        while true {
-            let tail = try SegmentTail.scan(segment, index: index, startHash: nil, indexInterval: .max)
-            if let damage = tail.damage {
-                switch try tail.scanner.classify(damage, isLastSegment: true) {
-                case .inProgress: continue  // an append landed while the tail was read
-                case .corruption:
-                    throw LogError.corrupt(
-                        damage.reason, file: segment.path, offset: damage.offset, sequence: tail.scanner.expectedSequence)
-                case .tornTail: break
-                }
-            }
-            return tail.lastBatch?.lastSequence ?? first - 1
-        }
+        return try reading?.lastSequence() ?? 0
     }
 
     /// Follows the log: every event from `sequence` on, waiting for new appends as they land
@@ -175,41 +126,5 @@ public final class LogReader {
     public func follow(from sequence: UInt64 = 1, pollInterval: Duration = .milliseconds(20)) -> LogFollower {
         LogFollower(cursor: LogCursor(reader: self, start: .sequence(max(1, sequence)), lastSequence: nil, lastTime: nil),
                     pollInterval: pollInterval)
-    }
-
-    func openSegment(_ firstSequence: UInt64) throws -> SegmentHandle {
-        try SegmentHandle.open(directory: directory, firstSequence: firstSequence, fileSystem: fileSystem, logID: logID)
-    }
-
-    /// The position in ``segments`` of the segment holding `sequence` (the last one starting at
-    /// or before it).
-    func segmentPosition(holding sequence: UInt64) -> Int? {
-        guard let position = segments.lastIndex(where: { $0 <= sequence }) else { return nil }
-        return position
-    }
-
-    /// The position of the segment where events at or after `time` begin: the last segment
-    /// whose first event is strictly earlier than `time` (timestamps never decrease).
-    func segmentPosition(startingBefore time: LogTimestamp) throws -> Int? {
-        guard !segments.isEmpty else { return nil }
-        var low = 0
-        var high = segments.count
-        while low < high {
-            let middle = (low + high) / 2
-            if let first = try firstTimestamp(of: segments[middle]), first < time { low = middle + 1 } else { high = middle }
-        }
-        return max(0, low - 1)
-    }
-
-    /// The timestamp of a segment's first event (read once, then cached: it never changes).
-    private func firstTimestamp(of firstSequence: UInt64) throws -> LogTimestamp? {
-        if let known = firstTimestamps[firstSequence] { return known }
-        let segment = try openSegment(firstSequence)
-        defer { segment.close() }
-        guard let head = try segment.window.bytes(at: Int64(LogFormat.segmentHeaderSize), count: LogFormat.batchHeaderSize),
-            case .success(let header) = BatchHeader.decode(head)
-        else { return nil }
-        firstTimestamps[firstSequence] = header.firstTimestamp
-        return header.firstTimestamp
     }
 }

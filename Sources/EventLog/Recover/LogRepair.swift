@@ -22,7 +22,8 @@ public enum LogRepair {
         do {
             reader = try LogReader(directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec)
         } catch let error as LogError where error.code == .corrupt {
-            // The first segment is missing: nothing before the damage can be kept.
+            // The first segment is missing (format 1): nothing before the damage can be kept.
+            plan.headerSize = Int64(LogFormat.segmentHeaderSize)
             let listing = try SegmentFiles.list(directory, fileSystem)
             plan.damage = .init(kind: .corruption, file: directory, sequence: 1, message: error.message)
             plan.laterSegments = listing.segments.map { SegmentFiles.segmentPath(directory, $0) }
@@ -32,22 +33,8 @@ public enum LogRepair {
             plan.bytes = try sizes(of: listing.segments.map { SegmentFiles.segmentPath(directory, $0) }, fileSystem)
             return plan
         }
-        if reader.format == .v2 { return try planFormat2(directory: directory, fileSystem: fileSystem, keys: keys, payloadCodec: payloadCodec) }
-        var report = VerificationReport()
-        try LogVerifier.walk(reader, report: &report, progress: nil, stopAtFirstDamage: true)
-        guard let damage = report.problems.first(where: \.isDamage) else { return plan }
-        plan.damage = damage
-        let segmentPath = damage.file.hasSuffix(LogFormat.segmentExtension) ? damage.file : nil
-        let all = reader.segments.map { SegmentFiles.segmentPath(directory, $0) }
-        let cutAt = segmentPath.flatMap { all.firstIndex(of: $0) } ?? 0
-        plan.segment = all[cutAt]
-        plan.offset = damage.offset ?? 0
-        plan.laterSegments = Array(all[(cutAt + 1)...])
-        plan.firstDroppedSequence = damage.sequence ?? report.lastSequence + 1
-        let cutSize = (try fileSystem.status(all[cutAt]))?.size ?? 0
-        plan.bytes = max(0, cutSize - plan.offset) + (try sizes(of: plan.laterSegments, fileSystem))
-        plan.lastDroppedSequence = try lastIntactSequence(reader, plan: plan, from: cutAt)
-        return plan
+        guard let reading = reader.reading else { return plan }
+        return try reading.planRepair(keys: keys)
     }
 
     /// Carries out a plan: takes the writer's lock (so no writer is running), checks that the
@@ -91,7 +78,7 @@ public enum LogRepair {
         defer { try? file.close() }
         // A block file is never cut inside (its header counts its blocks): it goes whole.
         let headerSize = segment.hasSuffix(Format2.blockExtension)
-            ? Int64.max : Int64(plan.format == .v2 ? Format2.segmentHeaderSize : LogFormat.segmentHeaderSize)
+            ? Int64.max : plan.headerSize
         if plan.offset < headerSize {
             // The segment's own header is damaged: the whole segment goes.
             let bytes = try io("read \(segment)") { try file.readAll() }
@@ -114,11 +101,12 @@ public enum LogRepair {
 
     /// Format 2: the first damage that verification finds, and everything from it on. Damage in
     /// a block file takes that whole file and every later one.
-    private static func planFormat2(
+    static func planBlockTail(
         directory: String, fileSystem: any FileSystem, keys: BlockKeys?, payloadCodec: (any BlockPayloadCodec)?
     ) throws -> RepairPlan {
         var plan = RepairPlan()
         plan.format = .v2
+        plan.headerSize = Int64(Format2.segmentHeaderSize)
         plan.directory = directory
         var report = VerificationReport()
         try BlockTailVerifier.walk(
@@ -144,27 +132,7 @@ public enum LogRepair {
         String(segment.dropLast(LogFormat.segmentExtension.count)) + LogFormat.indexExtension
     }
 
-    private static func sizes(of paths: [String], _ fileSystem: any FileSystem) throws -> Int64 {
+    static func sizes(of paths: [String], _ fileSystem: any FileSystem) throws -> Int64 {
         try paths.reduce(0) { $0 + ((try fileSystem.status($1))?.size ?? 0) }
-    }
-
-    /// The highest last sequence named by an intact batch header after the cut.
-    private static func lastIntactSequence(_ reader: LogReader, plan: RepairPlan, from position: Int) throws -> UInt64? {
-        var best: UInt64? = nil
-        for first in reader.segments[position...] {
-            guard let segment = try? reader.openSegment(first) else { continue }
-            defer { segment.close() }
-            var offset = first == reader.segments[position] ? plan.offset : Int64(LogFormat.segmentHeaderSize) - 1
-            let scanner = segment.scannerFromStart(previousHash: nil)
-            while let found = try scanner.validHeaderOffset(after: offset) {
-                if let head = try segment.window.bytes(at: found, count: LogFormat.batchHeaderSize),
-                    case .success(let header) = BatchHeader.decode(head)
-                {
-                    best = max(best ?? 0, header.lastSequence)
-                }
-                offset = found
-            }
-        }
-        return best
     }
 }

@@ -17,8 +17,10 @@ public struct RepairPlan: Sendable, Hashable, CustomStringConvertible {
     /// the events dropped are at least `firstDroppedSequence...lastDroppedSequence`.
     public var lastDroppedSequence: UInt64?
 
-    /// The log's format: it decides how much of a file's start is its header.
+    /// The log's format.
     public var format = LogFormatVersion.v1
+    /// How much of a segment's start is its header (a cut inside it takes the whole segment).
+    var headerSize: Int64 = 0
     /// The log's folder.
     public var directory = ""
     /// Format 2: key summaries whose keys are not their blocks' (``VerificationReport/Problem/Kind/keySummary``),

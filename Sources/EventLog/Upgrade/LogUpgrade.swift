@@ -138,7 +138,7 @@ public enum LogUpgrade {
         // Opening the log (in `upgrade`) already removed a leftover `work`, under the lock.
         try io("create \(work)") { try fileSystem.createDirectoryDurably(work) }
         let reader = try LogReader(directory: directory, fileSystem: fileSystem)
-        guard let logID = reader.logID else {
+        guard let logID = reader.legacy?.logID else {
             throw LogError(.corrupt, "\(directory) has events but no segment header to take its log id from", file: directory)
         }
         var chain = origin.anchor(logID: logID)
