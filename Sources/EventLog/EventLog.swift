@@ -236,6 +236,11 @@ public final class EventLog: @unchecked Sendable {
     /// that, and a start found wrong makes the log refuse appends until it is reopened.
     let tailStart: TailPosition?
 
+    /// The head where the writer before this one started appending, as the tail checkpoint
+    /// this log opened from says (``tailStart``), unchecked until the tail check has run: for
+    /// checks and diagnostics. An owner resuming from it uses ``LogResumption``.
+    public var previousWriterStart: LogHead? { tailStart?.head }
+
     /// Format 2: builds now the key summaries the log lacks (FORMAT.md, "Key summaries"), after
     /// any compaction under way, and returns how many; 0 without a key function
     /// (``LogConfiguration/blockKeys``) or in a format-1 log. Opening the log starts the same

@@ -38,9 +38,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } else if options.contains(.tailCheckpoint) {
         fuzzTailCheckpoint(bytes, fix: options.contains(.fixChecksums))
     } else if options.contains(.blocks) {
-        fuzzBlocks(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor, payloadCodec: FieldColumnsCodec())
+        fuzzBlocks(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor)
     } else {
-        fuzzRecords(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor, payloadCodec: FieldColumnsCodec())
+        fuzzRecords(&bytes, fix: options.contains(.fixChecksums), decompressor: decompressor)
     }
     return 0
 }
@@ -52,7 +52,7 @@ func fuzzRecords(_ bytes: inout [UInt8], fix: Bool, decompressor: ZstdDecompress
     while position < bytes.count {
         if fix { fixRecordChecksum(&bytes, at: position) }
         let read = bytes.withUnsafeBytes {
-            TailRecord.read(UnsafeRawBufferPointer(rebasing: $0[position...]), timeBefore: time, decompressor: decompressor, payloadCodec: FieldColumnsCodec())
+            TailRecord.read(UnsafeRawBufferPointer(rebasing: $0[position...]), timeBefore: time, decompressor: decompressor)
         }
         guard case .record(let record) = read else { return }
         require(record.size >= 7 && position + record.size <= bytes.count, "a record of \(record.size) bytes at \(position)")
