@@ -149,7 +149,7 @@ public final class EventLog: @unchecked Sendable {
     }
 
     /// Format 2: erases the payloads of the events in `targets` (sequence → at most
-    /// ``Format2/maxErasedKept`` bytes to keep in their place), keeping their sequence numbers,
+    /// ``LogFormat/maxErasedKept`` bytes to keep in their place), keeping their sequence numbers,
     /// times and digests, and so every head hash (FORMAT.md, "Erasure: rewriting block files").
     /// Seals and compacts the hot tail first; appends go on meanwhile. Bytes in `quarantine/`
     /// are removed too. Running it again after a failure or a crash finishes the job; an event
@@ -167,9 +167,9 @@ public final class EventLog: @unchecked Sendable {
         if let bad = targets.first(where: { $0.key == 0 || $0.key > last }) {
             throw LogError(.invalidArgument, "there is no event \(bad.key) to erase (the log ends at \(last))", sequence: bad.key)
         }
-        if let bad = targets.first(where: { $0.value.count > Format2.maxErasedKept }) {
+        if let bad = targets.first(where: { $0.value.count > LogFormat.maxErasedKept }) {
             throw LogError(
-                .invalidArgument, "an erased event keeps at most \(Format2.maxErasedKept) bytes, not \(bad.value.count)",
+                .invalidArgument, "an erased event keeps at most \(LogFormat.maxErasedKept) bytes, not \(bad.value.count)",
                 sequence: bad.key)
         }
         let active = try core.submit(AppendRequest(payloads: [], timestamps: nil, isRoll: true)).lowerBound
@@ -376,7 +376,7 @@ public final class EventLog: @unchecked Sendable {
         of directory: String, holder: String, fileSystem: any FileSystem, whenHeld: (String) -> String
     ) throws -> any HeldLock {
         do {
-            return try fileSystem.lock(Path.join(directory, LogFormat.lockFileName), holder: holder)
+            return try fileSystem.lock(Path.join(directory, LogFiles.lockFileName), holder: holder)
         } catch let held as LockHeldError {
             throw LogError(.locked, whenHeld(held.holder), file: held.path, cause: held)
         } catch let error as IOError {

@@ -111,7 +111,7 @@ import Testing
         #expect(bytes.count == header.totalSize)
         let decoded = try bytes.withUnsafeBytes { all in
             try DecodedBatch.decode(
-                header, stored: UnsafeRawBufferPointer(rebasing: all[LogFormat.batchHeaderSize...]),
+                header, stored: UnsafeRawBufferPointer(rebasing: all[LegacyFormat.batchHeaderSize...]),
                 decompressor: ZstdDecompressor()
             ).get()
         }
@@ -123,7 +123,7 @@ import Testing
 
     @Test func zstdIsUsedExactlyWhenItMakesThePayloadSmaller() throws {
         var generator = SplitMix(seed: 3)
-        let cases: [([UInt8], LogFormat.Codec)] = [
+        let cases: [([UInt8], LegacyFormat.Codec)] = [
             (Array("abc".utf8), .raw),  // a frame's overhead exceeds any saving
             ((0..<1000).map { _ in UInt8.random(in: 0...255, using: &generator) }, .raw),  // incompressible
             (Array(repeating: 42, count: 1000), .zstd),

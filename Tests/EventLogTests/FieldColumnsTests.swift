@@ -140,7 +140,7 @@ import Testing
         let events = payloads.enumerated().map { (time: Int64(1_000 + $0.offset * 7), payload: $0.element) }
         for erase in [Set<Int>(), [0, 5, 17, payloads.count - 1]] {
             var builder = BlockBuilder(
-                firstSequence: 1, timeBefore: Format2.timeBeforeFirstEvent, chainBefore: EventChain.anchor(logID: Format2CodecTests.logID))
+                firstSequence: 1, timeBefore: LogFormat.timeBeforeFirstEvent, chainBefore: EventChain.anchor(logID: Format2CodecTests.logID))
             for (index, event) in events.enumerated() {
                 if erase.contains(index) {
                     builder.addErased(digest: event.payload.withUnsafeBytes { EventChain.digest(of: $0) }, kept: [3], at: event.time)
@@ -184,7 +184,7 @@ import Testing
             #expect(same, "block of \(payloads.count) events from \(firstSequence): \(reused.count) bytes, fresh \(fresh.count)")
             let block = try reused.withUnsafeBytes { bytes in
                 try SealedBlock.decode(
-                    header, stored: UnsafeRawBufferPointer(rebasing: bytes[Format2.blockHeaderSize...]), decompressor: decompressor,
+                    header, stored: UnsafeRawBufferPointer(rebasing: bytes[LogFormat.blockHeaderSize...]), decompressor: decompressor,
                     payloadCodec: FieldColumnsCodec()
                 ).get()
             }
@@ -229,10 +229,10 @@ import Testing
         let header = builder.encode(layout: .rows, compressor: try ZstdCompressor(level: 3), payloadCodec: FieldColumnsCodec(), into: &bytes)
         #expect(header.codec == .zstd)
         // A header claiming field columns in rows is refused before its payload is read.
-        bytes[6] = Format2.Layout.rows.rawValue
-        bytes[5] = Format2.Codec.fieldColumns.rawValue
-        let crc = CRC32C.checksum(Array(bytes[0..<Format2.blockHeaderCRCOffset]))
-        bytes.setLittleEndian(crc, at: Format2.blockHeaderCRCOffset)
+        bytes[6] = LogFormat.Layout.rows.rawValue
+        bytes[5] = LogFormat.Codec.fieldColumns.rawValue
+        let crc = CRC32C.checksum(Array(bytes[0..<LogFormat.blockHeaderCRCOffset]))
+        bytes.setLittleEndian(crc, at: LogFormat.blockHeaderCRCOffset)
         #expect(throws: DamageReason.self) { try Format2BlockTests.decode(bytes).get() }
     }
 

@@ -9,8 +9,8 @@ import Testing
     typealias Event = (time: Int64, payload: [UInt8])
 
     static func block(
-        _ events: [Event], layout: Format2.Layout, compress: Bool, erase: Set<Int> = [], firstSequence: UInt64 = 1,
-        timeBefore: Int64 = Format2.timeBeforeFirstEvent, chainBefore: ChainHash? = nil
+        _ events: [Event], layout: LogFormat.Layout, compress: Bool, erase: Set<Int> = [], firstSequence: UInt64 = 1,
+        timeBefore: Int64 = LogFormat.timeBeforeFirstEvent, chainBefore: ChainHash? = nil
     ) -> (bytes: [UInt8], header: BlockHeader) {
         var builder = BlockBuilder(
             firstSequence: firstSequence, timeBefore: timeBefore,
@@ -33,7 +33,7 @@ import Testing
         switch index % 3 {
         case 0: []
         case 1: [UInt8(truncatingIfNeeded: index)]
-        default: (0..<Format2.maxErasedKept).map { UInt8(truncatingIfNeeded: index &+ $0) }
+        default: (0..<LogFormat.maxErasedKept).map { UInt8(truncatingIfNeeded: index &+ $0) }
         }
     }
 
@@ -42,15 +42,15 @@ import Testing
             switch BlockHeader.decode(raw) {
             case .failure(let reason): return .failure(reason)
             case .success(let header):
-                let stored = UnsafeRawBufferPointer(rebasing: raw[min(raw.count, Format2.blockHeaderSize)...])
+                let stored = UnsafeRawBufferPointer(rebasing: raw[min(raw.count, LogFormat.blockHeaderSize)...])
                 // The codec-2 tests decode their blocks here too.
                 return SealedBlock.decode(header, stored: stored, decompressor: ZstdDecompressor(), payloadCodec: FieldColumnsCodec())
             }
         }
     }
 
-    @Test(arguments: Format2.Layout.allCases, [false, true])
-    func blocksRoundTripWithTheChainOfTheirEvents(_ layout: Format2.Layout, _ compress: Bool) throws {
+    @Test(arguments: LogFormat.Layout.allCases, [false, true])
+    func blocksRoundTripWithTheChainOfTheirEvents(_ layout: LogFormat.Layout, _ compress: Bool) throws {
         let events = Format2CodecTests.events(300, compressible: true)
         let (bytes, header) = Self.block(events, layout: layout, compress: compress)
         #expect(header.codec == (compress ? .zstd : .raw))
@@ -69,7 +69,7 @@ import Testing
     func theHeadAfterAnEventIsTheSameWhateverTheBlockSize(_ blockSize: Int) throws {
         let events = Format2CodecTests.events(500, seed: 3)
         var chainBefore = EventChain.anchor(logID: Format2CodecTests.logID)
-        var timeBefore = Format2.timeBeforeFirstEvent
+        var timeBefore = LogFormat.timeBeforeFirstEvent
         var start = 0
         var links: [(ChainHash, ChainHash)] = []
         while start < events.count {
@@ -88,8 +88,8 @@ import Testing
         #expect(zip(links, links.dropFirst()).allSatisfy { $0.1 == $1.0 })
     }
 
-    @Test(arguments: Format2.Layout.allCases)
-    func erasedEventsKeepTheirDigestAndTheChain(_ layout: Format2.Layout) throws {
+    @Test(arguments: LogFormat.Layout.allCases)
+    func erasedEventsKeepTheirDigestAndTheChain(_ layout: LogFormat.Layout) throws {
         let events = Format2CodecTests.events(50, seed: 9)
         let erased: Set<Int> = [0, 1, 17, 49]
         let (whole, wholeHeader) = Self.block(events, layout: layout, compress: true)
@@ -109,8 +109,8 @@ import Testing
         #expect(try Self.decode(whole).get().erasedSequences.isEmpty)
     }
 
-    @Test(arguments: Format2.Layout.allCases, [false, true])
-    func everyFlippedByteOfABlockIsDetected(_ layout: Format2.Layout, _ compress: Bool) {
+    @Test(arguments: LogFormat.Layout.allCases, [false, true])
+    func everyFlippedByteOfABlockIsDetected(_ layout: LogFormat.Layout, _ compress: Bool) {
         let (bytes, _) = Self.block(Format2CodecTests.events(40, seed: 5), layout: layout, compress: compress)
         for offset in bytes.indices {
             var flipped = bytes
@@ -123,26 +123,26 @@ import Testing
         let (bytes, _) = Self.block(Format2CodecTests.events(10), layout: .columns, compress: false)
         /// Rewrites a header field and both checksums, so only the rule can refuse it.
         func with(_ change: (inout [UInt8]) -> Void, payload: (([UInt8]) -> [UInt8])? = nil) -> [UInt8] {
-            var header = Array(bytes.prefix(Format2.blockHeaderSize))
-            var stored = Array(bytes.dropFirst(Format2.blockHeaderSize))
+            var header = Array(bytes.prefix(LogFormat.blockHeaderSize))
+            var stored = Array(bytes.dropFirst(LogFormat.blockHeaderSize))
             if let payload { stored = payload(stored) }
             change(&header)
-            header.setLittleEndian(CRC32C.checksum(stored), at: Format2.blockPayloadCRCOffset)
-            header.setLittleEndian(CRC32C.checksum(header[0..<Format2.blockHeaderCRCOffset]), at: Format2.blockHeaderCRCOffset)
+            header.setLittleEndian(CRC32C.checksum(stored), at: LogFormat.blockPayloadCRCOffset)
+            header.setLittleEndian(CRC32C.checksum(header[0..<LogFormat.blockHeaderCRCOffset]), at: LogFormat.blockHeaderCRCOffset)
             return header + stored
         }
         let cases: [(String, [UInt8])] = [
             ("unknown codec", with { $0[5] = 7 }),
             ("unknown layout", with { $0[6] = 2 }),
             ("unknown flags", with { $0[7] = 0x02 }),
-            ("no events", with { $0.setLittleEndian(UInt32(0), at: Format2.blockEventCountOffset) }),
-            ("more events than stored", with { $0.setLittleEndian(UInt32(11), at: Format2.blockEventCountOffset) }),
-            ("last time before", with { $0.setLittleEndian(Int64.min, at: Format2.blockLastTimeOffset) }),
-            ("wrong last time", with { $0.setLittleEndian(Int64(5), at: Format2.blockLastTimeOffset) }),
-            ("raw length over 64 MiB", with { $0.setLittleEndian(UInt32(Format2.maxRawLength + 1), at: Format2.blockRawLengthOffset) }),
-            ("stored ≠ raw with codec 0", with({ $0.setLittleEndian(UInt32(bytes.count - Format2.blockHeaderSize + 1), at: Format2.blockStoredLengthOffset) }, payload: { $0 + [0] })),
-            ("sequence 0", with { $0.setLittleEndian(UInt64(0), at: Format2.blockFirstSequenceOffset) }),
-            ("bytes after the last payload", with({ $0.setLittleEndian(UInt32(bytes.count - Format2.blockHeaderSize + 1), at: Format2.blockStoredLengthOffset); $0.setLittleEndian(UInt32(bytes.count - Format2.blockHeaderSize + 1), at: Format2.blockRawLengthOffset) }, payload: { $0 + [0] })),
+            ("no events", with { $0.setLittleEndian(UInt32(0), at: LogFormat.blockEventCountOffset) }),
+            ("more events than stored", with { $0.setLittleEndian(UInt32(11), at: LogFormat.blockEventCountOffset) }),
+            ("last time before", with { $0.setLittleEndian(Int64.min, at: LogFormat.blockLastTimeOffset) }),
+            ("wrong last time", with { $0.setLittleEndian(Int64(5), at: LogFormat.blockLastTimeOffset) }),
+            ("raw length over 64 MiB", with { $0.setLittleEndian(UInt32(LogFormat.maxRawLength + 1), at: LogFormat.blockRawLengthOffset) }),
+            ("stored ≠ raw with codec 0", with({ $0.setLittleEndian(UInt32(bytes.count - LogFormat.blockHeaderSize + 1), at: LogFormat.blockStoredLengthOffset) }, payload: { $0 + [0] })),
+            ("sequence 0", with { $0.setLittleEndian(UInt64(0), at: LogFormat.blockFirstSequenceOffset) }),
+            ("bytes after the last payload", with({ $0.setLittleEndian(UInt32(bytes.count - LogFormat.blockHeaderSize + 1), at: LogFormat.blockStoredLengthOffset); $0.setLittleEndian(UInt32(bytes.count - LogFormat.blockHeaderSize + 1), at: LogFormat.blockRawLengthOffset) }, payload: { $0 + [0] })),
         ]
         for (name, block) in cases {
             guard case .failure(let reason) = Self.decode(block) else { Issue.record("\(name) was accepted"); continue }
@@ -152,8 +152,8 @@ import Testing
 
     /// The reader written from FORMAT.md's tables alone (``IndependentFormat2``) decodes blocks
     /// of both layouts and codecs, with erased events, and recomputes their chain_after.
-    @Test(arguments: Format2.Layout.allCases, [false, true])
-    func anIndependentReaderDecodesBlocksWithErasuresFromTheDocumentsTables(_ layout: Format2.Layout, _ compress: Bool) throws {
+    @Test(arguments: LogFormat.Layout.allCases, [false, true])
+    func anIndependentReaderDecodesBlocksWithErasuresFromTheDocumentsTables(_ layout: LogFormat.Layout, _ compress: Bool) throws {
         let events = Format2CodecTests.events(20, seed: 11, compressible: compress)
         // Erased events too: an erasure list, and digests (with 0, 1 and 16 kept bytes) in place of three payloads.
         let erased: Set<Int> = [0, 7, 8]

@@ -78,7 +78,7 @@ import Testing
         let compressor = compress ? try! ZstdCompressor(level: 3) : nil
         var builder = TailRecordBuilder()
         var output: [UInt8] = []
-        var time = Format2.timeBeforeFirstEvent
+        var time = LogFormat.timeBeforeFirstEvent
         var start = 0
         var size = 0
         while start < events.count {
@@ -97,7 +97,7 @@ import Testing
         let decompressor = ZstdDecompressor()
         var events: [LogEvent] = []
         var position = 0
-        var time = Format2.timeBeforeFirstEvent
+        var time = LogFormat.timeBeforeFirstEvent
         while true {
             let read = bytes.withUnsafeBytes {
                 TailRecord.read(UnsafeRawBufferPointer(rebasing: $0[position...]), timeBefore: time, decompressor: decompressor)
@@ -121,7 +121,7 @@ import Testing
         if sizes == [1], !compress {
             // Framing: at most 8 bytes a record (the event's own delta and length aside).
             var rowBytes = 0
-            var previous = Format2.timeBeforeFirstEvent
+            var previous = LogFormat.timeBeforeFirstEvent
             for event in events {
                 var row: [UInt8] = []
                 row.appendVarint(UInt64(bitPattern: event.time &- previous))
@@ -152,7 +152,7 @@ import Testing
         let bytes = Self.encodeRecords(Self.events(3), sizes: [3], compress: false)
         for length in 1..<bytes.count {
             let read = Array(bytes.prefix(length)).withUnsafeBytes {
-                TailRecord.read($0, timeBefore: Format2.timeBeforeFirstEvent, decompressor: ZstdDecompressor())
+                TailRecord.read($0, timeBefore: LogFormat.timeBeforeFirstEvent, decompressor: ZstdDecompressor())
             }
             guard case .damaged(_, let definite) = read else { Issue.record("length \(length): \(read)"); continue }
             #expect(!definite, "length \(length)")

@@ -36,8 +36,8 @@ import Testing
         try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != "LOCK" }.sorted()
     }
 
-    @Test(arguments: [(Format2.Layout.rows, false), (.columns, false), (.columns, true)])
-    func compactionKeepsEveryEventAndTheChainAndShrinksTheLog(_ layout: Format2.Layout, _ fieldColumns: Bool) throws {
+    @Test(arguments: [(LogFormat.Layout.rows, false), (.columns, false), (.columns, true)])
+    func compactionKeepsEveryEventAndTheChainAndShrinksTheLog(_ layout: LogFormat.Layout, _ fieldColumns: Bool) throws {
         let folder = TemporaryFolder.made()
         let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock)
@@ -201,8 +201,8 @@ import Testing
         let name = tampered >= 0 ? names[tampered] : names[names.count - 1]
         let path = folder.path + "/" + name
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        bytes[Format2.segmentChainBeforeOffset] ^= 0x40
-        bytes.setLittleEndian(CRC32C.checksum(bytes[0..<Format2.segmentHeaderCRCOffset]), at: Format2.segmentHeaderCRCOffset)
+        bytes[LogFormat.segmentChainBeforeOffset] ^= 0x40
+        bytes.setLittleEndian(CRC32C.checksum(bytes[0..<LogFormat.segmentHeaderCRCOffset]), at: LogFormat.segmentHeaderCRCOffset)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let active = UInt64(names[names.count - 1].prefix(20))!
 

@@ -17,8 +17,8 @@ import Testing
         return bytes
     }
 
-    @Test(arguments: [Format2.Layout.rows, .columns])
-    func erasedPayloadsLeaveTheLogWhileEveryHeadStays(_ layout: Format2.Layout) throws {
+    @Test(arguments: [LogFormat.Layout.rows, .columns])
+    func erasedPayloadsLeaveTheLogWhileEveryHeadStays(_ layout: LogFormat.Layout) throws {
         let folder = TemporaryFolder.made()
         let clock = TestClock()
         var configuration = Format2LogTests.format2(clock: clock, segmentSize: 4096)
@@ -102,7 +102,7 @@ import Testing
         let before = try snapshot(folder.path)
         expectLogError(.invalidArgument) { try log.erase([0: []]) }
         expectLogError(.invalidArgument) { try log.erase([log.lastSequence + 1: []]) }
-        expectLogError(.invalidArgument) { try log.erase([1: [UInt8](repeating: 1, count: Format2.maxErasedKept + 1)]) }
+        expectLogError(.invalidArgument) { try log.erase([1: [UInt8](repeating: 1, count: LogFormat.maxErasedKept + 1)]) }
         #expect(try snapshot(folder.path) == before)
         try log.close()
 

@@ -188,7 +188,7 @@ import Testing
         try Self.fill(log, clock: clock, commits: 20)
         try log.close()
         let segment = folder.sub("00000000000000000001.seg")
-        let offset = Format2.segmentHeaderSize + 30
+        let offset = LogFormat.segmentHeaderSize + 30
         try flipByte(at: offset, in: segment)
         let before = try snapshot(folder.path)
         expectLogError(.corrupt) { _ = try readAll(folder.path) }

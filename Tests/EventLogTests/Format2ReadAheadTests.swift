@@ -75,7 +75,7 @@ import Testing
             let copy = TemporaryFolder.made()
             try copyDirectory(folder.path, to: copy.path)
             let block = offsets[target]
-            try flipByte(at: block.offset + Format2.blockHeaderSize + 5, in: copy.path + "/" + Path.name(of: path))
+            try flipByte(at: block.offset + LogFormat.blockHeaderSize + 5, in: copy.path + "/" + Path.name(of: path))
             let cursor = try LogReader(directory: copy.path).events()
             var last: UInt64 = 0
             do {
@@ -96,9 +96,9 @@ import Testing
         let bytes = try readBytes(path)
         var offsets: [(offset: Int, first: UInt64, total: Int, lastTime: Int64)] = []
         bytes.withUnsafeBytes { all in
-            var position = Format2.blockFileHeaderSize
-            while position + Format2.blockHeaderSize <= all.count,
-                case .success(let header) = BlockHeader.decode(UnsafeRawBufferPointer(rebasing: all[position..<position + Format2.blockHeaderSize]))
+            var position = LogFormat.blockFileHeaderSize
+            while position + LogFormat.blockHeaderSize <= all.count,
+                case .success(let header) = BlockHeader.decode(UnsafeRawBufferPointer(rebasing: all[position..<position + LogFormat.blockHeaderSize]))
             {
                 offsets.append((position, header.firstSequence, header.totalSize, header.lastTime))
                 position += header.totalSize
@@ -114,7 +114,7 @@ import Testing
     @Test func aSeekReadsOnlyTheHeadersOfTheBlocksBeforeIt() throws {
         let (folder, appended, path, blocks) = try Self.blockFileLog()
         let target = blocks[blocks.count - 2]
-        try flipByte(at: blocks[1].offset + Format2.blockHeaderSize + 5, in: path)
+        try flipByte(at: blocks[1].offset + LogFormat.blockHeaderSize + 5, in: path)
 
         let fileSystem = InstrumentedFileSystem()
         let cursor = try LogReader(directory: folder.path, fileSystem: fileSystem).events(from: target.first)
@@ -141,7 +141,7 @@ import Testing
         let third = blocks[3].offset
         // Swap in the second block's header (its own CRC intact): it starts at the wrong
         // sequence and from the wrong chain head.
-        bytes.replaceSubrange(third..<third + Format2.blockHeaderSize, with: bytes[blocks[2].offset..<blocks[2].offset + Format2.blockHeaderSize])
+        bytes.replaceSubrange(third..<third + LogFormat.blockHeaderSize, with: bytes[blocks[2].offset..<blocks[2].offset + LogFormat.blockHeaderSize])
         try Data(bytes).write(to: URL(fileURLWithPath: brokenPath))
         do {
             let broken = try LogReader(directory: linkBroken.path).events(from: target.first)
@@ -218,7 +218,7 @@ import Testing
         // The file changed after the lookup (a payload byte of that block, and its time): the
         // block handed over is not the file's any more, and the read finds the damage.
         _ = try reader.head(at: sequence)
-        try flipByte(at: block.offset + Format2.blockHeaderSize + 5, in: path)
+        try flipByte(at: block.offset + LogFormat.blockHeaderSize + 5, in: path)
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 5)], ofItemAtPath: path)
         #expect(throws: LogError.self) { _ = try readsOfEvents(after: sequence) }
     }

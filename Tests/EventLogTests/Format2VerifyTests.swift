@@ -46,7 +46,7 @@ import Testing
         let path = folder.sub("00000000000000000001.blk")
         var file = try readBytes(path)
         // The last block of the file: rebuild it with one payload changed, keep its stated chain.
-        var offset = Format2.blockFileHeaderSize
+        var offset = LogFormat.blockFileHeaderSize
         var last = offset
         while offset < file.count {
             last = offset
@@ -54,7 +54,7 @@ import Testing
         }
         let header = try file.withUnsafeBytes { try BlockHeader.decode(UnsafeRawBufferPointer(rebasing: $0[last...])).get() }
         let block = try file.withUnsafeBytes {
-            try SealedBlock.decode(header, stored: UnsafeRawBufferPointer(rebasing: $0[(last + Format2.blockHeaderSize)...]), decompressor: ZstdDecompressor(), payloadCodec: nil).get()
+            try SealedBlock.decode(header, stored: UnsafeRawBufferPointer(rebasing: $0[(last + LogFormat.blockHeaderSize)...]), decompressor: ZstdDecompressor(), payloadCodec: nil).get()
         }
         var builder = BlockBuilder(firstSequence: header.firstSequence, timeBefore: header.timeBefore, chainBefore: header.chainBefore)
         for (index, event) in block.events.enumerated() {
@@ -64,8 +64,8 @@ import Testing
         }
         var rebuilt: [UInt8] = []
         builder.encode(layout: header.layout, compressor: nil, into: &rebuilt)
-        rebuilt.replaceSubrange(Format2.blockChainAfterOffset..<Format2.blockChainAfterOffset + 32, with: header.chainAfter.bytes)
-        rebuilt.setLittleEndian(CRC32C.checksum(rebuilt[0..<Format2.blockHeaderCRCOffset]), at: Format2.blockHeaderCRCOffset)
+        rebuilt.replaceSubrange(LogFormat.blockChainAfterOffset..<LogFormat.blockChainAfterOffset + 32, with: header.chainAfter.bytes)
+        rebuilt.setLittleEndian(CRC32C.checksum(rebuilt[0..<LogFormat.blockHeaderCRCOffset]), at: LogFormat.blockHeaderCRCOffset)
         file.replaceSubrange(last..., with: rebuilt)
         try writeBytes(file, to: path)
 
@@ -86,7 +86,7 @@ import Testing
         let segments = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".seg") }.sorted()
         #expect(segments.count > 2)
         let damaged = folder.sub(segments[0])
-        try flipByte(at: Format2.segmentHeaderSize + 40, in: damaged)
+        try flipByte(at: LogFormat.segmentHeaderSize + 40, in: damaged)
         let plan = try LogRepair.plan(directory: folder.path)
         #expect(plan.isNeeded)
         #expect(plan.segment == damaged)

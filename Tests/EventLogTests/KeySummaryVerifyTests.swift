@@ -11,7 +11,7 @@ import Testing
     /// The block file's path and header, and its summary, decoded.
     static func summary(in folder: TemporaryFolder) throws -> (path: String, header: BlockFileHeader, summary: KeySummary) {
         let path = try #require(try KeySummaryTests.summaryPaths(folder).first)
-        let blockFile = String(path.dropLast(KeySummary.fileExtension.count)) + Format2.blockExtension
+        let blockFile = String(path.dropLast(KeySummary.fileExtension.count)) + LogFormat.blockExtension
         let header = try LogDirectory.readBlockFileHeader(blockFile, fileSystem: PosixFileSystem())
         let summary = try #require(KeySummary.decode(try readBytes(path), for: header, function: KeySummaryTests.keys.name))
         return (path, header, summary)

@@ -75,7 +75,7 @@ import Testing
     static func codecs(ofBlockFile path: String) throws -> [UInt8] {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         var codecs: [UInt8] = []
-        var position = Format2.blockFileHeaderSize
+        var position = LogFormat.blockFileHeaderSize
         while position < bytes.count {
             let header = try bytes.withUnsafeBytes { try BlockHeader.decode(UnsafeRawBufferPointer(rebasing: $0[position...])).get() }
             codecs.append(bytes[position + 5])
@@ -102,7 +102,7 @@ import Testing
         let appended = try Self.writeCompacted(with: codec, in: folder)
         let blockFile = folder.sub(String(format: "%020d.blk", 1))
         let codecs = try Self.codecs(ofBlockFile: blockFile)
-        #expect(codecs.count > 1 && codecs.allSatisfy { $0 == Format2.Codec.fieldColumns.rawValue }, "\(codecs)")
+        #expect(codecs.count > 1 && codecs.allSatisfy { $0 == LogFormat.Codec.fieldColumns.rawValue }, "\(codecs)")
         #expect(codec.calls.encoded.load(ordering: .relaxed) >= codecs.count)
 
         let reader = try LogReader(directory: folder.path, payloadCodec: codec)
@@ -149,7 +149,7 @@ import Testing
         declining.hasForm = false
         let appended = try Self.writeCompacted(with: declining, in: folder)
         let codecs = try Self.codecs(ofBlockFile: folder.sub(String(format: "%020d.blk", 1)))
-        #expect(!codecs.isEmpty && codecs.allSatisfy { $0 == Format2.Codec.zstd.rawValue }, "\(codecs)")
+        #expect(!codecs.isEmpty && codecs.allSatisfy { $0 == LogFormat.Codec.zstd.rawValue }, "\(codecs)")
         #expect(declining.calls.encoded.load(ordering: .relaxed) >= codecs.count)
         #expect(try readAll(folder.path).map { Array($0.payload) } == appended.map(\.payload))
     }

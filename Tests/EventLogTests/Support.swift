@@ -14,7 +14,7 @@ func configuration(
     segmentSize: Int = 64 << 20, indexInterval: Int = 16 << 10
 ) -> LogConfiguration {
     var configuration = LogConfiguration()
-    // These tests are of format 1's bytes (batches, segments, indexes); Format2*Tests use format 2.
+    // These tests are of format 1's bytes (batches, segments, indexes); LogFormat*Tests use format 2.
     configuration.format = .v1
     configuration.clock = clock
     configuration.durability = durability

@@ -119,7 +119,7 @@ import Testing
         let cases = [
             ("a flipped byte", flipped), ("another segment's", withCRC(otherSegment)),
             ("an end inside the last record", ending(at: dataEnd - 1)),
-            ("an end inside the first record", ending(at: Int64(Format2.segmentHeaderSize) + 1)),
+            ("an end inside the first record", ending(at: Int64(LogFormat.segmentHeaderSize) + 1)),
             ("an end past the data", ending(at: dataEnd + 64)),
         ]
         let expected = try Self.rehashedHead(folder)
@@ -134,7 +134,7 @@ import Testing
         // A record before its end damaged: not used, and the open names the damage.
         let current = try Self.checkpointPath(folder)
         let segment = folder.sub(Path.name(of: current).replacingOccurrences(of: ".head", with: ".seg"))
-        try flipByte(at: Format2.segmentHeaderSize + 40, in: segment)
+        try flipByte(at: LogFormat.segmentHeaderSize + 40, in: segment)
         #expect(throws: LogError.self) { try EventLog.open(at: folder.path, configuration: Self.configuration(clock)) }
     }
 
@@ -155,7 +155,7 @@ import Testing
             let heads = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".head") }
             #expect(heads.count <= 1, "only the active segment's checkpoint is kept: \(heads)")
             try copyDirectory(folder.path, to: crashed.path)
-            try? FileManager.default.removeItem(atPath: crashed.sub(LogFormat.lockFileName))
+            try? FileManager.default.removeItem(atPath: crashed.sub(LogFiles.lockFileName))
             let expected = try Self.rehashedHead(crashed)
             let reopened = try EventLog.open(at: crashed.path, configuration: configuration)
             if reopened.recovery.usedTailCheckpoint { used += 1 }

@@ -29,7 +29,7 @@ import Testing
         let start = log.head
         try Format2LogTests.fill(log, clock: clock, commits: commits, from: 700)
         try copyDirectory(folder.path, to: crashed.path)
-        try? FileManager.default.removeItem(atPath: crashed.sub(LogFormat.lockFileName))
+        try? FileManager.default.removeItem(atPath: crashed.sub(LogFiles.lockFileName))
         return (start, log)
     }
 
@@ -168,7 +168,7 @@ import Testing
 
         let reopenedPath = try TailCheckpointTests.checkpointPath(crashed)
         let startEnd = try readBytes(reopenedPath).getLittleEndian(UInt64.self, at: 96)
-        try #require(startEnd > UInt64(Format2.segmentHeaderSize), "the last writer started after the first record")
+        try #require(startEnd > UInt64(LogFormat.segmentHeaderSize), "the last writer started after the first record")
         try Self.rewrite(reopenedPath) { $0.setLittleEndian(startEnd - 1, at: 96) }
         let shifted = try EventLog.open(at: crashed.path, configuration: Self.configuration(clock))
         #expect(shifted.recovery.usedTailCheckpoint && shifted.tailStart == nil)

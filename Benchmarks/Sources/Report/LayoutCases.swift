@@ -35,7 +35,7 @@ struct LayoutCases {
         let levels: [Int32] = options.smoke ? [3] : [3, 9, 19]
         let sizes = options.smoke ? [1 << 20] : [256 << 10, 1 << 20, 4 << 20]
         var best: (bytes: Double, name: String)? = nil
-        let encodings: [(layout: Format2.Layout, fieldColumns: Bool, name: String)] = [
+        let encodings: [(layout: LogFormat.Layout, fieldColumns: Bool, name: String)] = [
             (.rows, false, "rows layout"), (.columns, false, "columns layout"),
             (.columns, true, "field columns (codec 2)"),
         ]
@@ -78,7 +78,7 @@ struct LayoutCases {
         var builder = TailRecordBuilder()
         var output: [UInt8] = []
         output.reserveCapacity(commits.count * 200)
-        var time = Format2.timeBeforeFirstEvent
+        var time = LogFormat.timeBeforeFirstEvent
         for commit in commits {
             builder.reset(timeBefore: time)
             for payload in commit.payloads { builder.add(payload, at: commit.time) }
@@ -90,14 +90,14 @@ struct LayoutCases {
     }
 
     private func blocks(
-        _ commits: [Commit], layout: Format2.Layout, fieldColumns: Bool, level: Int32, blockSize: Int
+        _ commits: [Commit], layout: LogFormat.Layout, fieldColumns: Bool, level: Int32, blockSize: Int
     ) throws -> (bytes: Int, write: Double, read: Double, chain: Double) {
         let compressor = try ZstdCompressor(level: level)
         var output: [UInt8] = []
         var headers: [BlockHeader] = []
         let anchor = EventChain.anchor(logID: Array(repeating: 7, count: 16))
         let write = Measure.seconds {
-            var builder = BlockBuilder(firstSequence: 1, timeBefore: Format2.timeBeforeFirstEvent, chainBefore: anchor)
+            var builder = BlockBuilder(firstSequence: 1, timeBefore: LogFormat.timeBeforeFirstEvent, chainBefore: anchor)
             for commit in commits {
                 for payload in commit.payloads {
                     if builder.rawPayloadBytes + payload.count > blockSize, builder.count > 0 {

@@ -47,7 +47,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
 func fuzzRecords(_ bytes: inout [UInt8], fix: Bool, decompressor: ZstdDecompressor) {
     var position = 0
-    var time = Format2.timeBeforeFirstEvent
+    var time = LogFormat.timeBeforeFirstEvent
     var sequence: UInt64 = 1
     while position < bytes.count {
         if fix { fixRecordChecksum(&bytes, at: position) }
@@ -128,7 +128,7 @@ func fuzzBlocks(_ bytes: inout [UInt8], fix: Bool, decompressor: ZstdDecompresso
         require(previous == header.lastTime, "a block's last time is not its last event's")
         let erased = Set(block.erasedSequences)
         for event in events where erased.contains(event.sequence) {
-            require(event.payload.count == Format2.digestSize, "an erased event does not hold a digest")
+            require(event.payload.count == LogFormat.digestSize, "an erased event does not hold a digest")
         }
         // Round trip: the same events as a new block, in the same layout, decode the same.
         var builder = BlockBuilder(firstSequence: header.firstSequence, timeBefore: header.timeBefore, chainBefore: header.chainBefore)

@@ -44,7 +44,7 @@ enum ChainHeads {
                     var events = decoded.run.makeIterator(firstSequence: block.header.firstSequence)
                     while chain.sequence < sequence, let event = events.next() {
                         if events.isErased {
-                            event.payload.prefix(Format2.digestSize).withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
+                            event.payload.prefix(LogFormat.digestSize).withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
                         } else {
                             chain.append(time: event.timestamp, payload: event.payload)
                         }

@@ -38,9 +38,9 @@ public struct EventChain: Sendable, Equatable {
     /// head(0): SHA-256(0x02 ‖ "VTLOG2" ‖ log_id ‖ u64 origin_sequence ‖ origin_hash).
     /// `originHash` is nil (zeros) unless the log was upgraded from format 1.
     public static func anchor(logID: [UInt8], originSequence: UInt64 = 0, originHash: ChainHash? = nil) -> ChainHash {
-        precondition(logID.count == LogFormat.segmentLogIDSize, "a log id is 16 bytes")
-        var input: [UInt8] = [Format2.anchorTag]
-        input.append(contentsOf: Format2.anchorLabel)
+        precondition(logID.count == LogFiles.logIDSize, "a log id is 16 bytes")
+        var input: [UInt8] = [LogFormat.anchorTag]
+        input.append(contentsOf: LogFormat.anchorLabel)
         input.append(contentsOf: logID)
         input.appendLittleEndian(originSequence)
         input.append(contentsOf: originHash?.bytes ?? [UInt8](repeating: 0, count: 32))
@@ -63,7 +63,7 @@ public struct EventChain: Sendable, Equatable {
 
     /// Hashes the next event from its payload's digest (an erased event keeps only that).
     public mutating func append(time: LogTimestamp, digest: UnsafeRawBufferPointer) {
-        precondition(digest.count == Format2.digestSize, "a payload digest is 32 bytes")
+        precondition(digest.count == LogFormat.digestSize, "a payload digest is 32 bytes")
         append(time: time, digest: Words(digest))
     }
 
@@ -78,7 +78,7 @@ public struct EventChain: Sendable, Equatable {
 
     /// leaf(i) = SHA-256(0x00 ‖ u64 sequence ‖ i64 time ‖ digest).
     public static func leaf(sequence: UInt64, time: LogTimestamp, digest: [UInt8]) -> ChainHash {
-        precondition(digest.count == Format2.digestSize)
+        precondition(digest.count == LogFormat.digestSize)
         return ChainHash(bytes: Words.leaf(sequence: sequence, time: time, digest: Words(digest)).bytes)
     }
 
@@ -88,7 +88,7 @@ public struct EventChain: Sendable, Equatable {
         // head(i) = SHA-256(0x01 ‖ head(i − 1) ‖ leaf(i))
         var input: (Words, Words, Words) = (.zero, .zero, .zero)  // 96 bytes of room; 65 used
         withUnsafeMutableBytes(of: &input) { raw in
-            raw[0] = Format2.stepTag
+            raw[0] = LogFormat.stepTag
             withUnsafeBytes(of: words) { raw.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: 32) }
             withUnsafeBytes(of: leaf) { raw.baseAddress!.advanced(by: 33).copyMemory(from: $0.baseAddress!, byteCount: 32) }
         }
@@ -126,7 +126,7 @@ public struct EventChain: Sendable, Equatable {
         static func leaf(sequence: UInt64, time: LogTimestamp, digest: Words) -> Words {
             var input: (Words, Words) = (.zero, .zero)  // 64 bytes of room; 49 used
             withUnsafeMutableBytes(of: &input) { raw in
-                raw[0] = Format2.leafTag
+                raw[0] = LogFormat.leafTag
                 raw.storeBytes(of: sequence.littleEndian, toByteOffset: 1, as: UInt64.self)
                 raw.storeBytes(of: time.microsecondsSinceEpoch.littleEndian, toByteOffset: 9, as: Int64.self)
                 withUnsafeBytes(of: digest) { raw.baseAddress!.advanced(by: 17).copyMemory(from: $0.baseAddress!, byteCount: 32) }

@@ -68,7 +68,7 @@ enum Compaction {
             guard scanner.chain == chainBefore, scanner.time == timeBefore else {
                 throw LogError(
                     .corrupt, "the log is damaged: \(first.path) does not continue the chain where \(previous.path) ends",
-                    file: first.path, offset: Int64(Format2.segmentChainBeforeOffset), sequence: first.firstSequence)
+                    file: first.path, offset: Int64(LogFormat.segmentChainBeforeOffset), sequence: first.firstSequence)
             }
         }
 

@@ -22,7 +22,7 @@ public struct LogBuilder {
     private var writer: BlockFileWriter?
     private var rawInFile = 0
     private var chain: ChainHash
-    private var time = Format2.timeBeforeFirstEvent
+    private var time = LogFormat.timeBeforeFirstEvent
     /// The sequence number the next event must have.
     public private(set) var nextSequence: UInt64 = 1
     private var finished = false
@@ -36,8 +36,8 @@ public struct LogBuilder {
         fileSystem: any FileSystem = PosixFileSystem()
     ) throws {
         let fileSystem = fileSystem.confined(to: Path.directory(of: directory))
-        guard identity.logID.count == LogFormat.segmentLogIDSize else {
-            throw LogError(.invalidArgument, "a log id is \(LogFormat.segmentLogIDSize) bytes, not \(identity.logID.count)")
+        guard identity.logID.count == LogFiles.logIDSize else {
+            throw LogError(.invalidArgument, "a log id is \(LogFiles.logIDSize) bytes, not \(identity.logID.count)")
         }
         guard try io("look at \(directory)", { try fileSystem.status(directory) }) == nil else {
             throw LogError(.invalidArgument, "\(directory) exists already; a log is built in a new folder", file: directory)
@@ -110,7 +110,7 @@ public struct LogBuilder {
 
 extension LogEvent {
     /// Whether an erased event's stored bytes (digest and what was kept) may have this length.
-    public static func isErasedLength(_ length: UInt64) -> Bool { Format2.erasedLengths.contains(length) }
+    public static func isErasedLength(_ length: UInt64) -> Bool { LogFormat.erasedLengths.contains(length) }
 
     /// Checks that this event, taken from another copy of the log, may come after event `last`
     /// whose time was `time`: the next sequence number, and no earlier time. `note` ends the

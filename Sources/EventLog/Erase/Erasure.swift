@@ -127,7 +127,7 @@ enum Erasure {
 
     /// Step 5: removes every file in `quarantine/`, then syncs it.
     private static func clearQuarantine(_ directory: String, fileSystem: any FileSystem) throws -> Int {
-        let folder = Path.join(directory, LogFormat.quarantineDirectoryName)
+        let folder = Path.join(directory, LogFiles.quarantineDirectoryName)
         guard try io("look at \(folder)", { try fileSystem.exists(folder) }) else { return 0 }
         let names = try io("list \(folder)") { try fileSystem.listDirectory(folder) }
         for name in names {

@@ -12,8 +12,8 @@ struct BlockFileHeader: Equatable {
     var lastSequence: UInt64 { firstSequence + eventCount - 1 }
 
     func encoded() -> [UInt8] {
-        var bytes = Format2.blockFileMagic
-        bytes.appendLittleEndian(Format2.blockFileVersion)
+        var bytes = LogFormat.blockFileMagic
+        bytes.appendLittleEndian(LogFormat.blockFileVersion)
         bytes.append(contentsOf: repeatElement(0, count: 6))
         bytes.appendLittleEndian(firstSequence)
         bytes.appendLittleEndian(eventCount)
@@ -23,7 +23,7 @@ struct BlockFileHeader: Equatable {
         bytes.appendLittleEndian(blockCount)
         bytes.append(contentsOf: repeatElement(0, count: 16))
         bytes.appendLittleEndian(CRC32C.checksum(bytes))
-        assert(bytes.count == Format2.blockFileHeaderSize)
+        assert(bytes.count == LogFormat.blockFileHeaderSize)
         return bytes
     }
 
@@ -31,16 +31,16 @@ struct BlockFileHeader: Equatable {
         func corrupt(_ what: String, at offset: Int64 = 0) -> LogError {
             LogError(.corrupt, "the log is damaged: \(file) \(what)", file: file, offset: offset)
         }
-        guard bytes.count >= Format2.blockFileHeaderSize else { throw corrupt("is shorter than a block file header") }
-        guard Array(bytes[0..<8]) == Format2.blockFileMagic else {
+        guard bytes.count >= LogFormat.blockFileHeaderSize else { throw corrupt("is shorter than a block file header") }
+        guard Array(bytes[0..<8]) == LogFormat.blockFileMagic else {
             throw LogError(.notALog, "\(file) is not a block file of an event log: its first bytes are not VTLOGBLK", file: file, offset: 0)
         }
-        let crcOffset = Format2.blockFileHeaderCRCOffset
+        let crcOffset = LogFormat.blockFileHeaderCRCOffset
         guard bytes.getLittleEndian(UInt32.self, at: crcOffset) == CRC32C.checksum(bytes[0..<crcOffset]) else {
             throw corrupt("has a header that fails its checksum")
         }
         let version = bytes.getLittleEndian(UInt16.self, at: 8)
-        guard version == Format2.blockFileVersion else {
+        guard version == LogFormat.blockFileVersion else {
             throw LogError(
                 .unsupportedVersion, "\(file) has block file version \(version); this program reads version 2",
                 file: file, offset: 8)

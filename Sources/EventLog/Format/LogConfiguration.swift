@@ -42,7 +42,7 @@ public struct LogConfiguration: Sendable {
     /// Format 2: raw bytes of events a sealed block aims at (FORMAT.md, "Compaction").
     public var blockSize: Int = 1 << 20
     /// Format 2: how compaction lays out a block's events.
-    public var blockLayout: Format2.Layout = .columns
+    public var blockLayout: LogFormat.Layout = .columns
     /// Format 2: a codec that knows the payloads, for blocks in codec 2 (columns layout only);
     /// the log writes it when it is smaller than zstd alone, and reads it back. None: blocks are
     /// zstd over the layout's bytes (codec 1) or raw. The app's store gives `FieldColumnsCodec`:
@@ -92,15 +92,15 @@ public struct LogConfiguration: Sendable {
         guard maxEventSize >= 0, maxEventSize + 20 <= maxBatchSize else {
             throw fail("maxEventSize must leave room for its framing inside maxBatchSize")
         }
-        if let newLogID, newLogID.count != LogFormat.segmentLogIDSize {
-            throw fail("newLogID must be \(LogFormat.segmentLogIDSize) bytes")
+        if let newLogID, newLogID.count != LogFiles.logIDSize {
+            throw fail("newLogID must be \(LogFiles.logIDSize) bytes")
         }
         guard preallocationSize >= 0 else { throw fail("preallocationSize must not be negative") }
         guard hotTailSegmentSize >= 4096 else { throw fail("hotTailSegmentSize must be at least 4096 bytes") }
         if let tailCheckpointInterval, tailCheckpointInterval < 1 {
             throw fail("tailCheckpointInterval must be at least 1 byte (nil: only at a clean close)")
         }
-        guard (1...Format2.maxRawLength / 2).contains(blockSize) else {
+        guard (1...LogFormat.maxRawLength / 2).contains(blockSize) else {
             throw fail("blockSize must be between 1 byte and 32 MiB")
         }
         if let blockKeys, !blockKeys.isValidName {

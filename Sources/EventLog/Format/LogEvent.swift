@@ -20,7 +20,7 @@ public struct LogEvent: Hashable, Sendable {
     public let isErased: Bool
 
     public init(sequence: UInt64, timestamp: LogTimestamp, payload: ArraySlice<UInt8>, isErased: Bool = false) {
-        precondition(!isErased || Format2.erasedLengths.contains(UInt64(payload.count)))
+        precondition(!isErased || LogFormat.erasedLengths.contains(UInt64(payload.count)))
         self.sequence = sequence
         self.timestamp = timestamp
         self.payload = payload
@@ -29,12 +29,12 @@ public struct LogEvent: Hashable, Sendable {
 
     /// An erased event's digest of the payload it had (nil for an event that was not erased).
     public var erasedDigest: ArraySlice<UInt8>? {
-        isErased ? payload.prefix(Format2.digestSize) : nil
+        isErased ? payload.prefix(LogFormat.digestSize) : nil
     }
 
     /// What an erase kept of the event, chosen by the layer above (nil unless erased).
     public var keptBytes: ArraySlice<UInt8>? {
-        isErased ? payload.dropFirst(Format2.digestSize) : nil
+        isErased ? payload.dropFirst(LogFormat.digestSize) : nil
     }
 }
 

@@ -18,8 +18,8 @@ public enum LogFormatVersion: Int, Sendable, Hashable, CustomStringConvertible {
         let path = SegmentFiles.segmentPath(directory, first)
         let file = try io("open the segment \(path)") { try fileSystem.openFile(path, .readOnly) }
         defer { try? file.close() }
-        let head = try io("read \(path)") { try file.read(count: Format2.segmentHeaderSize, at: 0) }
-        guard head.count >= 10, Array(head[0..<8]) == LogFormat.segmentMagic else {
+        let head = try io("read \(path)") { try file.read(count: LogFormat.segmentHeaderSize, at: 0) }
+        guard head.count >= 10, Array(head[0..<8]) == LogFiles.segmentMagic else {
             throw LogError(.notALog, "\(path) is not a segment of an event log: its first bytes are not VTLOGSEG", file: path, offset: 0)
         }
         switch head.getLittleEndian(UInt16.self, at: 8) {
@@ -31,7 +31,7 @@ public enum LogFormatVersion: Int, Sendable, Hashable, CustomStringConvertible {
             func checksumHolds(_ size: Int) -> Bool {
                 head.count >= size && head.getLittleEndian(UInt32.self, at: size - 4) == CRC32C.checksum(head[0..<size - 4])
             }
-            guard checksumHolds(LogFormat.segmentHeaderSize) || checksumHolds(Format2.segmentHeaderSize) else {
+            guard checksumHolds(LegacyFormat.segmentHeaderSize) || checksumHolds(LogFormat.segmentHeaderSize) else {
                 throw LogError(.corrupt, "the log is damaged: the header of \(path) fails its checksum", file: path, offset: 0)
             }
             throw LogError(

@@ -16,19 +16,19 @@ struct LogListing {
     static func list(_ directory: String, _ fileSystem: any FileSystem) throws -> LogListing {
         var listing = LogListing()
         for name in try io("list the log directory \(directory)", { try fileSystem.listDirectory(directory) }) {
-            if let sequence = SegmentFiles.sequence(in: name, Format2.blockExtension) {
+            if let sequence = SegmentFiles.sequence(in: name, LogFormat.blockExtension) {
                 listing.blockFiles.append(sequence)
-            } else if let sequence = SegmentFiles.sequence(in: name, LogFormat.segmentExtension) {
+            } else if let sequence = SegmentFiles.sequence(in: name, LogFiles.segmentExtension) {
                 listing.segments.append(sequence)
-            } else if let sequence = SegmentFiles.sequence(in: name, LogFormat.indexExtension) {
+            } else if let sequence = SegmentFiles.sequence(in: name, LogFiles.indexExtension) {
                 listing.indexes.insert(sequence)
             } else if let sequence = SegmentFiles.sequence(in: name, KeySummary.fileExtension) {
                 listing.keySummaries.append(sequence)
             } else if let sequence = SegmentFiles.sequence(in: name, TailCheckpoint.fileExtension) {
                 listing.tailCheckpoints.append(sequence)
-            } else if name.hasSuffix(LogFormat.temporaryExtension) {
+            } else if name.hasSuffix(LogFiles.temporaryExtension) {
                 listing.temporaries.append(name)
-            } else if name != LogFormat.lockFileName && name != LogFormat.quarantineDirectoryName {
+            } else if name != LogFiles.lockFileName && name != LogFiles.quarantineDirectoryName {
                 listing.foreign.append(name)
             }
         }
@@ -42,6 +42,6 @@ struct LogListing {
 
 extension SegmentFiles {
     static func blockFilePath(_ directory: String, _ firstSequence: UInt64) -> String {
-        Path.join(directory, name(firstSequence, Format2.blockExtension))
+        Path.join(directory, name(firstSequence, LogFormat.blockExtension))
     }
 }

@@ -1,7 +1,7 @@
 /// The 116-byte header in front of every sealed block (FORMAT.md, "Block").
 public struct BlockHeader: Equatable, Sendable {
-    public var codec: Format2.Codec
-    public var layout: Format2.Layout
+    public var codec: LogFormat.Codec
+    public var layout: LogFormat.Layout
     public var hasErasures: Bool
     public var firstSequence: UInt64
     public var eventCount: UInt32
@@ -15,15 +15,15 @@ public struct BlockHeader: Equatable, Sendable {
 
     public var lastSequence: UInt64 { firstSequence + UInt64(eventCount) - 1 }
     /// Header and stored payload: the block's size on disk.
-    public var totalSize: Int { Format2.blockHeaderSize + Int(storedLength) }
+    public var totalSize: Int { LogFormat.blockHeaderSize + Int(storedLength) }
 
     /// The header's bytes, both checksums included (`payloadCRC` must already be set).
     func encoded() -> [UInt8] {
-        var bytes = Format2.blockMagic
-        bytes.append(Format2.blockVersion)
+        var bytes = LogFormat.blockMagic
+        bytes.append(LogFormat.blockVersion)
         bytes.append(codec.rawValue)
         bytes.append(layout.rawValue)
-        bytes.append(hasErasures ? Format2.blockFlagErased : 0)
+        bytes.append(hasErasures ? LogFormat.blockFlagErased : 0)
         bytes.appendLittleEndian(firstSequence)
         bytes.appendLittleEndian(eventCount)
         bytes.appendLittleEndian(storedLength)
@@ -34,46 +34,46 @@ public struct BlockHeader: Equatable, Sendable {
         bytes.append(contentsOf: chainAfter.bytes)
         bytes.appendLittleEndian(payloadCRC)
         bytes.appendLittleEndian(CRC32C.checksum(bytes))
-        assert(bytes.count == Format2.blockHeaderSize)
+        assert(bytes.count == LogFormat.blockHeaderSize)
         return bytes
     }
 
     /// Reads and checks the header at the start of `bytes` (at least 116 of them). Every
     /// failure is corruption in a block file, which a crash cannot tear.
     public static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<BlockHeader, DamageReason> {
-        guard bytes.count >= Format2.blockHeaderSize else {
-            return .failure(DamageReason("an incomplete block header (\(bytes.count) of \(Format2.blockHeaderSize) bytes)"))
+        guard bytes.count >= LogFormat.blockHeaderSize else {
+            return .failure(DamageReason("an incomplete block header (\(bytes.count) of \(LogFormat.blockHeaderSize) bytes)"))
         }
-        guard bytes[0..<4].elementsEqual(Format2.blockMagic) else {
+        guard bytes[0..<4].elementsEqual(LogFormat.blockMagic) else {
             return .failure(DamageReason("no block header (the bytes are not VTBK)"))
         }
-        let crcOffset = Format2.blockHeaderCRCOffset
+        let crcOffset = LogFormat.blockHeaderCRCOffset
         guard UInt32(littleEndianBytes: bytes, at: crcOffset) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<crcOffset])) else {
             return .failure(DamageReason("a block header that fails its checksum"))
         }
-        guard bytes[4] == Format2.blockVersion else {
+        guard bytes[4] == LogFormat.blockVersion else {
             return .failure(DamageReason("a block of format version \(bytes[4])"))
         }
-        guard let codec = Format2.Codec(rawValue: bytes[5]) else {
+        guard let codec = LogFormat.Codec(rawValue: bytes[5]) else {
             return .failure(DamageReason("a block with an unknown codec \(bytes[5])"))
         }
-        guard let layout = Format2.Layout(rawValue: bytes[6]) else {
+        guard let layout = LogFormat.Layout(rawValue: bytes[6]) else {
             return .failure(DamageReason("a block with an unknown layout \(bytes[6])"))
         }
-        guard bytes[7] & ~Format2.blockFlagErased == 0 else {
+        guard bytes[7] & ~LogFormat.blockFlagErased == 0 else {
             return .failure(DamageReason("a block with unknown flags \(bytes[7])"))
         }
         func hash(_ offset: Int) -> ChainHash { ChainHash(bytes: Array(bytes[offset..<offset + 32])) }
         let header = BlockHeader(
-            codec: codec, layout: layout, hasErasures: bytes[7] & Format2.blockFlagErased != 0,
-            firstSequence: UInt64(littleEndianBytes: bytes, at: Format2.blockFirstSequenceOffset),
-            eventCount: UInt32(littleEndianBytes: bytes, at: Format2.blockEventCountOffset),
-            storedLength: UInt32(littleEndianBytes: bytes, at: Format2.blockStoredLengthOffset),
-            rawLength: UInt32(littleEndianBytes: bytes, at: Format2.blockRawLengthOffset),
-            timeBefore: Int64(littleEndianBytes: bytes, at: Format2.blockTimeBeforeOffset),
-            lastTime: Int64(littleEndianBytes: bytes, at: Format2.blockLastTimeOffset),
-            chainBefore: hash(Format2.blockChainBeforeOffset), chainAfter: hash(Format2.blockChainAfterOffset),
-            payloadCRC: UInt32(littleEndianBytes: bytes, at: Format2.blockPayloadCRCOffset))
+            codec: codec, layout: layout, hasErasures: bytes[7] & LogFormat.blockFlagErased != 0,
+            firstSequence: UInt64(littleEndianBytes: bytes, at: LogFormat.blockFirstSequenceOffset),
+            eventCount: UInt32(littleEndianBytes: bytes, at: LogFormat.blockEventCountOffset),
+            storedLength: UInt32(littleEndianBytes: bytes, at: LogFormat.blockStoredLengthOffset),
+            rawLength: UInt32(littleEndianBytes: bytes, at: LogFormat.blockRawLengthOffset),
+            timeBefore: Int64(littleEndianBytes: bytes, at: LogFormat.blockTimeBeforeOffset),
+            lastTime: Int64(littleEndianBytes: bytes, at: LogFormat.blockLastTimeOffset),
+            chainBefore: hash(LogFormat.blockChainBeforeOffset), chainAfter: hash(LogFormat.blockChainAfterOffset),
+            payloadCRC: UInt32(littleEndianBytes: bytes, at: LogFormat.blockPayloadCRCOffset))
         if let problem = header.fieldProblem { return .failure(DamageReason("a block header with \(problem)")) }
         return .success(header)
     }
@@ -82,7 +82,7 @@ public struct BlockHeader: Equatable, Sendable {
         if firstSequence == 0 { return "sequence 0" }
         if eventCount == 0 { return "no events" }
         if firstSequence > UInt64.max - UInt64(eventCount) { return "sequence numbers past 2^64" }
-        if rawLength > Format2.maxRawLength { return "a raw length of \(rawLength) bytes, over the 64 MiB limit" }
+        if rawLength > LogFormat.maxRawLength { return "a raw length of \(rawLength) bytes, over the 64 MiB limit" }
         if codec == .raw, storedLength != rawLength { return "a raw payload whose stored and raw lengths differ" }
         if codec == .fieldColumns, layout != .columns { return "field columns in the rows layout" }
         if lastTime < timeBefore { return "a last time before the time it counts from" }
@@ -118,7 +118,7 @@ public struct SealedBlock: Sendable {
         case .raw:
             raw = Array(stored)
         case .zstd:
-            switch decompressor.decompressSingleFrame(stored, maxRawLength: Format2.maxRawLength) {
+            switch decompressor.decompressSingleFrame(stored, maxRawLength: LogFormat.maxRawLength) {
             case .success(let output): raw = output
             case .failure(let reason): return .failure(DamageReason("a block whose \(reason)"))
             }
@@ -131,7 +131,7 @@ public struct SealedBlock: Sendable {
                     "a block in codec 2 (the payloads' field columns), read without the payload codec it was written with"
                         + " (read the log through its app, or give the reader its codec)"))
             }
-            let rebuilt = decompressor.withSingleFrame(stored, maxRawLength: Format2.maxRawLength) { form in
+            let rebuilt = decompressor.withSingleFrame(stored, maxRawLength: LogFormat.maxRawLength) { form in
                 payloadCodec.rebuild(form, count: Int(header.eventCount), rawLength: Int(header.rawLength))
             }
             switch rebuilt {
@@ -186,7 +186,7 @@ public struct SealedBlock: Sendable {
         var iterator = run.makeIterator(firstSequence: header.firstSequence)
         while let event = iterator.next() {
             if iterator.isErased {
-                event.payload.prefix(Format2.digestSize).withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
+                event.payload.prefix(LogFormat.digestSize).withUnsafeBytes { chain.append(time: event.timestamp, digest: $0) }
             } else {
                 chain.append(time: event.timestamp, payload: event.payload)
             }
@@ -199,7 +199,7 @@ public struct SealedBlock: Sendable {
 /// Gathers events into one sealed block and encodes it, computing the chain as it goes.
 ///
 /// ```swift
-/// var builder = BlockBuilder(firstSequence: 1, timeBefore: Format2.timeBeforeFirstEvent, chainBefore: anchor)
+/// var builder = BlockBuilder(firstSequence: 1, timeBefore: LogFormat.timeBeforeFirstEvent, chainBefore: anchor)
 /// builder.add(payload, at: time)
 /// let header = builder.encode(layout: .columns, compressor: zstd, into: &file)
 /// ```
@@ -243,9 +243,9 @@ public struct BlockBuilder {
     }
 
     /// Adds an event whose payload was erased: only its digest stays, with at most
-    /// ``Format2/maxErasedKept`` bytes the caller keeps (FORMAT.md, "Erased events").
+    /// ``LogFormat/maxErasedKept`` bytes the caller keeps (FORMAT.md, "Erased events").
     public mutating func addErased(digest: [UInt8], kept: [UInt8] = [], at time: Int64) {
-        precondition(time >= lastTime && digest.count == Format2.digestSize && kept.count <= Format2.maxErasedKept)
+        precondition(time >= lastTime && digest.count == LogFormat.digestSize && kept.count <= LogFormat.maxErasedKept)
         if hashesEvents { digest.withUnsafeBytes { chain.append(time: LogTimestamp(microsecondsSinceEpoch: time), digest: $0) } }
         erased.append(times.count)
         times.append(time)
@@ -258,7 +258,7 @@ public struct BlockBuilder {
     /// it compresses the payloads in the codec's form (codec 2) when that is smaller still.
     @discardableResult
     public func encode(
-        layout: Format2.Layout, compressor: ZstdCompressor?, payloadCodec: (any BlockPayloadCodec)? = nil,
+        layout: LogFormat.Layout, compressor: ZstdCompressor?, payloadCodec: (any BlockPayloadCodec)? = nil,
         into output: inout [UInt8]
     ) -> BlockHeader {
         var scratch = BlockScratch(payloadCodec: payloadCodec)
@@ -269,7 +269,7 @@ public struct BlockBuilder {
     /// encoder, that a writer keeps from block to block.
     @discardableResult
     public func encode(
-        layout: Format2.Layout, compressor: ZstdCompressor?, scratch: inout BlockScratch, into output: inout [UInt8]
+        layout: LogFormat.Layout, compressor: ZstdCompressor?, scratch: inout BlockScratch, into output: inout [UInt8]
     ) -> BlockHeader {
         precondition(!times.isEmpty)
         // Taken out of `scratch` (an O(1) swap) so that each can be used beside the others.
@@ -288,7 +288,7 @@ public struct BlockBuilder {
                 previous = position
             }
         }
-        var codec = Format2.Codec.raw
+        var codec = LogFormat.Codec.raw
         let rawLength: Int
         if tryFieldColumns, let compressor {
             // Codec 2 needs only the raw payload's head (erasures, times) and its length: the
@@ -296,7 +296,7 @@ public struct BlockBuilder {
             raw.appendTimeDeltas(times, timeBefore: timeBefore)
             let head = raw.count
             rawLength = head + payloads.reduce(0) { $0 + UInt64($1.count).varintSize } + rawPayloadBytes
-            precondition(rawLength <= Format2.maxRawLength, "a block holds at most 64 MiB of raw events")
+            precondition(rawLength <= LogFormat.maxRawLength, "a block holds at most 64 MiB of raw events")
             var form = scratch.take(\.form), columns = scratch.take(\.columns)
             defer {
                 scratch.form = form
@@ -304,7 +304,7 @@ public struct BlockBuilder {
             }
             scratch.fields!.reset()
             for payload in payloads { scratch.fields!.add(payload) }
-            if scratch.fields!.finish(head: raw, into: &form, scratch: &columns), form.count <= Format2.maxRawLength,
+            if scratch.fields!.finish(head: raw, into: &form, scratch: &columns), form.count <= LogFormat.maxRawLength,
                 form.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
                 compressed.count < rawLength
             {
@@ -316,7 +316,7 @@ public struct BlockBuilder {
         } else {
             raw.appendEvents(times: times, payloads: payloads, layout: layout, timeBefore: timeBefore)
             rawLength = raw.count
-            precondition(rawLength <= Format2.maxRawLength, "a block holds at most 64 MiB of raw events")
+            precondition(rawLength <= LogFormat.maxRawLength, "a block holds at most 64 MiB of raw events")
         }
         if codec == .raw, let compressor, raw.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
             compressed.count < raw.count

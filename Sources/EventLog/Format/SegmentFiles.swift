@@ -8,11 +8,11 @@ enum SegmentFiles {
     }
 
     static func segmentPath(_ directory: String, _ firstSequence: UInt64) -> String {
-        Path.join(directory, name(firstSequence, LogFormat.segmentExtension))
+        Path.join(directory, name(firstSequence, LogFiles.segmentExtension))
     }
 
     static func indexPath(_ directory: String, _ firstSequence: UInt64) -> String {
-        Path.join(directory, name(firstSequence, LogFormat.indexExtension))
+        Path.join(directory, name(firstSequence, LogFiles.indexExtension))
     }
 
     /// The sequence number in a segment or index name, or nil when the name is not one.
@@ -35,13 +35,13 @@ enum SegmentFiles {
     static func list(_ directory: String, _ fileSystem: any FileSystem) throws -> Listing {
         var listing = Listing()
         for name in try io("list the log directory \(directory)", { try fileSystem.listDirectory(directory) }) {
-            if let sequence = sequence(in: name, LogFormat.segmentExtension) {
+            if let sequence = sequence(in: name, LogFiles.segmentExtension) {
                 listing.segments.append(sequence)
-            } else if let sequence = sequence(in: name, LogFormat.indexExtension) {
+            } else if let sequence = sequence(in: name, LogFiles.indexExtension) {
                 listing.indexes.insert(sequence)
-            } else if name.hasSuffix(LogFormat.temporaryExtension) {
+            } else if name.hasSuffix(LogFiles.temporaryExtension) {
                 listing.temporaries.append(name)
-            } else if name != LogFormat.lockFileName && name != LogFormat.quarantineDirectoryName {
+            } else if name != LogFiles.lockFileName && name != LogFiles.quarantineDirectoryName {
                 listing.foreign.append(name)
             }
         }

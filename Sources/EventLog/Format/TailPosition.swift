@@ -32,6 +32,6 @@ struct TailPosition: Sendable, Equatable {
     /// Whether it is a position in the segment `header` heads, at `path`.
     func isIn(_ path: String, _ header: TailSegmentHeader) -> Bool {
         self.path == path && firstSequence == header.firstSequence && chainBefore == header.chainBefore
-            && offset >= Int64(Format2.segmentHeaderSize) && nextSequence >= header.firstSequence
+            && offset >= Int64(LogFormat.segmentHeaderSize) && nextSequence >= header.firstSequence
     }
 }

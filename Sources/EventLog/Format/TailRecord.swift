@@ -45,7 +45,7 @@ public struct TailRecord {
         case damaged(reason: String)
 
         /// The whole record's bytes: head, body, CRC.
-        static func size(headLength: Int, storedLength: Int) -> Int { headLength + storedLength + Format2.recordCRCSize }
+        static func size(headLength: Int, storedLength: Int) -> Int { headLength + storedLength + LogFormat.recordCRCSize }
     }
 
     /// Checks the framing and the CRC of the record at the start of `bytes`, and nothing of what
@@ -53,14 +53,14 @@ public struct TailRecord {
     static func frame(_ bytes: UnsafeRawBufferPointer) -> Frame {
         guard let first = bytes.first, first != 0 else { return .end }
         var cursor = ByteCursor(bytes)
-        guard let head = cursor.readVarint(), cursor.position <= Format2.maxRecordHeadLength else {
-            if bytes.count < Format2.maxRecordHeadLength, bytes.allSatisfy({ $0 >= 0x80 }) {
+        guard let head = cursor.readVarint(), cursor.position <= LogFormat.maxRecordHeadLength else {
+            if bytes.count < LogFormat.maxRecordHeadLength, bytes.allSatisfy({ $0 >= 0x80 }) {
                 return .damaged(reason: "an incomplete record head (\(bytes.count) bytes)")
             }
             return .damaged(reason: "a malformed record head")
         }
         let storedLength = head >> 1
-        guard storedLength >= UInt64(Format2.minRecordStoredLength), storedLength <= UInt64(Format2.maxRawLength) else {
+        guard storedLength >= UInt64(LogFormat.minRecordStoredLength), storedLength <= UInt64(LogFormat.maxRawLength) else {
             return .damaged(reason: "a record head stating \(storedLength) stored bytes")
         }
         let headLength = cursor.position
@@ -88,7 +88,7 @@ public struct TailRecord {
         let body = UnsafeRawBufferPointer(rebasing: bytes[headLength..<headLength + storedLength])
         let raw: [UInt8]
         if isCompressed {
-            switch decompressor.decompressSingleFrame(body, maxRawLength: Format2.maxRawLength) {
+            switch decompressor.decompressSingleFrame(body, maxRawLength: LogFormat.maxRawLength) {
             case .success(let output): raw = output
             case .failure(let reason): return .damaged(reason: "a record whose \(reason)", definite: true)
             }
@@ -110,7 +110,7 @@ public struct TailRecordBuilder {
     private var raw: [UInt8] = []
     private var compressed: [UInt8] = []
     public private(set) var count = 0
-    public private(set) var lastTime: Int64 = Format2.timeBeforeFirstEvent
+    public private(set) var lastTime: Int64 = LogFormat.timeBeforeFirstEvent
 
     /// Bodies smaller than this are stored raw without trying zstd: a frame's own header
     /// leaves nothing to gain on a single small event.
@@ -144,7 +144,7 @@ public struct TailRecordBuilder {
     /// Appends the record (head, body, CRC) to `output`; returns its size.
     @discardableResult
     public mutating func encode(compressor: ZstdCompressor?, into output: inout [UInt8]) -> Int {
-        precondition(count > 0 && raw.count <= Format2.maxRawLength)
+        precondition(count > 0 && raw.count <= LogFormat.maxRawLength)
         var codec: UInt64 = 0
         if let compressor, raw.count >= TailRecordBuilder.compressionThreshold {
             compressed.removeAll(keepingCapacity: true)

@@ -12,8 +12,8 @@ struct TailSegmentHeader: Equatable {
     var origin: LogOrigin
 
     func encoded() -> [UInt8] {
-        var bytes = LogFormat.segmentMagic
-        bytes.appendLittleEndian(Format2.segmentVersion)
+        var bytes = LogFiles.segmentMagic
+        bytes.appendLittleEndian(LogFormat.segmentVersion)
         bytes.append(contentsOf: repeatElement(0, count: 6))
         bytes.appendLittleEndian(firstSequence)
         bytes.append(contentsOf: logID)
@@ -23,31 +23,31 @@ struct TailSegmentHeader: Equatable {
         origin.append(to: &bytes)
         bytes.append(contentsOf: repeatElement(0, count: 4))
         bytes.appendLittleEndian(CRC32C.checksum(bytes))
-        assert(bytes.count == Format2.segmentHeaderSize)
+        assert(bytes.count == LogFormat.segmentHeaderSize)
         return bytes
     }
 
     /// Reads and checks a header whose first 10 bytes said version 2. `file` names it in errors.
     static func decode(_ bytes: [UInt8], file: String) throws -> TailSegmentHeader {
-        guard bytes.count >= Format2.segmentHeaderSize else {
+        guard bytes.count >= LogFormat.segmentHeaderSize else {
             throw LogError(
                 .corrupt, "the log is damaged: \(file) is \(bytes.count) bytes long, shorter than its header",
                 file: file, offset: 0)
         }
-        let crcOffset = Format2.segmentHeaderCRCOffset
+        let crcOffset = LogFormat.segmentHeaderCRCOffset
         guard bytes.getLittleEndian(UInt32.self, at: crcOffset) == CRC32C.checksum(bytes[0..<crcOffset]) else {
             throw LogError(.corrupt, "the log is damaged: the header of \(file) fails its checksum", file: file, offset: 0)
         }
         guard bytes[10..<16].allSatisfy({ $0 == 0 }), bytes[128..<132].allSatisfy({ $0 == 0 }) else {
             throw LogError(.corrupt, "the log is damaged: reserved bytes of \(file)'s header are not zero", file: file, offset: 0)
         }
-        let chain = Format2.segmentChainBeforeOffset
+        let chain = LogFormat.segmentChainBeforeOffset
         return TailSegmentHeader(
-            firstSequence: bytes.getLittleEndian(UInt64.self, at: LogFormat.segmentFirstSequenceOffset),
+            firstSequence: bytes.getLittleEndian(UInt64.self, at: LogFiles.segmentFirstSequenceOffset),
             logID: Array(bytes[24..<40]),
             createdAt: LogTimestamp(microsecondsSinceEpoch: bytes.getLittleEndian(Int64.self, at: 40)),
-            timeBefore: bytes.getLittleEndian(Int64.self, at: Format2.segmentTimeBeforeOffset),
+            timeBefore: bytes.getLittleEndian(Int64.self, at: LogFormat.segmentTimeBeforeOffset),
             chainBefore: ChainHash(bytes: Array(bytes[chain..<chain + 32])),
-            origin: try LogOrigin(bytes, at: Format2.segmentOriginSequenceOffset, file: file))
+            origin: try LogOrigin(bytes, at: LogFormat.segmentOriginSequenceOffset, file: file))
     }
 }

@@ -151,7 +151,7 @@ extension FileSystem {
     /// renames it into place, without syncing: a reader checks it before use, and one that a
     /// power cut lost or cut short costs only time.
     func writeDerived(_ bytes: [UInt8], to path: String) throws {
-        let temporary = path + LogFormat.temporaryExtension
+        let temporary = path + LogFiles.temporaryExtension
         do {
             let file = try io("create \(temporary)") { try openFile(temporary, .createOrTruncate) }
             defer { try? file.close() }

@@ -42,9 +42,9 @@ struct BatchBuilder {
     mutating func encode(
         firstSequence: UInt64, previousHash: ChainHash, compressor: ZstdCompressor?, into output: inout [UInt8]
     ) -> BatchHeader {
-        precondition(count > 0 && raw.count <= LogFormat.maxRawLength)
+        precondition(count > 0 && raw.count <= LegacyFormat.maxRawLength)
         compressed.removeAll(keepingCapacity: true)
-        var codec = LogFormat.Codec.raw
+        var codec = LegacyFormat.Codec.raw
         if let compressor, raw.withUnsafeBytes({ compressor.compress($0, appendingTo: &compressed) }) != nil,
             compressed.count < raw.count
         {
@@ -60,7 +60,7 @@ struct BatchBuilder {
         }
         if codec == .zstd { compressed.withUnsafeBytes(emit) } else { raw.withUnsafeBytes(emit) }
         let headerBytes = output.withUnsafeBytes {
-            UnsafeRawBufferPointer(rebasing: $0[headerStart..<headerStart + LogFormat.batchHeaderSize])
+            UnsafeRawBufferPointer(rebasing: $0[headerStart..<headerStart + LegacyFormat.batchHeaderSize])
         }
         guard case .success(let header) = BatchHeader.decode(headerBytes) else {
             preconditionFailure("the builder wrote a header it cannot read back")

@@ -1,6 +1,6 @@
 /// The 84-byte header in front of every batch (FORMAT.md, "Batch header (84 bytes)").
 struct BatchHeader: Equatable {
-    var codec: LogFormat.Codec
+    var codec: LegacyFormat.Codec
     var firstSequence: UInt64
     var eventCount: UInt32
     var storedLength: UInt32
@@ -12,7 +12,7 @@ struct BatchHeader: Equatable {
 
     var lastSequence: UInt64 { firstSequence + UInt64(eventCount) - 1 }
     /// Header and stored payload: the batch's size on disk.
-    var totalSize: Int { LogFormat.batchHeaderSize + Int(storedLength) }
+    var totalSize: Int { LegacyFormat.batchHeaderSize + Int(storedLength) }
 
     /// Why 84 bytes are not a usable batch header.
     enum Problem: Error, Equatable, CustomStringConvertible {
@@ -38,13 +38,13 @@ struct BatchHeader: Equatable {
 
     /// Builds the header bytes for a payload, computing both checksums.
     static func encode(
-        codec: LogFormat.Codec, firstSequence: UInt64, eventCount: UInt32, rawLength: UInt32,
+        codec: LegacyFormat.Codec, firstSequence: UInt64, eventCount: UInt32, rawLength: UInt32,
         firstTimestamp: LogTimestamp, lastTimestamp: LogTimestamp, previousHash: ChainHash,
         payload: UnsafeRawBufferPointer, into bytes: inout [UInt8]
     ) {
         let start = bytes.count
-        bytes.append(contentsOf: LogFormat.batchMagic)
-        bytes.append(LogFormat.batchVersion)
+        bytes.append(contentsOf: LegacyFormat.batchMagic)
+        bytes.append(LegacyFormat.batchVersion)
         bytes.append(codec.rawValue)
         bytes.appendLittleEndian(UInt16(0))
         bytes.appendLittleEndian(firstSequence)
@@ -63,32 +63,32 @@ struct BatchHeader: Equatable {
 
     /// Reads and checks the header at the start of `bytes` (at least 84 of them).
     static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<BatchHeader, Problem> {
-        precondition(bytes.count >= LogFormat.batchHeaderSize)
-        let header = UnsafeRawBufferPointer(rebasing: bytes[0..<LogFormat.batchHeaderSize])
-        guard header[0..<4].elementsEqual(LogFormat.batchMagic) else {
+        precondition(bytes.count >= LegacyFormat.batchHeaderSize)
+        let header = UnsafeRawBufferPointer(rebasing: bytes[0..<LegacyFormat.batchHeaderSize])
+        guard header[0..<4].elementsEqual(LegacyFormat.batchMagic) else {
             return .failure(header.allSatisfy { $0 == 0 } ? .zero : .badMagic)
         }
-        let storedCRC = UInt32(littleEndianBytes: header, at: LogFormat.batchHeaderCRCOffset)
-        guard storedCRC == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<LogFormat.batchHeaderCRCOffset])) else {
+        let storedCRC = UInt32(littleEndianBytes: header, at: LegacyFormat.batchHeaderCRCOffset)
+        guard storedCRC == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<LegacyFormat.batchHeaderCRCOffset])) else {
             return .failure(.badChecksum)
         }
-        guard header[4] == LogFormat.batchVersion else { return .failure(.unsupportedVersion(header[4])) }
-        guard let codec = LogFormat.Codec(rawValue: header[5]) else {
+        guard header[4] == LegacyFormat.batchVersion else { return .failure(.unsupportedVersion(header[4])) }
+        guard let codec = LegacyFormat.Codec(rawValue: header[5]) else {
             return .failure(.invalidField("an unknown codec \(header[5])"))
         }
         guard header[6] == 0, header[7] == 0 else { return .failure(.invalidField("reserved bytes that are not zero")) }
         let result = BatchHeader(
             codec: codec,
-            firstSequence: UInt64(littleEndianBytes: header, at: LogFormat.batchFirstSequenceOffset),
-            eventCount: UInt32(littleEndianBytes: header, at: LogFormat.batchEventCountOffset),
-            storedLength: UInt32(littleEndianBytes: header, at: LogFormat.batchStoredLengthOffset),
-            rawLength: UInt32(littleEndianBytes: header, at: LogFormat.batchRawLengthOffset),
+            firstSequence: UInt64(littleEndianBytes: header, at: LegacyFormat.batchFirstSequenceOffset),
+            eventCount: UInt32(littleEndianBytes: header, at: LegacyFormat.batchEventCountOffset),
+            storedLength: UInt32(littleEndianBytes: header, at: LegacyFormat.batchStoredLengthOffset),
+            rawLength: UInt32(littleEndianBytes: header, at: LegacyFormat.batchRawLengthOffset),
             firstTimestamp: LogTimestamp(
-                microsecondsSinceEpoch: Int64(littleEndianBytes: header, at: LogFormat.batchFirstTimestampOffset)),
+                microsecondsSinceEpoch: Int64(littleEndianBytes: header, at: LegacyFormat.batchFirstTimestampOffset)),
             lastTimestamp: LogTimestamp(
-                microsecondsSinceEpoch: Int64(littleEndianBytes: header, at: LogFormat.batchLastTimestampOffset)),
-            previousHash: ChainHash(bytes: Array(header[LogFormat.batchPreviousHashOffset..<LogFormat.batchCRCOffset])),
-            batchCRC: UInt32(littleEndianBytes: header, at: LogFormat.batchCRCOffset)
+                microsecondsSinceEpoch: Int64(littleEndianBytes: header, at: LegacyFormat.batchLastTimestampOffset)),
+            previousHash: ChainHash(bytes: Array(header[LegacyFormat.batchPreviousHashOffset..<LegacyFormat.batchCRCOffset])),
+            batchCRC: UInt32(littleEndianBytes: header, at: LegacyFormat.batchCRCOffset)
         )
         if let problem = result.fieldProblem { return .failure(.invalidField(problem)) }
         return .success(result)
@@ -99,7 +99,7 @@ struct BatchHeader: Equatable {
         if firstSequence == 0 { return "sequence 0" }
         if eventCount == 0 { return "no events" }
         if firstSequence > UInt64.max - UInt64(eventCount) { return "sequence numbers past 2^64" }
-        if rawLength > LogFormat.maxRawLength { return "a raw length of \(rawLength) bytes, over the 64 MiB limit" }
+        if rawLength > LegacyFormat.maxRawLength { return "a raw length of \(rawLength) bytes, over the 64 MiB limit" }
         if codec == .raw, storedLength != rawLength { return "a raw payload whose stored and raw lengths differ" }
         if lastTimestamp < firstTimestamp { return "a last timestamp before its first" }
         return nil
@@ -108,7 +108,7 @@ struct BatchHeader: Equatable {
     /// The batch CRC of this header's first 76 bytes followed by `payload`.
     static func batchChecksum(header: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) -> UInt32 {
         var crc = CRC32C()
-        crc.update(UnsafeRawBufferPointer(rebasing: header[0..<LogFormat.batchCRCOffset]))
+        crc.update(UnsafeRawBufferPointer(rebasing: header[0..<LegacyFormat.batchCRCOffset]))
         crc.update(payload)
         return crc.value
     }

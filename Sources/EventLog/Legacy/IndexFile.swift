@@ -9,8 +9,8 @@ struct IndexEntry: Equatable {
 /// returns the entries it can trust and says whether the rest was damaged.
 enum IndexFile {
     static func header(firstSequence: UInt64) -> [UInt8] {
-        var bytes = LogFormat.indexMagic
-        bytes.appendLittleEndian(LogFormat.indexVersion)
+        var bytes = LegacyFormat.indexMagic
+        bytes.appendLittleEndian(LegacyFormat.indexVersion)
         bytes.appendLittleEndian(UInt16(0))
         bytes.appendLittleEndian(firstSequence)
         bytes.appendLittleEndian(CRC32C.checksum(bytes))
@@ -36,15 +36,15 @@ enum IndexFile {
     }
 
     static func decode(_ bytes: [UInt8], firstSequence: UInt64) -> Contents {
-        let headerSize = LogFormat.indexHeaderSize
-        guard bytes.count >= headerSize, Array(bytes[0..<8]) == LogFormat.indexMagic,
+        let headerSize = LegacyFormat.indexHeaderSize
+        guard bytes.count >= headerSize, Array(bytes[0..<8]) == LegacyFormat.indexMagic,
             bytes.getLittleEndian(UInt32.self, at: 20) == CRC32C.checksum(bytes[0..<20]),
-            bytes.getLittleEndian(UInt16.self, at: 8) == LogFormat.indexVersion,
+            bytes.getLittleEndian(UInt16.self, at: 8) == LegacyFormat.indexVersion,
             bytes.getLittleEndian(UInt64.self, at: 12) == firstSequence
         else { return Contents(entries: [], validLength: 0, damaged: true) }
         var entries: [IndexEntry] = []
         var position = headerSize
-        while position + LogFormat.indexEntrySize <= bytes.count {
+        while position + LegacyFormat.indexEntrySize <= bytes.count {
             let crc = bytes.getLittleEndian(UInt32.self, at: position + 24)
             guard crc == CRC32C.checksum(bytes[position..<position + 24]) else { break }
             let entry = IndexEntry(
@@ -56,10 +56,10 @@ enum IndexFile {
                 guard entry.sequence > last.sequence, entry.offset > last.offset, entry.timestamp >= last.timestamp
                 else { break }
             } else {
-                guard entry.sequence == firstSequence, entry.offset == Int64(LogFormat.segmentHeaderSize) else { break }
+                guard entry.sequence == firstSequence, entry.offset == Int64(LegacyFormat.segmentHeaderSize) else { break }
             }
             entries.append(entry)
-            position += LogFormat.indexEntrySize
+            position += LegacyFormat.indexEntrySize
         }
         return Contents(entries: entries, validLength: position, damaged: position != bytes.count)
     }

@@ -27,7 +27,7 @@ struct LegacyActiveSegment {
         return LegacyActiveSegment(
             firstSequence: firstSequence, path: path, file: file, dataEnd: dataEnd, allocatedEnd: size,
             index: index,
-            indexEnd: Int64(LogFormat.indexHeaderSize + indexEntries.count * LogFormat.indexEntrySize),
+            indexEnd: Int64(LegacyFormat.indexHeaderSize + indexEntries.count * LegacyFormat.indexEntrySize),
             lastIndexedOffset: indexEntries.last?.offset)
     }
 }

@@ -147,7 +147,7 @@ final class LegacyCursor: CursorEngine {
         case .time(let time): IndexFile.entry(before: time, in: entries)
         }
         var chosen: SegmentScanner? = nil
-        if let entry, entry.offset > Int64(LogFormat.segmentHeaderSize) {
+        if let entry, entry.offset > Int64(LegacyFormat.segmentHeaderSize) {
             let probe = SegmentScanner(
                 path: segment.path, window: segment.window, position: entry.offset, expectedSequence: entry.sequence,
                 previousHash: nil)
@@ -184,7 +184,7 @@ final class LegacyCursor: CursorEngine {
         guard nextFirst == scanner.expectedSequence else {
             throw LogError(
                 .corrupt,
-                "the log is damaged: \(SegmentFiles.name(nextFirst, LogFormat.segmentExtension)) starts at sequence"
+                "the log is damaged: \(SegmentFiles.name(nextFirst, LogFiles.segmentExtension)) starts at sequence"
                     + " \(nextFirst), but \(scanner.path) ends at \(scanner.expectedSequence - 1)",
                 file: scanner.path, offset: offset, sequence: scanner.expectedSequence)
         }

@@ -116,7 +116,7 @@ final class LegacyReading: FormatReading {
         if let known = firstTimestamps[firstSequence] { return known }
         let segment = try openSegment(firstSequence)
         defer { segment.close() }
-        guard let head = try segment.window.bytes(at: Int64(LogFormat.segmentHeaderSize), count: LogFormat.batchHeaderSize),
+        guard let head = try segment.window.bytes(at: Int64(LegacyFormat.segmentHeaderSize), count: LegacyFormat.batchHeaderSize),
             case .success(let header) = BatchHeader.decode(head)
         else { return nil }
         firstTimestamps[firstSequence] = header.firstTimestamp

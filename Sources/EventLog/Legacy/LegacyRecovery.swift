@@ -44,7 +44,7 @@ enum LegacyRecovery {
         var lastSequence: UInt64 = 0
         var lastTimestamp: LogTimestamp? = nil
         var lastEntries: [IndexEntry] = []
-        var lastEnd = Int64(LogFormat.segmentHeaderSize)
+        var lastEnd = Int64(LegacyFormat.segmentHeaderSize)
         var indexesToWrite: [(UInt64, [IndexEntry])] = []
         var tornTail: (SegmentHandle, Damage, UInt64)? = nil
         var handles: [SegmentHandle] = []
@@ -93,7 +93,7 @@ enum LegacyRecovery {
             guard tail.lastBatch != nil || isLast else {
                 throw LogError(
                     .corrupt, "the log is damaged: \(segment.path) holds no events but is not the last segment",
-                    file: segment.path, offset: Int64(LogFormat.segmentHeaderSize), sequence: firstSequence)
+                    file: segment.path, offset: Int64(LegacyFormat.segmentHeaderSize), sequence: firstSequence)
             }
             if tail.indexNeedsRewrite { indexesToWrite.append((firstSequence, tail.entries)) }
             if let batch = tail.lastBatch {
@@ -113,7 +113,7 @@ enum LegacyRecovery {
         }
         for (firstSequence, entries) in indexesToWrite {
             try writeIndex(entries, firstSequence: firstSequence, directory: directory, fileSystem: fileSystem)
-            report.rebuiltIndexes.append(SegmentFiles.name(firstSequence, LogFormat.indexExtension))
+            report.rebuiltIndexes.append(SegmentFiles.name(firstSequence, LogFiles.indexExtension))
         }
 
         let active = try LegacyActiveSegment.open(
@@ -132,11 +132,11 @@ enum LegacyRecovery {
     ) throws -> LegacyWriter {
         var generator = SystemRandomNumberGenerator()
         let logID = configuration.newLogID
-            ?? (0..<LogFormat.segmentLogIDSize).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            ?? (0..<LogFiles.logIDSize).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let header = SegmentHeader(firstSequence: 1, logID: logID, createdAt: configuration.clock.now())
         try LegacyWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
         let active = try LegacyActiveSegment.open(
-            directory: directory, firstSequence: 1, dataEnd: Int64(LogFormat.segmentHeaderSize), indexEntries: [],
+            directory: directory, firstSequence: 1, dataEnd: Int64(LegacyFormat.segmentHeaderSize), indexEntries: [],
             fileSystem: fileSystem)
         return try LegacyWriter(
             directory: directory, fileSystem: fileSystem, configuration: configuration, logID: logID,
@@ -189,7 +189,7 @@ enum LegacyRecovery {
 enum Quarantine {
     /// Writes `bytes` durably under a name not yet taken and returns the path.
     static func keep(_ bytes: [UInt8], named name: String, in directory: String, fileSystem: any FileSystem) throws -> String {
-        let folder = Path.join(directory, LogFormat.quarantineDirectoryName)
+        let folder = Path.join(directory, LogFiles.quarantineDirectoryName)
         try io("create \(folder)") { try fileSystem.createDirectoryDurably(folder) }
         var path = Path.join(folder, name)
         var attempt = 1

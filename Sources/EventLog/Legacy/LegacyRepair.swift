@@ -6,12 +6,12 @@ enum LegacyRepair {
         let directory = reader.directory, fileSystem = reader.fileSystem
         var plan = RepairPlan()
         plan.directory = directory
-        plan.headerSize = Int64(LogFormat.segmentHeaderSize)
+        plan.headerSize = Int64(LegacyFormat.segmentHeaderSize)
         var report = VerificationReport()
         try LegacyVerifier.walk(reader, report: &report, progress: nil, stopAtFirstDamage: true)
         guard let damage = report.problems.first(where: \.isDamage) else { return plan }
         plan.damage = damage
-        let segmentPath = damage.file.hasSuffix(LogFormat.segmentExtension) ? damage.file : nil
+        let segmentPath = damage.file.hasSuffix(LogFiles.segmentExtension) ? damage.file : nil
         let all = reader.segments.map { SegmentFiles.segmentPath(directory, $0) }
         let cutAt = segmentPath.flatMap { all.firstIndex(of: $0) } ?? 0
         plan.segment = all[cutAt]
@@ -30,10 +30,10 @@ enum LegacyRepair {
         for first in reader.segments[position...] {
             guard let segment = try? reader.openSegment(first) else { continue }
             defer { segment.close() }
-            var offset = first == reader.segments[position] ? plan.offset : Int64(LogFormat.segmentHeaderSize) - 1
+            var offset = first == reader.segments[position] ? plan.offset : Int64(LegacyFormat.segmentHeaderSize) - 1
             let scanner = segment.scannerFromStart(previousHash: nil)
             while let found = try scanner.validHeaderOffset(after: offset) {
-                if let head = try segment.window.bytes(at: found, count: LogFormat.batchHeaderSize),
+                if let head = try segment.window.bytes(at: found, count: LegacyFormat.batchHeaderSize),
                     case .success(let header) = BatchHeader.decode(head)
                 {
                     best = max(best ?? 0, header.lastSequence)

@@ -81,12 +81,12 @@ enum LegacyVerifier {
                         if try !record(damage, scanner, isLast: isLast, path: path, report: &report) { continue scan }
                         if stopAtFirstDamage { return }
                     }
-                    report.storedBytes += Int64(LogFormat.segmentHeaderSize)
+                    report.storedBytes += Int64(LegacyFormat.segmentHeaderSize)
                     break scan
                 case .damaged(let damage):
                     if try !record(damage, scanner, isLast: isLast, path: path, report: &report) { continue scan }
                     if stopAtFirstDamage { return }
-                    report.storedBytes += Int64(LogFormat.segmentHeaderSize)
+                    report.storedBytes += Int64(LegacyFormat.segmentHeaderSize)
                     break scan
                 }
             }

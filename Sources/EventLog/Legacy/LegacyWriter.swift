@@ -128,7 +128,7 @@ final class LegacyWriter {
         let header = builder.encode(
             firstSequence: nextSequence, previousHash: previousHash, compressor: compressor, into: &output)
         if segment.dataEnd >= Int64(configuration.segmentSize),
-            segment.dataEnd > Int64(LogFormat.segmentHeaderSize)
+            segment.dataEnd > Int64(LegacyFormat.segmentHeaderSize)
         {
             try roll()
         }
@@ -170,7 +170,7 @@ final class LegacyWriter {
         let next: LegacyActiveSegment
         do {
             next = try LegacyActiveSegment.open(
-                directory: directory, firstSequence: nextSequence, dataEnd: Int64(LogFormat.segmentHeaderSize),
+                directory: directory, firstSequence: nextSequence, dataEnd: Int64(LegacyFormat.segmentHeaderSize),
                 indexEntries: [], fileSystem: fileSystem)
         } catch let error as LogError {
             failure = LogError(.writerFailed, "the new segment could not be opened; reopen the log", cause: error)

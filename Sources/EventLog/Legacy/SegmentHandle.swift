@@ -17,19 +17,19 @@ struct SegmentHandle {
         let path = SegmentFiles.segmentPath(directory, firstSequence)
         let file = try io("open the segment \(path)") { try fileSystem.openFile(path, mode) }
         let window = ReadWindow(file: file, chunkSize: chunkSize)
-        let headerBytes = Array(try window.available(at: 0, upTo: LogFormat.segmentHeaderSize))
+        let headerBytes = Array(try window.available(at: 0, upTo: LegacyFormat.segmentHeaderSize))
         let header = try SegmentHeader.decode(headerBytes, file: path)
         guard header.firstSequence == firstSequence else {
             throw LogError(
                 .corrupt,
                 "the log is damaged: \(path) says it starts at sequence \(header.firstSequence), but its name says \(firstSequence)",
-                file: path, offset: Int64(LogFormat.segmentFirstSequenceOffset), sequence: firstSequence)
+                file: path, offset: Int64(LogFiles.segmentFirstSequenceOffset), sequence: firstSequence)
         }
         if let logID, header.logID != logID {
             throw LogError(
                 .corrupt,
                 "the log is damaged: \(path) belongs to another log (log id \(hex(header.logID)), not \(hex(logID)))",
-                file: path, offset: Int64(LogFormat.segmentLogIDOffset), sequence: firstSequence)
+                file: path, offset: Int64(LegacyFormat.segmentLogIDOffset), sequence: firstSequence)
         }
         return SegmentHandle(
             firstSequence: firstSequence, path: path, header: header, headerBytes: headerBytes, window: window)
@@ -38,7 +38,7 @@ struct SegmentHandle {
     /// A scanner from the first batch.
     func scannerFromStart(previousHash: ChainHash?) -> SegmentScanner {
         SegmentScanner(
-            path: path, window: window, position: Int64(LogFormat.segmentHeaderSize),
+            path: path, window: window, position: Int64(LegacyFormat.segmentHeaderSize),
             expectedSequence: firstSequence, previousHash: previousHash)
     }
 

@@ -7,15 +7,15 @@ struct SegmentHeader: Equatable {
 
     /// The header's bytes, checksum included.
     func encoded() -> [UInt8] {
-        var bytes = LogFormat.segmentMagic
-        bytes.appendLittleEndian(LogFormat.segmentVersion)
+        var bytes = LogFiles.segmentMagic
+        bytes.appendLittleEndian(LegacyFormat.segmentVersion)
         bytes.append(contentsOf: repeatElement(0, count: 6))
         bytes.appendLittleEndian(firstSequence)
         bytes.append(contentsOf: logID)
         bytes.appendLittleEndian(createdAt.microsecondsSinceEpoch)
         bytes.append(contentsOf: repeatElement(0, count: 12))
         bytes.appendLittleEndian(CRC32C.checksum(bytes))
-        assert(bytes.count == LogFormat.segmentHeaderSize)
+        assert(bytes.count == LegacyFormat.segmentHeaderSize)
         return bytes
     }
 
@@ -24,32 +24,32 @@ struct SegmentHeader: Equatable {
         func fail(_ what: String) -> LogError {
             LogError(.notALog, "\(file) is not a segment of an event log: \(what)", file: file, offset: 0)
         }
-        guard bytes.count >= LogFormat.segmentHeaderSize else {
+        guard bytes.count >= LegacyFormat.segmentHeaderSize else {
             throw fail("it is \(bytes.count) bytes long, shorter than a segment header")
         }
-        guard Array(bytes[0..<8]) == LogFormat.segmentMagic else { throw fail("its first bytes are not VTLOGSEG") }
-        let stored = bytes.getLittleEndian(UInt32.self, at: LogFormat.segmentHeaderCRCOffset)
-        let actual = CRC32C.checksum(bytes[0..<LogFormat.segmentHeaderCRCOffset])
+        guard Array(bytes[0..<8]) == LogFiles.segmentMagic else { throw fail("its first bytes are not VTLOGSEG") }
+        let stored = bytes.getLittleEndian(UInt32.self, at: LegacyFormat.segmentHeaderCRCOffset)
+        let actual = CRC32C.checksum(bytes[0..<LegacyFormat.segmentHeaderCRCOffset])
         guard stored == actual else {
             throw LogError(
                 .corrupt, "the log is damaged: the header of \(file) fails its checksum", file: file, offset: 0)
         }
         let version = bytes.getLittleEndian(UInt16.self, at: 8)
-        guard version == LogFormat.segmentVersion else {
+        guard version == LegacyFormat.segmentVersion else {
             throw LogError(
                 .unsupportedVersion,
-                "\(file) has segment format version \(version); this program reads version \(LogFormat.segmentVersion)",
+                "\(file) has segment format version \(version); this program reads version \(LegacyFormat.segmentVersion)",
                 file: file, offset: 8)
         }
         guard bytes[10..<16].allSatisfy({ $0 == 0 }), bytes[48..<60].allSatisfy({ $0 == 0 }) else {
             throw fail("reserved header bytes are not zero")
         }
-        let idStart = LogFormat.segmentLogIDOffset
+        let idStart = LegacyFormat.segmentLogIDOffset
         return SegmentHeader(
-            firstSequence: bytes.getLittleEndian(UInt64.self, at: LogFormat.segmentFirstSequenceOffset),
-            logID: Array(bytes[idStart..<idStart + LogFormat.segmentLogIDSize]),
+            firstSequence: bytes.getLittleEndian(UInt64.self, at: LogFiles.segmentFirstSequenceOffset),
+            logID: Array(bytes[idStart..<idStart + LogFiles.logIDSize]),
             createdAt: LogTimestamp(
-                microsecondsSinceEpoch: bytes.getLittleEndian(Int64.self, at: LogFormat.segmentCreatedAtOffset))
+                microsecondsSinceEpoch: bytes.getLittleEndian(Int64.self, at: LegacyFormat.segmentCreatedAtOffset))
         )
     }
 }

@@ -52,7 +52,7 @@ final class SegmentScanner {
     /// Reads the next batch. Advances only past valid batches; damage and the end leave the
     /// position where they were found, so a follower can try the same place again later.
     func next() throws -> Step {
-        let headerSize = LogFormat.batchHeaderSize
+        let headerSize = LegacyFormat.batchHeaderSize
         guard let head = try window.bytes(at: position, count: headerSize) else {
             let rest = window.cached(at: position, upTo: headerSize)
             if rest.allSatisfy({ $0 == 0 }) { return .end(position) }
@@ -67,7 +67,7 @@ final class SegmentScanner {
         case .failure(.unsupportedVersion(let version)):
             throw LogError(
                 .unsupportedVersion,
-                "\(path) holds a batch of format version \(version) at offset \(position); this program reads version \(LogFormat.batchVersion)",
+                "\(path) holds a batch of format version \(version) at offset \(position); this program reads version \(LegacyFormat.batchVersion)",
                 file: path, offset: position, sequence: expectedSequence)
         case .failure(let problem):
             let definite = if case .invalidField = problem { true } else { false }
@@ -134,8 +134,8 @@ final class SegmentScanner {
     /// The offset of the first valid batch header (magic, version, checksum, and a sequence
     /// not before the expected one) that starts after `offset`.
     func validHeaderOffset(after offset: Int64) throws -> Int64? {
-        let headerSize = LogFormat.batchHeaderSize
-        let magic = LogFormat.batchMagic
+        let headerSize = LegacyFormat.batchHeaderSize
+        let magic = LegacyFormat.batchMagic
         var chunkStart = offset + 1
         while true {
             let chunk = try window.available(at: chunkStart, upTo: 1 << 20)

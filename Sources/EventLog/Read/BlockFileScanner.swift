@@ -6,7 +6,7 @@ final class BlockFileScanner {
     let path: String
     let header: BlockFileHeader
     let window: ReadWindow
-    private(set) var position = Int64(Format2.blockFileHeaderSize)
+    private(set) var position = Int64(LogFormat.blockFileHeaderSize)
     private(set) var blocksRead = 0
     /// The previous block's `chain_after` and last time: what the next block must start from.
     private(set) var chain: ChainHash?
@@ -39,7 +39,7 @@ final class BlockFileScanner {
             }
             return nil
         }
-        guard let head = try window.bytes(at: position, count: Format2.blockHeaderSize) else {
+        guard let head = try window.bytes(at: position, count: LogFormat.blockHeaderSize) else {
             throw corrupt("an incomplete block header", at: position)
         }
         let block = try checkedHeader(head, expectChain: expectChain, expectTime: expectTime)
@@ -48,7 +48,7 @@ final class BlockFileScanner {
         }
         let offset = position
         step(past: block)
-        return (block, offset, UnsafeRawBufferPointer(rebasing: whole[Format2.blockHeaderSize...]))
+        return (block, offset, UnsafeRawBufferPointer(rebasing: whole[LogFormat.blockHeaderSize...]))
     }
 
     /// The next block decoded (its payload checked against its CRC), with its offset; nil after
@@ -85,11 +85,11 @@ final class BlockFileScanner {
                 try jump(over: cache.blocks(of: path, identity: identity), expectChain: expectChain, expectTime: expectTime, while: skipping)
             }
         }
-        let head = UnsafeMutableRawBufferPointer.allocate(byteCount: Format2.blockHeaderSize, alignment: 8)
+        let head = UnsafeMutableRawBufferPointer.allocate(byteCount: LogFormat.blockHeaderSize, alignment: 8)
         defer { head.deallocate() }
         while blocksRead < Int(header.blockCount) {
             let count = try io("read \(path)") { try window.file.read(into: head, at: position) }
-            guard count == Format2.blockHeaderSize else { throw corrupt("an incomplete block header", at: position) }
+            guard count == LogFormat.blockHeaderSize else { throw corrupt("an incomplete block header", at: position) }
             let block = try checkedHeader(UnsafeRawBufferPointer(head), expectChain: expectChain, expectTime: expectTime)
             if let cache, let identity { cache.note(block, at: position, index: blocksRead, of: path, identity: identity) }
             guard skipping(block) else { return }

@@ -178,7 +178,7 @@ final class BlockTailCursor: CursorEngine {
             // stands (it came to it by reading on), or at sequence 1.
             if position == 0 {
                 chainAtEnd = files.anchor
-                timeAtEnd = Format2.timeBeforeFirstEvent
+                timeAtEnd = LogFormat.timeBeforeFirstEvent
             } else if file.firstSequence != sequence {
                 chainAtEnd = nil
                 timeAtEnd = nil
@@ -207,14 +207,14 @@ final class BlockTailCursor: CursorEngine {
                         scanner.close()
                         throw LogError(
                             .corrupt, "the log is damaged: \(path)'s time_before is not the time of the event before it",
-                            file: path, offset: Int64(Format2.segmentTimeBeforeOffset), sequence: file.firstSequence)
+                            file: path, offset: Int64(LogFormat.segmentTimeBeforeOffset), sequence: file.firstSequence)
                     }
                     if let chain = chainAtEnd, scanner.header.chainBefore != chain {
                         let path = file.path
                         scanner.close()
                         throw LogError(
                             .corrupt, "the log is damaged: \(path)'s chain_before is not the head where the file before it ends",
-                            file: path, offset: Int64(Format2.segmentChainBeforeOffset), sequence: file.firstSequence)
+                            file: path, offset: Int64(LogFormat.segmentChainBeforeOffset), sequence: file.firstSequence)
                     }
                     chainAtEnd = nil
                     timeAtEnd = nil

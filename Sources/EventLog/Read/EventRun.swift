@@ -12,7 +12,7 @@
 /// O(raw bytes) and allocates only for an erasure list.
 struct EventRun: Sendable {
     let raw: [UInt8]
-    let layout: Format2.Layout
+    let layout: LogFormat.Layout
     let count: Int
     let timeBefore: Int64
     let lastTime: Int64
@@ -27,7 +27,7 @@ struct EventRun: Sendable {
     /// Checks `raw`. `count` is the number of events the header states (nil for a hot-tail
     /// record, whose events run to the end of its body; rows only).
     static func parse(
-        _ raw: [UInt8], layout: Format2.Layout, count expected: Int?, timeBefore: Int64, hasErasures: Bool
+        _ raw: [UInt8], layout: LogFormat.Layout, count expected: Int?, timeBefore: Int64, hasErasures: Bool
     ) -> Result<EventRun, DamageReason> {
         raw.withUnsafeBytes { bytes in
             var cursor = ByteCursor(bytes)
@@ -67,7 +67,7 @@ struct EventRun: Sendable {
                         return .failure(DamageReason("event \(index) claims \(length) bytes but \(cursor.remaining) remain"))
                     }
                     if nextErased < erased.count, erased[nextErased] == index {
-                        guard Format2.erasedLengths.contains(length) else {
+                        guard LogFormat.erasedLengths.contains(length) else {
                             return .failure(DamageReason("erased event \(index) holds \(length) bytes, not a 32-byte digest and at most 16 kept"))
                         }
                         nextErased += 1
@@ -104,7 +104,7 @@ struct EventRun: Sendable {
                         return .failure(DamageReason("length \(index) is a malformed varint"))
                     }
                     if nextErased < erased.count, erased[nextErased] == index {
-                        guard Format2.erasedLengths.contains(length) else {
+                        guard LogFormat.erasedLengths.contains(length) else {
                             return .failure(DamageReason("erased event \(index) holds \(length) bytes, not a 32-byte digest and at most 16 kept"))
                         }
                         nextErased += 1
@@ -199,7 +199,7 @@ extension Array where Element == UInt8 {
     /// Appends the raw events in `layout` (FORMAT.md, "Block": rows or columns). `times` and
     /// `payloads` have one entry per event; times must not decrease from `timeBefore`.
     mutating func appendEvents(
-        times: [Int64], payloads: [ArraySlice<UInt8>], layout: Format2.Layout, timeBefore: Int64
+        times: [Int64], payloads: [ArraySlice<UInt8>], layout: LogFormat.Layout, timeBefore: Int64
     ) {
         precondition(times.count == payloads.count)
         var previous = timeBefore

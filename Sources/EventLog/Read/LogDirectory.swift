@@ -103,29 +103,29 @@ struct LogDirectory {
     static func readBlockFileHeader(_ path: String, fileSystem: any FileSystem) throws -> BlockFileHeader {
         let file = try io("open the block file \(path)") { try fileSystem.openFile(path, .readOnly) }
         defer { try? file.close() }
-        let bytes = try io("read \(path)") { try file.read(count: Format2.blockFileHeaderSize, at: 0) }
+        let bytes = try io("read \(path)") { try file.read(count: LogFormat.blockFileHeaderSize, at: 0) }
         return try BlockFileHeader.decode(bytes, file: path)
     }
 
     static func readSegmentHeader(_ path: String, fileSystem: any FileSystem) throws -> TailSegmentHeader {
         let file = try io("open the segment \(path)") { try fileSystem.openFile(path, .readOnly) }
         defer { try? file.close() }
-        let bytes = try io("read \(path)") { try file.read(count: Format2.segmentHeaderSize, at: 0) }
+        let bytes = try io("read \(path)") { try file.read(count: LogFormat.segmentHeaderSize, at: 0) }
         return try checkedSegmentHeader(bytes, path: path)
     }
 
     static func checkedSegmentHeader(_ bytes: [UInt8], path: String) throws -> TailSegmentHeader {
-        guard bytes.count >= 10, Array(bytes[0..<8]) == LogFormat.segmentMagic else {
+        guard bytes.count >= 10, Array(bytes[0..<8]) == LogFiles.segmentMagic else {
             throw LogError(.notALog, "\(path) is not a segment of an event log: its first bytes are not VTLOGSEG", file: path, offset: 0)
         }
         let version = bytes.getLittleEndian(UInt16.self, at: 8)
-        guard version == Format2.segmentVersion else {
+        guard version == LogFormat.segmentVersion else {
             throw LogError(
                 .corrupt, "the log is damaged: \(path) is a segment of format \(version) in a format-2 log",
                 file: path, offset: 8)
         }
         let header = try TailSegmentHeader.decode(bytes, file: path)
-        let expected = SegmentFiles.sequence(in: Path.name(of: path), LogFormat.segmentExtension)
+        let expected = SegmentFiles.sequence(in: Path.name(of: path), LogFiles.segmentExtension)
         guard header.firstSequence == expected else {
             throw LogError(
                 .corrupt, "the log is damaged: \(path) says it starts at sequence \(header.firstSequence), but its name says \(expected ?? 0)",

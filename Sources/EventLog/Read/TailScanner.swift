@@ -11,7 +11,7 @@ final class TailScanner {
     let path: String
     let header: TailSegmentHeader
     let window: ReadWindow
-    private(set) var position = Int64(Format2.segmentHeaderSize)
+    private(set) var position = Int64(LogFormat.segmentHeaderSize)
     private(set) var nextSequence: UInt64
     private(set) var time: Int64
     private let decompressor: ZstdDecompressor
@@ -30,7 +30,7 @@ final class TailScanner {
     static func open(path: String, fileSystem: any FileSystem, mode: OpenMode = .readOnly, decompressor: ZstdDecompressor) throws -> TailScanner {
         let file = try io("open the segment \(path)") { try fileSystem.openFile(path, mode) }
         let window = ReadWindow(file: file)
-        let bytes = Array(try window.available(at: 0, upTo: Format2.segmentHeaderSize))
+        let bytes = Array(try window.available(at: 0, upTo: LogFormat.segmentHeaderSize))
         let header: TailSegmentHeader
         do { header = try LogDirectory.checkedSegmentHeader(bytes, path: path) } catch {
             window.close()
@@ -43,7 +43,7 @@ final class TailScanner {
 
     /// Reads the next record. Advances only past valid records.
     func next() throws -> Step {
-        let peek = try window.available(at: position, upTo: Format2.maxRecordHeadLength + 1)
+        let peek = try window.available(at: position, upTo: LogFormat.maxRecordHeadLength + 1)
         guard let first = peek.first else { return .end(position) }
         if first == 0 {
             // A reader following a live log (a replicator, a follower, `vt log --follow`) meets
@@ -60,14 +60,14 @@ final class TailScanner {
             return .end(position)
         }
         var cursor = ByteCursor(peek)
-        guard let head = cursor.readVarint(), cursor.position <= Format2.maxRecordHeadLength else {
-            return .damaged(offset: position, reason: peek.count <= Format2.maxRecordHeadLength ? "an incomplete record head" : "a malformed record head", definite: false)
+        guard let head = cursor.readVarint(), cursor.position <= LogFormat.maxRecordHeadLength else {
+            return .damaged(offset: position, reason: peek.count <= LogFormat.maxRecordHeadLength ? "an incomplete record head" : "a malformed record head", definite: false)
         }
         let stored = head >> 1
-        guard stored >= UInt64(Format2.minRecordStoredLength), stored <= UInt64(Format2.maxRawLength) else {
+        guard stored >= UInt64(LogFormat.minRecordStoredLength), stored <= UInt64(LogFormat.maxRawLength) else {
             return .damaged(offset: position, reason: "a record head stating \(stored) stored bytes", definite: false)
         }
-        let size = cursor.position + Int(stored) + Format2.recordCRCSize
+        let size = cursor.position + Int(stored) + LogFormat.recordCRCSize
         guard let whole = try window.bytes(at: position, count: size) else {
             let present = window.cached(at: position, upTo: size).count
             return .damaged(offset: position, reason: "an incomplete record (\(present) of \(size) bytes)", definite: false)
@@ -115,10 +115,10 @@ final class TailScanner {
         while true {
             if position == checkpoint.start?.dataEnd { startIsBoundary = true }
             guard position < checkpoint.dataEnd else { break }
-            let peek = try window.available(at: position, upTo: Format2.maxRecordHeadLength + 1)
+            let peek = try window.available(at: position, upTo: LogFormat.maxRecordHeadLength + 1)
             var cursor = ByteCursor(peek)
             guard peek.first.map({ $0 != 0 }) == true, let head = cursor.readVarint(),
-                cursor.position <= Format2.maxRecordHeadLength, head >> 1 <= UInt64(Format2.maxRawLength)
+                cursor.position <= LogFormat.maxRecordHeadLength, head >> 1 <= UInt64(LogFormat.maxRawLength)
             else { break }
             let size = TailRecord.Frame.size(headLength: cursor.position, storedLength: Int(head >> 1))
             guard let whole = try window.bytes(at: position, count: size), case .framed = TailRecord.frame(whole) else { break }
@@ -159,7 +159,7 @@ final class TailScanner {
 
     /// Back to the segment's first record, as just opened.
     func restart() {
-        position = Int64(Format2.segmentHeaderSize)
+        position = Int64(LogFormat.segmentHeaderSize)
         nextSequence = header.firstSequence
         time = header.timeBefore
     }

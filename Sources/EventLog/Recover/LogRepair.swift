@@ -23,7 +23,7 @@ public enum LogRepair {
             reader = try LogReader(directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec)
         } catch let error as LogError where error.code == .corrupt {
             // The first segment is missing (format 1): nothing before the damage can be kept.
-            plan.headerSize = Int64(LogFormat.segmentHeaderSize)
+            plan.headerSize = Int64(LegacyFormat.segmentHeaderSize)
             let listing = try SegmentFiles.list(directory, fileSystem)
             plan.damage = .init(kind: .corruption, file: directory, sequence: 1, message: error.message)
             plan.laterSegments = listing.segments.map { SegmentFiles.segmentPath(directory, $0) }
@@ -53,7 +53,7 @@ public enum LogRepair {
         let directory = plan.directory
         let lock: any HeldLock
         do {
-            lock = try fileSystem.lock(Path.join(directory, LogFormat.lockFileName), holder: "repair")
+            lock = try fileSystem.lock(Path.join(directory, LogFiles.lockFileName), holder: "repair")
         } catch let held as LockHeldError {
             throw LogError(
                 .locked, "the log at \(directory) is open for writing by \(held.holder); close it before repairing",
@@ -77,7 +77,7 @@ public enum LogRepair {
         let file = try io("open \(segment)") { try fileSystem.openFile(segment, .readWrite) }
         defer { try? file.close() }
         // A block file is never cut inside (its header counts its blocks): it goes whole.
-        let headerSize = segment.hasSuffix(Format2.blockExtension)
+        let headerSize = segment.hasSuffix(LogFormat.blockExtension)
             ? Int64.max : plan.headerSize
         if plan.offset < headerSize {
             // The segment's own header is damaged: the whole segment goes.
@@ -106,7 +106,7 @@ public enum LogRepair {
     ) throws -> RepairPlan {
         var plan = RepairPlan()
         plan.format = .v2
-        plan.headerSize = Int64(Format2.segmentHeaderSize)
+        plan.headerSize = Int64(LogFormat.segmentHeaderSize)
         plan.directory = directory
         var report = VerificationReport()
         try BlockTailVerifier.walk(
@@ -120,7 +120,7 @@ public enum LogRepair {
         let cutAt = all.firstIndex(of: damage.file) ?? 0
         guard cutAt < all.count else { return plan }
         plan.segment = all[cutAt]
-        plan.offset = all[cutAt].hasSuffix(Format2.blockExtension) ? 0 : damage.offset ?? 0
+        plan.offset = all[cutAt].hasSuffix(LogFormat.blockExtension) ? 0 : damage.offset ?? 0
         plan.laterSegments = Array(all[(cutAt + 1)...])
         plan.firstDroppedSequence = damage.sequence ?? report.lastSequence + 1
         let cutSize = (try fileSystem.status(all[cutAt]))?.size ?? 0
@@ -129,7 +129,7 @@ public enum LogRepair {
     }
 
     private static func indexPath(of segment: String) -> String {
-        String(segment.dropLast(LogFormat.segmentExtension.count)) + LogFormat.indexExtension
+        String(segment.dropLast(LogFiles.segmentExtension.count)) + LogFiles.indexExtension
     }
 
     static func sizes(of paths: [String], _ fileSystem: any FileSystem) throws -> Int64 {

@@ -29,7 +29,7 @@ enum TailRecovery {
 
         // Check first, change nothing; then clean up.
         var chain: ChainHash = files.anchor!
-        var time = Format2.timeBeforeFirstEvent
+        var time = LogFormat.timeBeforeFirstEvent
         var next: UInt64 = 1
         for file in files.files {
             guard case .blocks(let header) = file.kind else { continue }
@@ -73,7 +73,7 @@ enum TailRecovery {
                 scanner.close()
                 throw LogError(
                     .corrupt, "the log is damaged: \(file.path)'s chain_before is not the head where the block files end",
-                    file: file.path, offset: Int64(Format2.segmentChainBeforeOffset), sequence: next)
+                    file: file.path, offset: Int64(LogFormat.segmentChainBeforeOffset), sequence: next)
             }
             if !isLast {
                 // A sealed segment: its records must all be valid; its end sets the next start.
@@ -159,7 +159,7 @@ enum TailRecovery {
                 chainBefore: chain, origin: files.origin)
             try TailWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
             active = try ActiveTail.open(
-                directory: directory, header: header, dataEnd: Int64(Format2.segmentHeaderSize), fileSystem: fileSystem)
+                directory: directory, header: header, dataEnd: Int64(LogFormat.segmentHeaderSize), fileSystem: fileSystem)
         }
         let writer = try TailWriter(
             directory: directory, fileSystem: fileSystem, configuration: configuration, logID: files.logID!,
@@ -176,17 +176,17 @@ enum TailRecovery {
     ) throws -> TailWriter {
         var generator = SystemRandomNumberGenerator()
         let logID = configuration.newLogID
-            ?? (0..<LogFormat.segmentLogIDSize).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            ?? (0..<LogFiles.logIDSize).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let anchor = origin.anchor(logID: logID)
         let header = TailSegmentHeader(
             firstSequence: 1, logID: logID, createdAt: configuration.clock.now(),
-            timeBefore: Format2.timeBeforeFirstEvent, chainBefore: anchor, origin: origin)
+            timeBefore: LogFormat.timeBeforeFirstEvent, chainBefore: anchor, origin: origin)
         try TailWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
         let active = try ActiveTail.open(
-            directory: directory, header: header, dataEnd: Int64(Format2.segmentHeaderSize), fileSystem: fileSystem)
+            directory: directory, header: header, dataEnd: Int64(LogFormat.segmentHeaderSize), fileSystem: fileSystem)
         return try TailWriter(
             directory: directory, fileSystem: fileSystem, configuration: configuration, logID: logID, origin: origin,
-            nextSequence: 1, lastTime: Format2.timeBeforeFirstEvent, chain: EventChain(head: anchor), segment: active)
+            nextSequence: 1, lastTime: LogFormat.timeBeforeFirstEvent, chain: EventChain(head: anchor), segment: active)
     }
 
     private static func removeTemporaries(

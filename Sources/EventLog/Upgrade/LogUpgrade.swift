@@ -142,7 +142,7 @@ public enum LogUpgrade {
             throw LogError(.corrupt, "\(directory) has events but no segment header to take its log id from", file: directory)
         }
         var chain = origin.anchor(logID: logID)
-        var time = Format2.timeBeforeFirstEvent
+        var time = LogFormat.timeBeforeFirstEvent
         var next: UInt64 = 1
         let cursor = try reader.events(from: 1, through: origin.sequence)
         while next <= origin.sequence {
@@ -178,7 +178,7 @@ public enum LogUpgrade {
             firstSequence: next, logID: logID, createdAt: configuration.clock.now(), timeBefore: time,
             chainBefore: chain, origin: origin)
         try TailWriter.createSegment(directory: work, header: header, fileSystem: fileSystem)
-        report.bytesAfter += Int64(Format2.segmentHeaderSize)
+        report.bytesAfter += Int64(LogFormat.segmentHeaderSize)
     }
 
     /// Reads the new log back through the ordinary reader and checks every event against the

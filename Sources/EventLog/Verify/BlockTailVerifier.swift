@@ -40,7 +40,7 @@ enum BlockTailVerifier {
 
         // Block files: headers and links in order, then the blocks' events in parallel.
         var chain = anchor
-        var time = Format2.timeBeforeFirstEvent
+        var time = LogFormat.timeBeforeFirstEvent
         var next: UInt64 = 1
         var blocks: [BlockToCheck] = []
         for file in files.files {
@@ -135,7 +135,7 @@ enum BlockTailVerifier {
                     break scan
                 }
             }
-            report.tailBytes += Int64(Format2.segmentHeaderSize)
+            report.tailBytes += Int64(LogFormat.segmentHeaderSize)
             next = scanner.nextSequence
             time = scanner.time
             report.lastSequence = next - 1
@@ -170,7 +170,7 @@ enum BlockTailVerifier {
                 do {
                     let file = try opened[path] ?? fileSystem.openFile(path, .readOnly)
                     opened[path] = file
-                    let stored = try file.read(count: Int(header.storedLength), at: offset + Int64(Format2.blockHeaderSize))
+                    let stored = try file.read(count: Int(header.storedLength), at: offset + Int64(LogFormat.blockHeaderSize))
                     let decoded = stored.withUnsafeBytes { SealedBlock.decode(header, stored: $0, decompressor: decompressor, payloadCodec: payloadCodec) }
                     switch decoded {
                     case .failure(let reason): results.set(index, .failure(BlockProblem(message: reason.description)))

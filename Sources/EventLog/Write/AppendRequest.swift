@@ -41,7 +41,7 @@ final class AppendRequest {
         self.isSync = isSync
         self.isRoll = isRoll
         self.sealed = nil
-        self.rawSize = payloads.reduce(0) { $0 + $1.count + 2 * LogFormat.maxVarintLength }
+        self.rawSize = payloads.reduce(0) { $0 + $1.count + 2 * LogFiles.maxVarintLength }
     }
 
     /// A request to take `events` as a block file (they are not payloads of a record).

@@ -17,7 +17,7 @@ struct BlockFileWriter {
     private let compressor: ZstdCompressor
     private let file: any RandomAccessFile
     private var builder: BlockBuilder
-    private var position = Int64(Format2.blockFileHeaderSize)
+    private var position = Int64(LogFormat.blockFileHeaderSize)
     private var buffer: [UInt8] = []
     private var scratch: BlockScratch
     /// Each written block's header, as written: what the disk must give back.
@@ -53,7 +53,7 @@ struct BlockFileWriter {
         self.configuration = configuration
         self.fileSystem = fileSystem
         finalPath = SegmentFiles.blockFilePath(directory, firstSequence)
-        temporaryPath = finalPath + LogFormat.temporaryExtension
+        temporaryPath = finalPath + LogFiles.temporaryExtension
         compressor = try ZstdCompressor(level: configuration.blockCompressionLevel)
         scratch = BlockScratch(payloadCodec: configuration.payloadCodec)
         builder = BlockBuilder(firstSequence: firstSequence, timeBefore: timeBefore, chainBefore: chainBefore, hashesEvents: !chainFromBlocks)
@@ -62,7 +62,7 @@ struct BlockFileWriter {
         file = try io("create \(path)") { try fileSystem.openFile(path, .createOrTruncate) }
         do {
             // The file header goes first as a placeholder: its counts are known only at the end.
-            try io("write \(path)") { try file.write([UInt8](repeating: 0, count: Format2.blockFileHeaderSize), at: 0) }
+            try io("write \(path)") { try file.write([UInt8](repeating: 0, count: LogFormat.blockFileHeaderSize), at: 0) }
         } catch {
             abandon()
             throw error
@@ -137,7 +137,7 @@ struct BlockFileWriter {
     private mutating func chainFromEncoded(_ encoded: BlockHeader) throws -> BlockHeader {
         let stored = buffer.withUnsafeBytes { bytes in
             SealedBlock.decode(
-                encoded, stored: UnsafeRawBufferPointer(rebasing: bytes[Format2.blockHeaderSize..<encoded.totalSize]),
+                encoded, stored: UnsafeRawBufferPointer(rebasing: bytes[LogFormat.blockHeaderSize..<encoded.totalSize]),
                 decompressor: decompressor, payloadCodec: configuration.payloadCodec)
         }
         guard case .success(let block) = stored else {
@@ -151,7 +151,7 @@ struct BlockFileWriter {
         expectations.removeFirst(due.count)
         var header = encoded
         header.chainAfter = head
-        buffer.replaceSubrange(0..<Format2.blockHeaderSize, with: header.encoded())
+        buffer.replaceSubrange(0..<LogFormat.blockHeaderSize, with: header.encoded())
         return header
     }
 

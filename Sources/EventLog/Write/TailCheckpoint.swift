@@ -80,7 +80,7 @@ struct TailCheckpoint: Equatable {
         let dataEnd = bytes.getLittleEndian(UInt64.self, at: 40)
         let next = bytes.getLittleEndian(UInt64.self, at: 48)
         let lastTime = bytes.getLittleEndian(Int64.self, at: 56)
-        guard dataEnd >= UInt64(Format2.segmentHeaderSize), dataEnd <= UInt64(Int64.max), next >= header.firstSequence,
+        guard dataEnd >= UInt64(LogFormat.segmentHeaderSize), dataEnd <= UInt64(Int64.max), next >= header.firstSequence,
             lastTime >= header.timeBefore
         else { return nil }
         var checkpoint = TailCheckpoint(
@@ -90,7 +90,7 @@ struct TailCheckpoint: Equatable {
             let startEnd = bytes.getLittleEndian(UInt64.self, at: 96)
             let startNext = bytes.getLittleEndian(UInt64.self, at: 104)
             let startTime = bytes.getLittleEndian(Int64.self, at: 112)
-            if startEnd >= UInt64(Format2.segmentHeaderSize), startEnd <= dataEnd,
+            if startEnd >= UInt64(LogFormat.segmentHeaderSize), startEnd <= dataEnd,
                 (header.firstSequence...next).contains(startNext), (header.timeBefore...lastTime).contains(startTime)
             {
                 checkpoint.start = Point(

@@ -34,7 +34,7 @@ final class TailWriter: CommitWriter {
     var pendingCheck: TailCheck?
     /// The end of data named by the last tail checkpoint this writer left beside the active
     /// segment; the end of its header before the first.
-    private var checkpointedEnd = Int64(Format2.segmentHeaderSize)
+    private var checkpointedEnd = Int64(LogFormat.segmentHeaderSize)
     /// Where this writer started appending, written into its checkpoints while the segment is
     /// the one it started in (FORMAT.md, "Tail checkpoint": the start).
     private var start: TailCheckpoint.Point?
@@ -198,7 +198,7 @@ final class TailWriter: CommitWriter {
         output.removeAll(keepingCapacity: true)
         builder.encode(compressor: compressor, into: &output)
         if mustRoll || segment.dataEnd >= Int64(configuration.hotTailSegmentSize),
-            segment.dataEnd > Int64(Format2.segmentHeaderSize)
+            segment.dataEnd > Int64(LogFormat.segmentHeaderSize)
         {
             try roll()
         }
@@ -232,7 +232,7 @@ final class TailWriter: CommitWriter {
     private func takeSealed(_ events: [LogEvent]) -> Result<Range<UInt64>, LogError> {
         settleCheckpoint()
         if let failure { return .failure(TailWriter.refusal(after: failure)) }
-        guard segment.dataEnd == Int64(Format2.segmentHeaderSize) else {
+        guard segment.dataEnd == Int64(LogFormat.segmentHeaderSize) else {
             return .failure(LogError(
                 .invalidArgument, "events were appended after the hot tail was compacted; the block file was not written",
                 sequence: nextSequence))
@@ -253,13 +253,13 @@ final class TailWriter: CommitWriter {
         do {
             try TailWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
             let next = try ActiveTail.open(
-                directory: directory, header: header, dataEnd: Int64(Format2.segmentHeaderSize), fileSystem: fileSystem)
+                directory: directory, header: header, dataEnd: Int64(LogFormat.segmentHeaderSize), fileSystem: fileSystem)
             let covered = segment
             segment = next
             nextSequence = taken.head.sequence + 1
             lastTime = taken.lastTime
             chain = EventChain(head: taken.head.hash, after: taken.head.sequence)
-            checkpointedEnd = Int64(Format2.segmentHeaderSize)
+            checkpointedEnd = Int64(LogFormat.segmentHeaderSize)
             start = nil
             try? covered.file.close()
             // Left behind, the next open removes it: it is covered.
@@ -278,7 +278,7 @@ final class TailWriter: CommitWriter {
     /// A roll asked for from outside (compaction of everything): seals the active segment when
     /// it holds anything.
     private func rollNow() -> Result<Range<UInt64>, LogError> {
-        guard segment.dataEnd > Int64(Format2.segmentHeaderSize) else { return .success(nextSequence..<nextSequence) }
+        guard segment.dataEnd > Int64(LogFormat.segmentHeaderSize) else { return .success(nextSequence..<nextSequence) }
         do {
             // The caller compacts right after: no background compaction for this roll.
             try roll(notify: false)
@@ -302,18 +302,18 @@ final class TailWriter: CommitWriter {
         let next: ActiveTail
         do {
             next = try ActiveTail.open(
-                directory: directory, header: header, dataEnd: Int64(Format2.segmentHeaderSize), fileSystem: fileSystem)
+                directory: directory, header: header, dataEnd: Int64(LogFormat.segmentHeaderSize), fileSystem: fileSystem)
         } catch let error as LogError {
             failure = LogError(.writerFailed, "the new segment could not be opened; reopen the log", cause: error)
             throw error
         }
         try? segment.file.close()
         // A sealed segment's checkpoint is of no use: only the active one's is read.
-        if checkpointedEnd > Int64(Format2.segmentHeaderSize) {
+        if checkpointedEnd > Int64(LogFormat.segmentHeaderSize) {
             try? fileSystem.removeFile(TailCheckpoint.path(directory, segment.header.firstSequence))
         }
         segment = next
-        checkpointedEnd = Int64(Format2.segmentHeaderSize)
+        checkpointedEnd = Int64(LogFormat.segmentHeaderSize)
         // Where this writer started lies in a sealed segment now.
         start = nil
         mustRoll = false

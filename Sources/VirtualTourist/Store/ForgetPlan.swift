@@ -41,7 +41,7 @@ struct ForgetPlan: Equatable {
                 // The sequence, then each kept byte as a decimal number.
                 let kept = words.dropFirst(2).compactMap { UInt8($0) }
                 guard let sequence = UInt64(words[1]), sequence > 0, kept.count == words.count - 2,
-                    kept.count <= Format2.maxErasedKept
+                    kept.count <= LogFormat.maxErasedKept
                 else { return nil }
                 targets[sequence] = kept
             case ("photo", 2):

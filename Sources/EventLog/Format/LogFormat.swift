@@ -1,9 +1,9 @@
-/// Every constant of on-disk format 2, in one place.
+/// Every constant of on-disk format 2, the format every new log is written in.
 ///
 /// The definition is `docs/FORMAT.md`, part "Format 2"; each constant names the section it comes
-/// from. Format 1's constants stay in ``LogFormat``. Change nothing here without changing that
+/// from. Format 1's are in ``LegacyFormat``, the ones both share in ``LogFiles``. Change nothing here without changing that
 /// document.
-public enum Format2 {
+public enum LogFormat {
     // MARK: Segment header — FORMAT.md, "Segment header (136 bytes)"
 
     static let segmentVersion: UInt16 = 2

@@ -1,17 +1,13 @@
-/// Every constant of the on-disk format, in one place.
-///
-/// The definition is `docs/FORMAT.md`; each constant names the section it comes from. Change
-/// nothing here without changing that document and bumping the version it describes.
-enum LogFormat {
+/// Every constant of on-disk format 1, which this version reads and upgrades (FORMAT.md, part
+/// "Format 1"); the constants both formats share are in ``LogFiles``, format 2's in
+/// ``LogFormat``. Change nothing here without changing that document.
+enum LegacyFormat {
     // MARK: Segment header — FORMAT.md, "Segment header (64 bytes)"
 
-    /// ASCII `VTLOGSEG`.
-    static let segmentMagic: [UInt8] = Array("VTLOGSEG".utf8)
+    // The magic and the first sequence's place are both formats' (``LogFiles``).
     static let segmentVersion: UInt16 = 1
     static let segmentHeaderSize = 64
-    static let segmentFirstSequenceOffset = 16
     static let segmentLogIDOffset = 24
-    static let segmentLogIDSize = 16
     static let segmentCreatedAtOffset = 40
     static let segmentHeaderCRCOffset = 60
 
@@ -46,18 +42,4 @@ enum LogFormat {
     static let indexVersion: UInt16 = 1
     static let indexHeaderSize = 24
     static let indexEntrySize = 28
-
-    // MARK: Directory — FORMAT.md, "The directory"
-
-    static let segmentExtension = ".seg"
-    static let indexExtension = ".idx"
-    static let temporaryExtension = ".tmp"
-    static let lockFileName = "LOCK"
-    static let quarantineDirectoryName = "quarantine"
-    /// Segment and index names are the first sequence in 20 decimal digits
-    /// (``FileIO/NumberedFileName``).
-
-    // MARK: Varint — FORMAT.md, "Conventions"
-
-    static let maxVarintLength = 10
 }
