@@ -72,6 +72,15 @@ public final class EventLog: @unchecked Sendable {
         default:
             break
         }
+        // Only the tests write format 1 (fixtures of old logs): a log opened to write is format 2,
+        // and an old one is refused before anything is touched (not even the lock file).
+        if configuration.format != .v1, try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) == .v1 {
+            throw LogError(
+                .needsUpgrade,
+                "the log at \(directory) is in format 1, which this version reads but no longer writes; upgrade it to"
+                    + " format 2 first (LogUpgrade, or `vt upgrade`: the old log is kept beside the new one)",
+                file: directory)
+        }
         let lock = try takeLock(of: directory, holder: holderLine(), fileSystem: fileSystem) { holder in
             "the log at \(directory) is already open for writing by another program (\(holder)); close it first, or open"
                 + " the log read-only with LogReader"

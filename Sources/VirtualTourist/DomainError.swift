@@ -39,6 +39,9 @@ public struct DomainError: Error, Sendable, CustomStringConvertible {
         public static let readOnly = Code("read-only")
         /// The folder holds something other than a Virtual Tourist store.
         public static let notAStore = Code("not-a-store")
+        /// The store's log is in format 1, which this version reads but no longer writes:
+        /// ``TouristStore/upgrade(at:options:fileSystem:progress:)`` (`vt upgrade`) converts it.
+        public static let needsUpgrade = Code("needs-upgrade")
     }
 
     public var code: Code

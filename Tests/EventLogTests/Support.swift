@@ -1,5 +1,5 @@
 import DemoLog
-import EventLog
+@testable import EventLog
 import FieldColumns
 import FileIO
 import Foundation

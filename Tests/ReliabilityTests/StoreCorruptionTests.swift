@@ -1,4 +1,4 @@
-import EventLog
+@testable import EventLog
 import FileIO
 import Foundation
 import ReliabilitySupport
@@ -118,7 +118,10 @@ import Testing
                         try reader.state(at: sequence) == fold(Array(written.prefix(Int(sequence)))),
                         "a flip at \(name):\(position) changed the state at \(sequence)")
                 }
-                let store = try await TouristStore.open(at: Self.folder, options: crashTestOptions(), fileSystem: copy)
+                // Opened to write as the version of its day did (an app upgrades a format-1 store first).
+                var options = crashTestOptions()
+                options.log.format = .v1
+                let store = try await TouristStore.open(at: Self.folder, options: options, fileSystem: copy)
                 #expect(store.state == fold(written))
                 #expect(try store.events() == written)
                 try await store.close()

@@ -155,6 +155,10 @@ import Testing
         let logBefore = try vt("log", "--store", seeded.folder)
         let statsBefore = try CLI.object(try vt("stats", "--json", "--store", seeded.folder).output)
         #expect(statsBefore["format"] as? Int == 1)
+        // A command that writes refuses the format-1 store and says how to convert it.
+        let refused = try vt("pin", "drop", "48.8584", "2.2945", "--store", seeded.folder)
+        #expect(refused.status == 1 && refused.errors.contains("vt upgrade --store \(seeded.folder)"), "\(refused.errors)")
+        #expect(try vt("log", "--store", seeded.folder).output == logBefore.output, "nothing was written")
 
         let run = try vt("upgrade", "--store", seeded.folder)
         #expect(run.status == 0, "\(run.output)\(run.errors)")

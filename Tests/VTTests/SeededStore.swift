@@ -1,5 +1,5 @@
 import BlobStore
-import EventLog
+@testable import EventLog
 import Foundation
 import StorageTestSupport
 import Synchronization

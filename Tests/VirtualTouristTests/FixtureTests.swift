@@ -1,4 +1,4 @@
-import EventLog
+@testable import EventLog
 import Foundation
 import StorageTestSupport
 import Testing
@@ -29,6 +29,8 @@ import Testing
         options.pinIDs = CountingPinIDs()
         options.snapshotInterval = 10
         options.log.newLogID = Array("store-fixture-v1".utf8)
+        // The fixture is a store of its day: log format 1, which only the tests still write.
+        options.log.format = .v1
         let store = try await TouristStore.open(at: folder, options: options)
         func tick() { clock.advance(microseconds: 250_000) }
         try await store.changeRegion(to: MapRegion(center: rome, latitudeSpan: 12, longitudeSpan: 20)); tick()
@@ -92,6 +94,8 @@ import Testing
         var options = StoreOptions()
         options.log.clock = TestClock()
         options.pinIDs = FixedPinIDs()
+        // Writes to the format-1 fixture as the version of its day did (an app upgrades first).
+        options.log.format = .v1
         let credited = ListedPhoto(
             remoteID: "7", url: "https://upload.example/330px-a.jpg", title: "Colosseum", width: 330, height: 247,
             creator: "Ann & Bo", licenceName: "CC BY-SA 4.0", licenceURL: "https://creativecommons.org/licenses/by-sa/4.0",
@@ -117,6 +121,7 @@ import Testing
         try FileManager.default.copyItem(atPath: Self.fixture, toPath: folder.path)
         var options = StoreOptions()
         options.log.clock = TestClock()
+        options.log.format = .v1
         let store = try await TouristStore.open(at: folder.path, options: options)
         #expect(store.report.snapshot == 27, "the snapshot written on close is read")
         #expect(store.report.skippedSnapshots.isEmpty)

@@ -1,5 +1,5 @@
 import CZstd
-import EventLog
+@testable import EventLog
 import FileIO
 import Foundation
 import StorageTestSupport

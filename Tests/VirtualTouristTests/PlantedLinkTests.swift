@@ -1,4 +1,4 @@
-import EventLog
+@testable import EventLog
 import FileIO
 import Foundation
 import StorageTestSupport

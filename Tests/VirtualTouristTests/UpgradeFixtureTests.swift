@@ -53,3 +53,42 @@ import Testing
         #expect(try LogReader(directory: upgraded.sub("log"), payloadCodec: EventCodec.blockCodec).lastSequence() == 27)
     }
 }
+
+/// A format-1 store opened to write (by an app, which writes format 2 only) is refused with a
+/// clear error that says how to convert it, and nothing in the store changes; reading it, and
+/// upgrading it, still work.
+@Suite struct Format1WriteRefusalTests {
+    /// Every file under `folder` (relative path → bytes).
+    static func contents(of folder: String) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: folder)
+        while let path = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: folder + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files[path] = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + path))
+            }
+        }
+        return files
+    }
+
+    @Test func openingAFormat1StoreToWriteSaysToUpgradeAndChangesNothing() async throws {
+        let folder = TemporaryFolder("format1-refused")
+        try FileManager.default.copyItem(atPath: StoreFixtureTests.fixture, toPath: folder.path)
+        let before = try Self.contents(of: folder.path)
+
+        let refusal = await #expect(throws: DomainError.self) { try await TouristStore.open(at: folder.path) }
+        #expect(refusal?.code == .needsUpgrade)
+        #expect(refusal?.message.contains("vt upgrade --store \(folder.path)") == true, "\(refusal?.message ?? "")")
+        // The log itself says the same to any program that embeds it.
+        let logError = #expect(throws: LogError.self) { try EventLog.open(at: folder.sub("log")) }
+        #expect(logError?.code == .needsUpgrade)
+        #expect(try Self.contents(of: folder.path) == before, "nothing in the store changed")
+
+        // Reading it still works, and so does the upgrade; then it opens to write.
+        #expect(try StoreReader.open(at: folder.path).state(at: 27).sequence == 27)
+        _ = try await TouristStore.upgrade(at: folder.path)
+        let store = try await TouristStore.open(at: folder.path)
+        #expect(store.state.sequence == 27 && store.logFormat == .v2)
+        try await store.close()
+    }
+}

@@ -30,7 +30,6 @@ struct DerivedFixture {
     static var configuration: LogConfiguration {
         var configuration = LogConfiguration()
         configuration.payloadCodec = FieldColumnsCodec()
-        configuration.format = .v2
         configuration.hotTailSegmentSize = 4096
         configuration.blockSize = 512
         configuration.blockKeys = keys

@@ -146,7 +146,6 @@ func replicate(_ events: [LogEvent], identity: LogIdentity, head: LogHead) {
     // As a restore and a replica store open theirs: with the pin keys, whose summaries the
     // verifier compares.
     var configuration = LogConfiguration.touristStore
-    configuration.format = .v2
     configuration.blockSize = 512
     configuration.hotTailSegmentSize = 4096
     configuration.compactsInBackground = false

@@ -27,9 +27,10 @@ public struct LogConfiguration: Sendable {
     /// and level 1 against 3 made buffered appends 1.25 M/s instead of 1.03-1.07 M/s for 0.2 %
     /// more bytes (docs/BENCHMARKS-JOURNAL.md, "Buffered append past a million a second").
     public var compressionLevel: Int32 = 1
-    /// The format a new log is created in (an existing log keeps its own; `vt upgrade`
-    /// converts format 1 to 2). FORMAT.md describes both.
-    public var format: LogFormatVersion = .v2
+    /// The format written: 2, always, for an app. Internal: the tests set 1 to make fixtures of
+    /// old logs (created, or opened, in format 1); otherwise opening a format-1 log to write is
+    /// refused with ``LogError/Code/needsUpgrade``. FORMAT.md describes both.
+    var format: LogFormatVersion = .v2
     /// A new segment starts once the current one reaches this many bytes (format 1).
     public var segmentSize: Int = 64 << 20
     /// Format 2: a new hot-tail segment starts once the active one reaches this many bytes;

@@ -35,6 +35,9 @@ public struct LogError: Error, Sendable, CustomStringConvertible {
         /// An earlier `fsync` or write failed in a way that leaves the file's state unknown; the
         /// log refuses further appends until it is reopened (which recovers from the disk).
         public static let writerFailed = Code("writer-failed")
+        /// The log is in format 1, which this version reads, verifies and upgrades but no longer
+        /// writes: ``LogUpgrade`` (`vt upgrade`) converts it, keeping the old log beside the new.
+        public static let needsUpgrade = Code("needs-upgrade")
         /// A system call failed; ``LogError/cause`` holds the ``FileIO/IOError``.
         public static let io = Code("io")
     }

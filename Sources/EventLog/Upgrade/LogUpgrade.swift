@@ -79,6 +79,8 @@ public enum LogUpgrade {
         var settings = configuration
         settings.createIfMissing = false
         settings.compactsInBackground = false
+        // The one writer of format 1 outside the tests: recovery of the old log's torn tail.
+        settings.format = .v1
         let opened = try EventLog.open(at: directory, configuration: settings, fileSystem: fileSystem)
         let format = opened.format
         try opened.close()

@@ -69,6 +69,14 @@ public final class TouristStore: Sendable {
             resumption = try EventLog.resume(
                 at: Path.join(folder, "log"), newestCheckpoint: preloading.sequence, configuration: options.log.withPinKeys,
                 fileSystem: fileSystem)
+        } catch let error as LogError where error.code == .needsUpgrade {
+            _ = preloading.wait()
+            throw DomainError(
+                .needsUpgrade,
+                "the store at \(folder) is in log format 1, which this version reads (log, show, state, history, verify,"
+                    + " export) but no longer writes; convert it first with `vt upgrade --store \(folder)`, which keeps the"
+                    + " old log beside the new one as log.format1",
+                cause: error)
         } catch let error as LogError {
             _ = preloading.wait()
             throw DomainError(.storage, "the store at \(folder) cannot be opened: \(error.message)", cause: error)
