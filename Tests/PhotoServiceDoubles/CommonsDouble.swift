@@ -109,6 +109,8 @@ public final class CommonsDoubleControls: Sendable {
         var records: [Record] = []
         var active = 0
         var mostAtOnce = 0
+        var holding = false
+        var held: [CheckedContinuation<Void, Never>] = []
         var stopping = false
         var files: [Int: CommonsFile] = [:]
     }
@@ -127,6 +129,21 @@ public final class CommonsDoubleControls: Sendable {
     /// Every answer waits this long first, so that requests overlap and a client's limit on
     /// requests at once shows.
     public func answerAfter(_ latency: Duration) { state.withLock { $0.latency = latency } }
+    /// From now on every request waits, counted as being answered, until ``releaseHeld()``: a
+    /// test sees how many a client has in flight at once, whatever the machine's speed.
+    public func holdRequests() { state.withLock { $0.holding = true } }
+    /// How many requests are waiting now.
+    public var heldRequests: Int { state.withLock { $0.held.count } }
+    /// Lets the requests waiting now go on (later ones wait in turn); returns how many.
+    @discardableResult
+    public func releaseHeld() -> Int {
+        let released = state.withLock { state in
+            defer { state.held = [] }
+            return state.held
+        }
+        for continuation in released { continuation.resume() }
+        return released.count
+    }
 
     public var records: [Record] { state.withLock { $0.records } }
     /// The most requests (API and thumbnails) it was answering at one time.
@@ -157,6 +174,7 @@ public final class CommonsDoubleControls: Sendable {
             return state.latency
         }
         await delay(latency)
+        await passHold()
         let result = await answer()
         state.withLock { $0.active -= 1 }
         return result
@@ -169,5 +187,20 @@ public final class CommonsDoubleControls: Sendable {
         }
     }
 
-    func stop() { state.withLock { $0.stopping = true } }
+    /// Waits while requests are held (``holdRequests()``), unless the double is stopping.
+    private func passHold() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let proceed = state.withLock { state -> Bool in
+                guard state.holding, !state.stopping else { return true }
+                state.held.append(continuation)
+                return false
+            }
+            if proceed { continuation.resume() }
+        }
+    }
+
+    func stop() {
+        state.withLock { $0.stopping = true }
+        releaseHeld()
+    }
 }

@@ -229,15 +229,31 @@ func bitmapCount(_ place: (latitude: Double, longitude: Double), catalogue: Demo
         }
     }
 
+    /// Twelve downloads started together, as the pipeline starts six and more: the double holds
+    /// each request until the test lets it go, so the client's three at once show as three held
+    /// (a client that allowed more would have more held; one that allowed fewer, fewer).
     @Test func neverMoreThanThreeRequestsAtOnce() async throws {
         try await withCommonsDouble { double in
-            double.controls.answerAfter(.milliseconds(100))
             let source = CommonsPhotoSource(client: try commonsClient(double))
             let place = DemoPlaces.many
             let page = try await source.search(latitude: place.latitude, longitude: place.longitude, page: 1, perPage: 12)
-            // Twelve downloads started together, as the pipeline starts six and more.
+            #expect(page.photos.count == 12)
+            double.controls.holdRequests()
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for photo in page.photos { group.addTask { try await source.image(at: photo.url).count } }
+                var released = 0
+                while released < page.photos.count {
+                    let inFlight = min(3, page.photos.count - released)
+                    // Up to a minute for the client to send them (a bound on a hang, not a speed).
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    while double.controls.heldRequests < inFlight, ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(2))
+                    }
+                    #expect(double.controls.heldRequests == inFlight, "after \(released) answered")
+                    let now = double.controls.releaseHeld()
+                    if now == 0 { break }  // nothing came: the expectation above has said so
+                    released += now
+                }
                 for try await count in group { #expect(count > 0) }
             }
             #expect(double.controls.records.filter { $0.kind == "thumbnail" }.count == 12)
