@@ -19,6 +19,7 @@ public final class DemoServerControls: Sendable {
         var allowance = 0
         var waiting: [CheckedContinuation<Void, Never>] = []
         var heldSearches: [CheckedContinuation<Void, Never>] = []
+        var heldSearchWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var mostWaiting = 0
         var searches: [SearchRecord] = []
         var imageRequests = 0
@@ -80,6 +81,19 @@ public final class DemoServerControls: Sendable {
     /// How many searches a ``DemoFault/held`` fault holds now.
     public var heldSearchCount: Int { state.withLock { $0.heldSearches.count } }
 
+    /// Returns once `count` searches are held (or the server stops): a test waits for the
+    /// search as an event.
+    public func heldSearches(reach count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.heldSearches.count >= count || state.stopping { return true }
+                state.heldSearchWaiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
     /// How many image requests are waiting at the gate.
     public var heldImageRequests: Int { state.withLock { $0.waiting.count } }
     /// The most image requests that were ever waiting at the gate at once: a test's check that
@@ -132,12 +146,16 @@ public final class DemoServerControls: Sendable {
     /// Waits until ``releaseHeldSearches()`` or the server stops.
     func holdSearch() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let proceed = state.withLock { state -> Bool in
-                if state.stopping { return true }
+            let (proceed, due) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                if state.stopping { return (true, []) }
                 state.heldSearches.append(continuation)
-                return false
+                let held = state.heldSearches.count
+                let due = state.heldSearchWaiters.filter { $0.count <= held }.map(\.continuation)
+                state.heldSearchWaiters.removeAll { $0.count <= held }
+                return (false, due)
             }
             if proceed { continuation.resume() }
+            for waiter in due { waiter.resume() }
         }
     }
 
@@ -158,7 +176,12 @@ public final class DemoServerControls: Sendable {
     }
 
     func stop() {
-        state.withLock { $0.stopping = true }
+        let waiters = state.withLock { state in
+            state.stopping = true
+            defer { state.heldSearchWaiters = [] }
+            return state.heldSearchWaiters.map(\.continuation)
+        }
+        for waiter in waiters { waiter.resume() }
         releaseAllImages()
         releaseHeldSearches()
     }

@@ -1,13 +1,5 @@
 import FileIO
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// An append-only log of events on disk: zstd-compressed batches, CRC32C-checked,
 /// SHA-256-chained, in segment files (the layout is in `docs/FORMAT.md`).
 ///
@@ -377,26 +369,5 @@ public final class EventLog: @unchecked Sendable {
     private func emptyRange() -> Range<UInt64> {
         let next = lastSequence + 1
         return next..<next
-    }
-
-    /// Takes the writer's lock of the log in `directory`; `whenHeld` words the refusal from the
-    /// holder's line.
-    static func takeLock(
-        of directory: String, holder: String, fileSystem: any FileSystem, whenHeld: (String) -> String
-    ) throws -> any HeldLock {
-        do {
-            return try fileSystem.lock(Path.join(directory, LogFiles.lockFileName), holder: holder)
-        } catch let held as LockHeldError {
-            throw LogError(.locked, whenHeld(held.holder), file: held.path, cause: held)
-        } catch let error as IOError {
-            throw LogError.io(error, "lock the log at \(directory)")
-        }
-    }
-
-    static func holderLine() -> String {
-        var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count) == 0
-            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
-        return "pid=\(getpid()) host=\(host) since=\(SystemClock().now())"
     }
 }

@@ -22,7 +22,7 @@ import VirtualTourist
             // The second pin's search stays in flight until the server stops.
             harness.server.controls.failNextSearches(with: [.held])
             let searching = try await harness.store.dropPin(at: Places.otherFew)
-            while harness.server.controls.heldSearchCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            await harness.server.controls.heldSearches(reach: 1)
             try await harness.closeStore()
 
             // A pin dropped by a program without a pipeline (the command line, say).

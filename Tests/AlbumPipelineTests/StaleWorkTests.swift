@@ -57,7 +57,7 @@ import VirtualTourist
             harness.server.controls.failNextSearches(with: [.held])
             let pin = try await harness.store.dropPin(at: Places.few)
             try await harness.eventually("the first request") { $0.pins[pin]?.album.phase == .listing }
-            while harness.server.controls.heldSearchCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            await harness.server.controls.heldSearches(reach: 1)
             try await harness.store.dragPin(pin, to: Places.otherFew)
             let done = try await harness.eventually("the album at the new place") {
                 $0.pins[pin]?.album.collection == 2 && $0.pins[pin]?.album.status == .complete

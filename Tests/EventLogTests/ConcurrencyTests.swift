@@ -124,20 +124,17 @@ import Testing
         #expect(try LogVerifier.verify(directory: directory.path).batches < tasks * perTask / 4)
     }
 
-    /// Waits, up to a minute (a bound on a hang, not a measure), until `fileSystem` has synced
-    /// segments `count` times.
+    /// Waits until `fileSystem` has synced segments `count` times (the suite's time limit
+    /// bounds a hang).
     static func waitForSyncs(_ count: Int, _ fileSystem: InstrumentedFileSystem) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while fileSystem.count("sync", "seg") < count, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        await fileSystem.reached("sync", "seg", count: count)
     }
 
     /// Under `.none` nothing syncs until the log is closed; under `.always` every batch is
     /// synced before its append returns; under `.interval` the writer syncs on its own once the
     /// log's clock has passed the interval, and not before: the test's clock stands still until
     /// the test moves it, so "not yet" is certain, not a matter of how fast the machine is.
-    @Test func eachPolicySyncsWhenItSays() async throws {
+    @Test(.timeLimit(.minutes(2))) func eachPolicySyncsWhenItSays() async throws {
         func run(
             _ durability: LogConfiguration.Durability, clock: TestClock = TestClock(),
             between: (InstrumentedFileSystem) async throws -> Void = { _ in }
@@ -169,8 +166,8 @@ import Testing
     /// A steady stream of appends must not postpone the interval sync: it runs on a deadline.
     /// Each append moves the log's clock a quarter of the interval on, so every fourth one
     /// passes a deadline; each sync is awaited as an event. A flusher that each append
-    /// postponed would never reach its deadline, and the wait would end at its bound, failing.
-    @Test func intervalSyncsKeepHappeningUnderASteadyStreamOfAppends() async throws {
+    /// postponed would never reach its deadline, and the test would end at its time limit, failing.
+    @Test(.timeLimit(.minutes(2))) func intervalSyncsKeepHappeningUnderASteadyStreamOfAppends() async throws {
         let directory = TemporaryFolder.made("steady")
         let fileSystem = InstrumentedFileSystem()
         let clock = TestClock()

@@ -111,6 +111,7 @@ public final class CommonsDoubleControls: Sendable {
         var mostAtOnce = 0
         var holding = false
         var held: [CheckedContinuation<Void, Never>] = []
+        var heldWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var stopping = false
         var files: [Int: CommonsFile] = [:]
     }
@@ -134,6 +135,17 @@ public final class CommonsDoubleControls: Sendable {
     public func holdRequests() { state.withLock { $0.holding = true } }
     /// How many requests are waiting now.
     public var heldRequests: Int { state.withLock { $0.held.count } }
+    /// Returns once `count` requests are waiting (or the double stops).
+    public func heldRequests(reach count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.held.count >= count || state.stopping { return true }
+                state.heldWaiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
     /// Lets the requests waiting now go on (later ones wait in turn); returns how many.
     @discardableResult
     public func releaseHeld() -> Int {
@@ -190,17 +202,26 @@ public final class CommonsDoubleControls: Sendable {
     /// Waits while requests are held (``holdRequests()``), unless the double is stopping.
     private func passHold() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let proceed = state.withLock { state -> Bool in
-                guard state.holding, !state.stopping else { return true }
+            let (proceed, due) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                guard state.holding, !state.stopping else { return (true, []) }
                 state.held.append(continuation)
-                return false
+                let held = state.held.count
+                let due = state.heldWaiters.filter { $0.count <= held }.map(\.continuation)
+                state.heldWaiters.removeAll { $0.count <= held }
+                return (false, due)
             }
             if proceed { continuation.resume() }
+            for waiter in due { waiter.resume() }
         }
     }
 
     func stop() {
-        state.withLock { $0.stopping = true }
+        let waiters = state.withLock { state in
+            state.stopping = true
+            defer { state.heldWaiters = [] }
+            return state.heldWaiters.map(\.continuation)
+        }
+        for waiter in waiters { waiter.resume() }
         releaseHeld()
     }
 }

@@ -23,6 +23,21 @@ public final class InstrumentedFileSystem: FileSystem, @unchecked Sendable {
         lock.withLock { counts["\(operation) \(fileExtension)"] ?? 0 }
     }
 
+    /// Returns once `operation` has been called `count` times on files with this extension:
+    /// a test waits for the call as an event.
+    public func reached(_ operation: String, _ fileExtension: String, count: Int) async {
+        let key = "\(operation) \(fileExtension)"
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = lock.withLock { () -> Bool in
+                if counts[key, default: 0] >= count { return true }
+                waiters.append((key, count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+    private var waiters: [(key: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
     /// Bytes every read so far returned.
     public var bytesRead: Int { lock.withLock { _bytesRead } }
     private var _bytesRead = 0
@@ -38,10 +53,15 @@ public final class InstrumentedFileSystem: FileSystem, @unchecked Sendable {
 
     public func check(_ operation: String, _ path: String) throws {
         let ext = path.split(separator: ".").last.map(String.init) ?? ""
-        let (rule, n): ((@Sendable (String, String, Int) -> Int32?)?, Int) = lock.withLock {
-            counts["\(operation) \(ext)", default: 0] += 1
-            return (_failure, counts["\(operation) \(ext)"]!)
+        let key = "\(operation) \(ext)"
+        let (rule, n, due): ((@Sendable (String, String, Int) -> Int32?)?, Int, [CheckedContinuation<Void, Never>]) = lock.withLock {
+            counts[key, default: 0] += 1
+            let n = counts[key]!
+            let due = waiters.filter { $0.key == key && $0.count <= n }.map(\.continuation)
+            if !due.isEmpty { waiters.removeAll { $0.key == key && $0.count <= n } }
+            return (_failure, n, due)
         }
+        for continuation in due { continuation.resume() }
         if let code = rule?(operation, path, n) { throw IOError(operation: operation, path: path, code: code) }
     }
 
