@@ -204,6 +204,7 @@ let package = Package(
             name: "VirtualTouristTests",
             dependencies: [
                 "VirtualTourist", "EventLog", "FileIO", "SeededRandom", "TouristWorkload", "StorageTestSupport", "CZstd",
+                "LegacyLogWriter",
             ],
             resources: [.copy("Fixtures")]
         ),
@@ -229,6 +230,9 @@ let package = Package(
         // Test doubles shared by the test targets: a file system that counts and fails calls,
         // one in memory that can lose power, the test clock and the temporary folder.
         .target(name: "StorageTestSupport", dependencies: ["FileIO", "EventLog"], path: "Tests/StorageTestSupport"),
+        // Format 1's writer, which the product no longer has: fixtures of the logs earlier
+        // versions wrote, for the tests of reading, verifying, repairing and upgrading them.
+        .target(name: "LegacyLogWriter", dependencies: ["FileIO", "EventLog"], path: "Tests/LegacyLogWriter"),
         // The crash, power-loss, corruption and full-disk tests of the whole store (RELIABILITY.md),
         // with the mixed workload they share with the process they kill.
         .target(name: "ReliabilitySupport", dependencies: ["VirtualTourist", "BlobStore", "EventLog"], path: "Tests/ReliabilitySupport"),
@@ -241,7 +245,7 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "ReliabilitySupport", "StoreCrashHelper", "VirtualTourist", "EventLog", "BlobStore", "FileIO",
-                "StorageTestSupport",
+                "StorageTestSupport", "LegacyLogWriter",
             ]
         ),
         .testTarget(
@@ -263,7 +267,7 @@ let package = Package(
             name: "VTTests",
             dependencies: [
                 "vt", "DemoPhotoServer", "PhotoServiceDoubles", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport", "NATSTestSupport",
-                "TouristWorkload",
+                "TouristWorkload", "LegacyLogWriter",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -295,7 +299,7 @@ let package = Package(
         .testTarget(
             name: "EventLogTests",
             dependencies: [
-                "EventLog", "FileIO", "SeededRandom", "DemoLog", "EventLogHelper", "StorageTestSupport",
+                "EventLog", "FileIO", "SeededRandom", "DemoLog", "EventLogHelper", "StorageTestSupport", "LegacyLogWriter",
                 // Codec 2, for its own tests and the independent reader's codec-2 stores; the
                 // log's other tests run without a payload codec, or with a plain one.
                 "FieldColumns",

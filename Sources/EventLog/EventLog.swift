@@ -64,9 +64,9 @@ public final class EventLog: @unchecked Sendable {
         default:
             break
         }
-        // Only the tests write format 1 (fixtures of old logs): a log opened to write is format 2,
-        // and an old one is refused before anything is touched (not even the lock file).
-        if configuration.format != .v1, try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) == .v1 {
+        // A log opened to write is format 2; an old one is refused before anything is touched (not
+        // even the lock file). Only the tests write format 1, through a fixture writer.
+        if configuration.fixtureWriter == nil, try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) == .v1 {
             throw LogError(
                 .needsUpgrade,
                 "the log at \(directory) is in format 1, which this version reads but no longer writes; upgrade it to"
@@ -78,16 +78,15 @@ public final class EventLog: @unchecked Sendable {
                 + " the log read-only with LogReader"
         }
         let writer: any CommitWriter
-        var report: RecoveryReport
+        let report: RecoveryReport
         do {
-            let abandonedUpgrade = try LogUpgrade.removeUnfinished(directory: directory, fileSystem: fileSystem)
-            switch try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) ?? configuration.format {
-            case .v1:
-                (writer, report) = try LegacyRecovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
-            case .v2:
+            if let fixture = configuration.fixtureWriter,
+                try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) != .v2
+            {
+                (writer, report) = try fixture.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
+            } else {
                 (writer, report) = try TailRecovery.openWriter(directory: directory, configuration: configuration, fileSystem: fileSystem)
             }
-            if abandonedUpgrade { report.removedTemporaryFiles.append("../" + Path.name(of: LogUpgrade.workPath(of: directory))) }
         } catch {
             lock.release()
             throw error

@@ -1,4 +1,5 @@
 @testable import EventLog
+@testable import LegacyLogWriter
 import SeededRandom
 import Testing
 

@@ -1,4 +1,5 @@
 @testable import EventLog
+@testable import LegacyLogWriter
 import DemoLog
 import Foundation
 import StorageTestSupport
@@ -37,7 +38,7 @@ import Testing
         let last = try #require(batchLocations(try readBytes(segments[1])).last)
         try flipByte(at: last.offset + last.size - 1, in: segments[1])
         let before = try snapshot(directory.path)
-        let error = expectLogError(.corrupt) { try EventLog.open(at: directory.path, configuration: configuration()) }
+        let error = expectLogError(.corrupt) { try EventLog.open(at: directory.path, configuration: legacyConfiguration()) }
         #expect(error?.file == segments[1])
         #expect(error?.offset == Int64(last.offset))
         #expect(error?.sequence == last.firstSequence)
@@ -49,7 +50,7 @@ import Testing
     @Test func everyFlippedByteOfASegmentIsDetectedOrCutNeverMisread() throws {
         let directory = TemporaryFolder.made("every")
         let original = directory.sub("original")
-        let log = try EventLog.open(at: original, configuration: configuration())
+        let log = try EventLog.open(at: original, configuration: legacyConfiguration())
         try log.append(contentsOf: (1...4 as ClosedRange<UInt64>).map(syntheticPayload))
         try log.append(syntheticPayload(5))
         try log.append(contentsOf: (6...12 as ClosedRange<UInt64>).map(syntheticPayload))
@@ -96,7 +97,7 @@ import Testing
             for sequence in [1, 150, 299, 300] as [UInt64] {
                 #expect(try reader.event(at: sequence).map { SyntheticEvents.isPayload($0.payload, of: sequence) } == true)
             }
-            let log = try EventLog.open(at: trial, configuration: configuration(indexInterval: 512))
+            let log = try EventLog.open(at: trial, configuration: legacyConfiguration(indexInterval: 512))
             #expect(log.recovery.rebuiltIndexes == ["00000000000000000001.idx"], "flip at \(position)")
             try log.close()
             #expect(try readBytes(trial + "/00000000000000000001.idx") == index, "the rebuilt index equals the original")
@@ -108,7 +109,7 @@ import Testing
         try makeSegmentedLog(directory.path, events: 200)
         let segments = try segmentFiles(directory.path)
         try FileManager.default.removeItem(atPath: segments[1])
-        let error = expectLogError(.corrupt) { try EventLog.open(at: directory.path, configuration: configuration()) }
+        let error = expectLogError(.corrupt) { try EventLog.open(at: directory.path, configuration: legacyConfiguration()) }
         #expect(error?.file == segments[2])
         #expect(error?.message.contains("but the segment before it ends at") == true)
         expectLogError(.corrupt) { try readAll(directory.path) }
@@ -123,7 +124,7 @@ import Testing
         let b = try segmentFiles(directory.sub("b"))
         #expect((a[1] as NSString).lastPathComponent == (b[1] as NSString).lastPathComponent)
         try writeBytes(try readBytes(b[1]), to: a[1])
-        let error = expectLogError(.corrupt) { try EventLog.open(at: directory.sub("a"), configuration: configuration()) }
+        let error = expectLogError(.corrupt) { try EventLog.open(at: directory.sub("a"), configuration: legacyConfiguration()) }
         #expect(error?.message.contains("belongs to another log") == true)
     }
 
@@ -160,7 +161,7 @@ import Testing
 
     @Test func anAlteredBatchWithValidChecksumsBreaksTheChain() throws {
         let directory = TemporaryFolder.made("chain")
-        let log = try EventLog.open(at: directory.path, configuration: configuration())
+        let log = try EventLog.open(at: directory.path, configuration: legacyConfiguration())
         for sequence in 1...6 as ClosedRange<UInt64> { try log.append(syntheticPayload(sequence)) }
         try log.close()
         let segment = try segmentFiles(directory.path)[0]
@@ -188,7 +189,7 @@ import Testing
     @Test func removedOrReorderedBatchesAreDetected() throws {
         let directory = TemporaryFolder.made("reorder")
         let original = directory.sub("original")
-        let log = try EventLog.open(at: original, configuration: configuration())
+        let log = try EventLog.open(at: original, configuration: legacyConfiguration())
         for sequence in 1...5 as ClosedRange<UInt64> { try log.append(syntheticPayload(sequence)) }
         try log.close()
         let bytes = try readBytes(original + "/00000000000000000001.seg")
@@ -205,7 +206,7 @@ import Testing
             let error = expectLogError(.corrupt) { try readAll(trial) }
             #expect(error?.offset == Int64(offset), "\(name)")
             #expect(error?.sequence == 2, "\(name)")
-            expectLogError(.corrupt) { try EventLog.open(at: trial, configuration: configuration()) }
+            expectLogError(.corrupt) { try EventLog.open(at: trial, configuration: legacyConfiguration()) }
         }
     }
 }

@@ -42,7 +42,7 @@ import Testing
     @Test func aWriterContinuesTheVersion1Fixture() throws {
         let directory = TemporaryFolder.made("fixture")
         try copyDirectory(Self.fixturePath, to: directory.sub("log"))
-        let log = try EventLog.open(at: directory.sub("log"), configuration: configuration(clock: TestClock(1_800_000_000_000_000)))
+        let log = try EventLog.open(at: directory.sub("log"), configuration: legacyConfiguration(clock: TestClock(1_800_000_000_000_000)))
         #expect(log.recovery.isClean)
         #expect(try log.append(Self.payload(Self.eventCount + 1)) == Self.eventCount + 1)
         try log.close()

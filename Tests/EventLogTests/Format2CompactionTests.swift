@@ -183,7 +183,7 @@ import Testing
 
     @Test func aFormatOneLogHasNothingToCompact() throws {
         let folder = TemporaryFolder.made()
-        let log = try EventLog.open(at: folder.path, configuration: configuration())
+        let log = try EventLog.open(at: folder.path, configuration: legacyConfiguration())
         #expect(log.format == .v1)
         expectLogError(.invalidArgument) { try log.compact() }
         try log.close()

@@ -107,7 +107,7 @@ import Testing
         try log.close()
 
         let format1 = TemporaryFolder.made()
-        let old = try EventLog.open(at: format1.path, configuration: configuration(clock: clock))
+        let old = try EventLog.open(at: format1.path, configuration: legacyConfiguration(clock: clock))
         try old.append([1, 2, 3])
         let error = expectLogError(.invalidArgument) { try old.erase([1: []]) }
         #expect(error?.message.contains("upgrade") == true)

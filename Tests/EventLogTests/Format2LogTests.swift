@@ -1,3 +1,4 @@
+import LegacyLogWriter
 import Crypto
 @testable import EventLog
 import FileIO
@@ -11,7 +12,6 @@ import Testing
 @Suite struct Format2LogTests {
     static func format2(clock: TestClock = TestClock(), segmentSize: Int = 4 << 20) -> LogConfiguration {
         var configuration = configuration(clock: clock)
-        configuration.format = .v2
         configuration.hotTailSegmentSize = segmentSize
         configuration.newLogID = Format2CodecTests.logID
         configuration.compactsInBackground = false
@@ -40,7 +40,7 @@ import Testing
         let folder = TemporaryFolder.made()
         let clock = TestClock()
         var configuration = Self.format2(clock: clock, segmentSize: 4096)
-        configuration.format = format
+        configuration.writesFormatOne = format == .v1
         let log = try EventLog.open(at: folder.path, configuration: configuration)
         #expect(log.lastTimestamp == nil)
         let appended = try Self.fill(log, clock: clock, commits: 40)

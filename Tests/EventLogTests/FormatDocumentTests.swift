@@ -19,7 +19,7 @@ import Testing
     /// Writes the example log described in FORMAT.md and returns its directory.
     static func writeExample(in directory: TemporaryFolder) throws -> String {
         let clock = TestClock(1_700_000_000_000_000)
-        var settings = configuration(clock: clock)
+        var settings = legacyConfiguration(clock: clock)
         settings.newLogID = Array(0..<16).map { UInt8($0) &* 0x11 }
         let path = directory.sub("example")
         let log = try EventLog.open(at: path, configuration: settings)

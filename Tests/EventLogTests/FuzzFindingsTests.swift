@@ -31,7 +31,7 @@ import Testing
 
         // Readers stop before the damage; the writer cuts it as the torn last batch.
         #expect(try readAll(directory.path).map(\.sequence) == Array(1...19))
-        let log = try EventLog.open(at: directory.path, configuration: configuration())
+        let log = try EventLog.open(at: directory.path, configuration: legacyConfiguration())
         #expect(log.lastSequence == 19)
         try log.close()
     }
@@ -67,7 +67,7 @@ import Testing
         let directory = TemporaryFolder.made("freed")
         weak var commit: GroupCommit?
         try {
-            let log = try EventLog.open(at: directory.path, configuration: configuration(durability: .none))
+            let log = try EventLog.open(at: directory.path, configuration: legacyConfiguration(durability: .none))
             commit = log.core
             try log.append(syntheticPayload(1))
             try log.close()

@@ -116,7 +116,7 @@ import Testing
     @Test func aFormat1LogWrittenTodayReadsTheSame() throws {
         let folder = TemporaryFolder.made("independent")
         let clock = TestClock()
-        let log = try EventLog.open(at: folder.sub("log"), configuration: configuration(clock: clock, segmentSize: 4096))
+        let log = try EventLog.open(at: folder.sub("log"), configuration: legacyConfiguration(clock: clock, segmentSize: 4096))
         for commit in 0..<60 {
             let words = String(repeating: "harbour sunset \(commit) ", count: commit % 7 + 1)
             try log.append(contentsOf: (0...(commit % 4)).map { Array("\($0) \(words)".utf8) })

@@ -77,14 +77,15 @@ import Testing
         #expect(try log.append(contentsOf: fits) == 11..<21)
         try log.close()
         #expect(try readAll(directory.path).count == 20)
-        #expect(try LogVerifier.verify(directory: directory.path).batches == 2)
+        #expect(try LogVerifier.verify(directory: directory.path).records == 2)
     }
 
     @Test func segmentsRollAtTheirSizeAndReadingCrossesThem() throws {
         let directory = TemporaryFolder.made()
         let clock = TestClock()
+        // Format 1's segments and indexes (format 2's rolls: Format2LogTests).
         let log = try EventLog.open(
-            at: directory.path, configuration: configuration(clock: clock, segmentSize: 4096, indexInterval: 512))
+            at: directory.path, configuration: legacyConfiguration(clock: clock, segmentSize: 4096, indexInterval: 512))
         // Append one event at a time until the first roll, then exactly one more.
         var next: UInt64 = 1
         while try segmentFiles(directory.path).count < 2 {

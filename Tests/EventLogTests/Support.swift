@@ -1,3 +1,4 @@
+import LegacyLogWriter
 import DemoLog
 @testable import EventLog
 import FieldColumns
@@ -9,21 +10,35 @@ import Testing
 /// The synthetic payload of event `sequence` (see LogWorkload).
 func syntheticPayload(_ sequence: UInt64) -> [UInt8] { SyntheticEvents.payload(for: sequence) }
 
+/// A log's configuration for a test: format 2, as the product writes. `segmentSize` is where a
+/// segment rolls (a hot-tail segment in format 2, a segment in format 1).
 func configuration(
     clock: TestClock = TestClock(), durability: LogConfiguration.Durability = .always,
-    segmentSize: Int = 64 << 20, indexInterval: Int = 16 << 10
+    segmentSize: Int? = nil, indexInterval: Int = 16 << 10
 ) -> LogConfiguration {
     var configuration = LogConfiguration()
-    // These tests are of format 1's bytes (batches, segments, indexes); LogFormat*Tests use format 2.
-    configuration.format = .v1
     configuration.clock = clock
     configuration.durability = durability
-    configuration.segmentSize = segmentSize
+    if let segmentSize {
+        configuration.segmentSize = segmentSize
+        configuration.hotTailSegmentSize = segmentSize
+    }
     configuration.indexInterval = indexInterval
     return configuration
 }
 
-/// Every event of the log at `path`, read by a fresh reader.
+/// The same, writing format 1 (through the test-only `LegacyLogWriter`): for the tests of
+/// format 1's bytes (batches, segments, indexes), which the product still reads, verifies,
+/// repairs and upgrades.
+func legacyConfiguration(
+    clock: TestClock = TestClock(), durability: LogConfiguration.Durability = .always,
+    segmentSize: Int? = nil, indexInterval: Int = 16 << 10
+) -> LogConfiguration {
+    var legacy = configuration(clock: clock, durability: durability, segmentSize: segmentSize, indexInterval: indexInterval)
+    legacy.writesFormatOne = true
+    return legacy
+}
+
 /// Every event of the log at `path`; a log whose blocks are in codec 2 is read with the field
 /// columns (the tests that configure no payload codec write none).
 func readAll(_ path: String, from sequence: UInt64 = 1) throws -> [LogEvent] {
@@ -110,10 +125,10 @@ func batchLocations(_ segment: [UInt8]) -> [BatchLocation] {
     return result
 }
 
-/// Writes a log of `events` single-event appends in segments of `segmentSize` bytes.
+/// Writes a format-1 log of `events` single-event appends in segments of `segmentSize` bytes.
 func makeSegmentedLog(_ path: String, events: UInt64, segmentSize: Int = 4096, clock: TestClock = TestClock()) throws {
     let log = try EventLog.open(
-        at: path, configuration: configuration(clock: clock, durability: .none, segmentSize: segmentSize, indexInterval: 512))
+        at: path, configuration: legacyConfiguration(clock: clock, durability: .none, segmentSize: segmentSize, indexInterval: 512))
     for sequence in 1...events {
         try log.append(syntheticPayload(sequence))
         clock.advance(microseconds: 10)

@@ -1,4 +1,5 @@
 @testable import EventLog
+import LegacyLogWriter
 import FileIO
 import Foundation
 import StorageTestSupport
@@ -46,7 +47,7 @@ import Testing
         let folder = TemporaryFolder.made()
         let clock = TestClock()
         var configuration = TailCheckpointTests.configuration(clock)
-        configuration.format = .v1
+        configuration.writesFormatOne = true
         let log = try EventLog.open(at: folder.path, configuration: configuration)
         let appended = try Format2LogTests.fill(log, clock: clock, commits: 30)
         try log.close()

@@ -18,14 +18,14 @@ import Testing
 
     /// Writes four batches and returns (segment path, offset of the last batch, events before it).
     func makeLog(_ path: String, lastBatch: LastBatch) throws -> (String, Int64, Int) {
-        let log = try EventLog.open(at: path, configuration: configuration())
+        let log = try EventLog.open(at: path, configuration: legacyConfiguration())
         try log.append(contentsOf: (1...3 as ClosedRange<UInt64>).map(syntheticPayload))
         try log.append(syntheticPayload(4))
         try log.append(contentsOf: (5...9 as ClosedRange<UInt64>).map(syntheticPayload))
         try log.close()
         let segment = try segmentFiles(path)[0]
         let offset = Int64(try readBytes(segment).count)
-        let log2 = try EventLog.open(at: path, configuration: configuration())
+        let log2 = try EventLog.open(at: path, configuration: legacyConfiguration())
         switch lastBatch {
         case .small: try log2.append([42])
         case .compressed: try log2.append(contentsOf: (10...29 as ClosedRange<UInt64>).map(syntheticPayload))
@@ -49,7 +49,7 @@ import Testing
             let trialSegment = trial + "/" + (segment as NSString).lastPathComponent
             try writeBytes(Array(whole[0..<cut]), to: trialSegment)
 
-            let log = try EventLog.open(at: trial, configuration: configuration())
+            let log = try EventLog.open(at: trial, configuration: legacyConfiguration())
             #expect(log.lastSequence == UInt64(kept), "cut at \(cut)")
             if cut == Int(lastOffset) {
                 #expect(log.recovery.cutTail == nil, "a cut on the batch boundary leaves nothing torn")
@@ -92,7 +92,7 @@ import Testing
             let trial = directory.sub("trial")
             try copyDirectory(original, to: trial)
             try writeBytes(bytes, to: trial + "/" + (segment as NSString).lastPathComponent)
-            let log = try EventLog.open(at: trial, configuration: configuration())
+            let log = try EventLog.open(at: trial, configuration: legacyConfiguration())
             let torn = try #require(log.recovery.cutTail, "\(name)")
             let expectedKept = name.hasPrefix("garbage") ? kept + 20 : kept
             #expect(log.lastSequence == UInt64(expectedKept), "\(name)")
@@ -107,7 +107,7 @@ import Testing
     /// damage, and readers see every event before it.
     @Test func aPreallocatedZeroTailIsACleanEnd() throws {
         let directory = TemporaryFolder.made("zeros")
-        let log = try EventLog.open(at: directory.path, configuration: configuration())
+        let log = try EventLog.open(at: directory.path, configuration: legacyConfiguration())
         for sequence in 1...50 as ClosedRange<UInt64> { try log.append(syntheticPayload(sequence)) }
         let segment = try segmentFiles(directory.path)[0]
         let size = try readBytes(segment).count
@@ -118,7 +118,7 @@ import Testing
         try copyDirectory(directory.path, to: crashed)
         try log.close()
         #expect(try readAll(crashed).count == 50)
-        let reopened = try EventLog.open(at: crashed, configuration: configuration())
+        let reopened = try EventLog.open(at: crashed, configuration: legacyConfiguration())
         #expect(reopened.recovery.cutTail == nil)
         #expect(reopened.lastSequence == 50)
         #expect(try reopened.append(syntheticPayload(51)) == 51)

@@ -102,7 +102,7 @@ import Testing
 
         // Another writer holds the log.
         let held = try Self.fixtureCopy(TemporaryFolder.made("upgrade-held"))
-        let writer = try EventLog.open(at: held, configuration: configuration())
+        let writer = try EventLog.open(at: held, configuration: legacyConfiguration())
         expectLogError(.locked) { try LogUpgrade.upgrade(directory: held, configuration: Self.settings()) }
         try writer.close()
         #expect(try LogReader(directory: held).format == .v1)
@@ -140,17 +140,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
-    @Test func anUpgradeAbandonedBeforeItsSwapIsRemovedByTheNextOpen() throws {
+    /// A crash before the swap leaves the format-1 log whole and the new one unfinished beside
+    /// it: opening to write still says to upgrade, and the next upgrade starts afresh.
+    @Test func anUpgradeAbandonedBeforeItsSwapIsStartedAgain() throws {
         let directory = TemporaryFolder.made("upgrade-abandoned")
         let path = try Self.fixtureCopy(directory)
         let before = try readAll(path)
         let work = LogUpgrade.workPath(of: path)
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
         try writeBytes(Array(repeating: 7, count: 100), to: work + "/00000000000000000001.blk.tmp")
-        let log = try EventLog.open(at: path, configuration: configuration())
-        #expect(log.recovery.removedTemporaryFiles.contains("../log.upgrade"))
-        try log.close()
+        expectLogError(.needsUpgrade) { try EventLog.open(at: path, configuration: configuration()) }
+        #expect(FileManager.default.fileExists(atPath: work + "/00000000000000000001.blk.tmp"))
+        let report = try LogUpgrade.upgrade(directory: path, configuration: Self.settings())
+        #expect(report.removedAbandonedWork && report.events == FixtureTests.eventCount)
+        #expect(report.description.hasPrefix("removed an unfinished earlier upgrade; upgraded"))
         #expect(!FileManager.default.fileExists(atPath: work))
+        #expect(try LogReader(directory: path).format == .v2)
         #expect(try readAll(path) == before)
     }
 

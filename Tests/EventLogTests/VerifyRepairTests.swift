@@ -54,7 +54,7 @@ import Testing
         #expect(try readBytes(quarantine + "/" + (segments[1] as NSString).lastPathComponent + "-\(target.offset).repair") == damagedTail)
 
         let later = TestClock(1_800_000_000_000_000)
-        let log = try EventLog.open(at: directory.path, configuration: configuration(clock: later))
+        let log = try EventLog.open(at: directory.path, configuration: legacyConfiguration(clock: later))
         #expect(log.lastSequence == target.firstSequence - 1)
         #expect(try log.append(syntheticPayload(target.firstSequence)) == target.firstSequence)
         try log.close()

@@ -1,4 +1,5 @@
 @testable import EventLog
+import LegacyLogWriter
 import FileIO
 import Foundation
 import ReliabilitySupport
@@ -20,7 +21,7 @@ import Testing
     static func makeStore(format: LogFormatVersion = .v2) async throws -> (SimulatedDisk, [RecordedEvent]) {
         let disk = SimulatedDisk(root: "/disk")
         var options = crashTestOptions()
-        options.log.format = format
+        options.log.writesFormatOne = format == .v1
         let store = try await TouristStore.open(at: folder, options: options, fileSystem: disk)
         var workload = MixedWorkload(seed: 31)
         for _ in 0..<160 { _ = try await workload.step(store) }
@@ -120,7 +121,7 @@ import Testing
                 }
                 // Opened to write as the version of its day did (an app upgrades a format-1 store first).
                 var options = crashTestOptions()
-                options.log.format = .v1
+                options.log.writesFormatOne = true
                 let store = try await TouristStore.open(at: Self.folder, options: options, fileSystem: copy)
                 #expect(store.state == fold(written))
                 #expect(try store.events() == written)

@@ -1,4 +1,5 @@
 @testable import EventLog
+import LegacyLogWriter
 import FileIO
 import Foundation
 import StorageTestSupport
@@ -53,7 +54,7 @@ func violations(
     var options = crashTestOptions()
     // A survivor of an interrupted upgrade may still be a format-1 store: it is opened as the
     // version of its day did (the tests' fixture writer; an app would upgrade it first).
-    if (try? LogReader(directory: Path.join(folder, "log"), fileSystem: fileSystem))?.format == .v1 { options.log.format = .v1 }
+    if (try? LogReader(directory: Path.join(folder, "log"), fileSystem: fileSystem))?.format == .v1 { options.log.writesFormatOne = true }
     do {
         store = try await TouristStore.open(at: folder, options: options, fileSystem: fileSystem)
     } catch {

@@ -1,4 +1,5 @@
 @testable import EventLog
+import LegacyLogWriter
 import FileIO
 import Foundation
 import ReliabilitySupport
@@ -23,7 +24,7 @@ import Glibc
     static func format1Store() async throws -> (SimulatedDisk, [RecordedEvent]) {
         let disk = SimulatedDisk(root: "/disk")
         var options = crashTestOptions()
-        options.log.format = .v1
+        options.log.writesFormatOne = true
         let store = try await TouristStore.open(at: folder, options: options, fileSystem: disk)
         var workload = MixedWorkload(seed: 21)
         // Format 1 refuses the workload's compaction steps; every other step lands.

@@ -1,3 +1,4 @@
+import LegacyLogWriter
 import BlobStore
 @testable import EventLog
 import Foundation
@@ -37,7 +38,7 @@ struct SeededStore {
     static func make(label: String = "cli", format: LogFormatVersion = .v2) async throws -> SeededStore {
         let folder = NSTemporaryDirectory() + "vt-\(label)-\(UUID().uuidString.prefix(8))"
         var options = StoreOptions()
-        options.log.format = format
+        options.log.writesFormatOne = format == .v1
         options.collectionInterval = nil
         options.log.clock = TestClock(start, stepPerReading: 1_000_000)
         options.pinIDs = FixedPinIDs([pinA, pinB, pinC])

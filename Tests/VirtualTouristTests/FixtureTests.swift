@@ -1,4 +1,5 @@
 @testable import EventLog
+import LegacyLogWriter
 import Foundation
 import StorageTestSupport
 import Testing
@@ -30,7 +31,7 @@ import Testing
         options.snapshotInterval = 10
         options.log.newLogID = Array("store-fixture-v1".utf8)
         // The fixture is a store of its day: log format 1, which only the tests still write.
-        options.log.format = .v1
+        options.log.writesFormatOne = true
         let store = try await TouristStore.open(at: folder, options: options)
         func tick() { clock.advance(microseconds: 250_000) }
         try await store.changeRegion(to: MapRegion(center: rome, latitudeSpan: 12, longitudeSpan: 20)); tick()
@@ -95,7 +96,7 @@ import Testing
         options.log.clock = TestClock()
         options.pinIDs = FixedPinIDs()
         // Writes to the format-1 fixture as the version of its day did (an app upgrades first).
-        options.log.format = .v1
+        options.log.writesFormatOne = true
         let credited = ListedPhoto(
             remoteID: "7", url: "https://upload.example/330px-a.jpg", title: "Colosseum", width: 330, height: 247,
             creator: "Ann & Bo", licenceName: "CC BY-SA 4.0", licenceURL: "https://creativecommons.org/licenses/by-sa/4.0",
@@ -121,7 +122,7 @@ import Testing
         try FileManager.default.copyItem(atPath: Self.fixture, toPath: folder.path)
         var options = StoreOptions()
         options.log.clock = TestClock()
-        options.log.format = .v1
+        options.log.writesFormatOne = true
         let store = try await TouristStore.open(at: folder.path, options: options)
         #expect(store.report.snapshot == 27, "the snapshot written on close is read")
         #expect(store.report.skippedSnapshots.isEmpty)

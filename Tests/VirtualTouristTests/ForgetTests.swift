@@ -1,3 +1,4 @@
+import LegacyLogWriter
 import CZstd
 @testable import EventLog
 import FileIO
@@ -228,7 +229,7 @@ import Testing
 
         let old = TemporaryFolder("forget-format1")
         var options = storeOptions()
-        options.log.format = .v1
+        options.log.writesFormatOne = true
         let format1 = try await TouristStore.open(at: old.path, options: options)
         let pin = try await format1.dropPin(at: elsewhere)
         let error = await expectDomainError(.invalidArgument) { try await format1.forget(pin) }

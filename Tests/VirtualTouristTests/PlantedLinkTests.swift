@@ -1,4 +1,5 @@
 @testable import EventLog
+import LegacyLogWriter
 import FileIO
 import Foundation
 import StorageTestSupport
@@ -22,7 +23,7 @@ import Testing
         do {
             if upgrade {
                 var formatOne = options
-                formatOne.log.format = .v1
+                formatOne.log.writesFormatOne = true
                 let old = try await TouristStore.open(at: folder, options: formatOne)
                 _ = try await old.dropPin(at: Coordinate(latitude: 10, longitude: 20))
                 try await old.close()

@@ -47,7 +47,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     // A fresh disk in memory for every input: the public reader, verifier, repair and writer
     // run on it unchanged, and nothing touches the real disk.
-    let fileSystem = SimulatedDisk(root: directory)
+    // The disk's root is `/`, not the log: an upgrade writes its new log beside the old one.
+    let fileSystem = SimulatedDisk(root: "/")
+    try! fileSystem.createDirectory(directory)
     let fix = options.contains(.fixChecksums) || options.contains(.relinkChain)
     for (name, bytes) in LogFiles.split(rest, fixChecksums: fix, relink: options.contains(.relinkChain)) {
         fileSystem.overwrite(Path.join(directory, name), with: bytes)
@@ -102,9 +104,10 @@ func repair(_ fileSystem: SimulatedDisk) {
     require(report.eventsAreIntact, "the log is still damaged after its repair: \(report.problems)")
 }
 
-/// Opening for writing recovers (cuts a torn tail, rebuilds indexes) or refuses. Recovery
-/// only scans each segment's tail (LegacyRecovery), so it may accept older damage; but a log with
-/// no corruption must, after recovery and an append, verify with its events intact.
+/// Opening for writing recovers (cuts a torn tail, rebuilds indexes) or refuses. A format-1 log
+/// is no longer written: it is upgraded first, whose recovery (LegacyRecovery) only scans each
+/// segment's tail, so it may accept older damage; but a log with no corruption must, after
+/// recovery and an append, verify with its events intact.
 func openForWriting(_ fileSystem: SimulatedDisk) {
     let before = try? LogVerifier.verify(directory: directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
     let wasSound = before.map { !$0.problems.contains { $0.kind == .corruption } } ?? false
@@ -117,6 +120,9 @@ func openForWriting(_ fileSystem: SimulatedDisk) {
     configuration.segmentSize = 4096
     configuration.indexInterval = 256
     configuration.clock = FixedClock()
+    if (try? LogFormatVersion.of(directory: directory, fileSystem: fileSystem)) == .v1 {
+        guard (try? LogUpgrade.upgrade(directory: directory, configuration: configuration, fileSystem: fileSystem)) != nil else { return }
+    }
     guard let log = try? EventLog.open(at: directory, configuration: configuration, fileSystem: fileSystem) else {
         return
     }

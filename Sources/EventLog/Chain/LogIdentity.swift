@@ -33,15 +33,6 @@ extension LogReader {
     /// chain over batches, not events, and is refused: `vt upgrade` converts it.
     public func identity() throws -> LogIdentity? {
         try refresh()
-        guard let format else { return nil }
-        guard format == .v2 else {
-            throw LogError(
-                .invalidArgument,
-                "\(directory) is a format-1 log, whose chain links batches rather than events; `vt upgrade` converts it")
-        }
-        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
-        try files.refresh()
-        guard let logID = files.logID else { return nil }
-        return LogIdentity(logID: logID, origin: files.origin)
+        return try reading?.identity()
     }
 }

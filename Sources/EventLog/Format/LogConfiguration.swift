@@ -27,10 +27,10 @@ public struct LogConfiguration: Sendable {
     /// and level 1 against 3 made buffered appends 1.25 M/s instead of 1.03-1.07 M/s for 0.2 %
     /// more bytes (docs/BENCHMARKS-JOURNAL.md, "Buffered append past a million a second").
     public var compressionLevel: Int32 = 1
-    /// The format written: 2, always, for an app. Internal: the tests set 1 to make fixtures of
-    /// old logs (created, or opened, in format 1); otherwise opening a format-1 log to write is
-    /// refused with ``LogError/Code/needsUpgrade``. FORMAT.md describes both.
-    var format: LogFormatVersion = .v2
+    /// Tests only: a writer of format 1, to make fixtures of old logs (created, or opened, in
+    /// format 1). Nil for every app: a log is written in format 2, and opening a format-1 log to
+    /// write is refused with ``LogError/Code/needsUpgrade``. FORMAT.md describes both formats.
+    var fixtureWriter: (any FixtureWriterOpener)? = nil
     /// A new segment starts once the current one reaches this many bytes (format 1).
     public var segmentSize: Int = 64 << 20
     /// Format 2: a new hot-tail segment starts once the active one reaches this many bytes;

@@ -88,6 +88,13 @@ final class LegacyReading: FormatReading {
         try LegacyRepair.plan(self, keys: keys)
     }
 
+    /// A format-1 log has a chain over batches, not events: no identity a format-2 log could share.
+    func identity() throws -> LogIdentity? {
+        throw LogError(
+            .invalidArgument,
+            "\(directory) is a format-1 log, whose chain links batches rather than events; `vt upgrade` converts it")
+    }
+
     func openSegment(_ firstSequence: UInt64) throws -> SegmentHandle {
         try SegmentHandle.open(directory: directory, firstSequence: firstSequence, fileSystem: fileSystem, logID: logID)
     }

@@ -1,23 +1,30 @@
 import FileIO
 
-/// Opening a log for writing: check what is on disk, cut a torn tail, rebuild indexes, and
-/// hand the writer its starting state. Runs under the writer's lock.
+/// Recovery of a format-1 log before it is upgraded: check what is on disk, cut a torn tail,
+/// rebuild indexes. Runs under the writer's lock. Only the tests write format 1 (fixtures of old
+/// logs, `Tests/LegacyLogWriter`); they continue from the ``Tail`` it returns.
 ///
 /// Cost: for each segment, its header, its index, and the bytes from its last index entry to
 /// its end (about `indexInterval` plus one batch); for the last segment also its zero tail.
 /// It does not grow with the number of events, only with the number of segments.
 enum LegacyRecovery {
-    static func openWriter(
+    /// Where a writer would continue: after the last valid batch of the last segment.
+    struct Tail {
+        let logID: [UInt8]
+        let nextSequence: UInt64
+        let lastTimestamp: LogTimestamp?
+        let previousHash: ChainHash
+        let activeFirstSequence: UInt64
+        let dataEnd: Int64
+        let indexEntries: [IndexEntry]
+    }
+
+    /// Recovers the log in `directory`; the tail is nil when it holds no segment yet.
+    static func recover(
         directory: String, configuration: LogConfiguration, fileSystem: any FileSystem
-    ) throws -> (LegacyWriter, RecoveryReport) {
+    ) throws -> (Tail?, RecoveryReport) {
         var report = RecoveryReport()
         let listing = try SegmentFiles.list(directory, fileSystem)
-        func removeTemporaries() throws {
-            for name in listing.temporaries {
-                try io("remove the unfinished write \(name)") { try fileSystem.removeFile(Path.join(directory, name)) }
-                report.removedTemporaryFiles.append(name)
-            }
-        }
         guard !listing.segments.isEmpty else {
             guard listing.foreign.isEmpty else {
                 let names = listing.foreign.sorted().prefix(5).joined(separator: ", ")
@@ -26,8 +33,8 @@ enum LegacyRecovery {
                     "\(directory) holds files that are not part of an event log (\(names)); use an empty or new directory",
                     file: directory)
             }
-            try removeTemporaries()
-            return (try createLog(directory: directory, configuration: configuration, fileSystem: fileSystem), report)
+            try Quarantine.removeTemporaries(listing.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
+            return (nil, report)
         }
         guard listing.segments[0] == 1 else {
             throw LogError(
@@ -105,42 +112,23 @@ enum LegacyRecovery {
             lastEnd = tail.end
         }
 
-        try removeTemporaries()
+        try Quarantine.removeTemporaries(listing.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
         if let (segment, damage, firstLost) = tornTail {
-            report.cutTail = try cut(
-                segment, at: damage.offset, damage: damage, firstLost: firstLost, directory: directory,
-                fileSystem: fileSystem)
+            let (bytes, copy) = try Quarantine.cutTornTail(
+                of: segment.window, path: segment.path, at: damage.offset, directory: directory, fileSystem: fileSystem)
+            report.cutTail = TornTail(
+                segment: segment.path, offset: damage.offset, bytes: bytes, events: damage.header.map { Int($0.eventCount) },
+                firstLostSequence: firstLost, reason: damage.reason, copy: copy)
         }
         for (firstSequence, entries) in indexesToWrite {
             try writeIndex(entries, firstSequence: firstSequence, directory: directory, fileSystem: fileSystem)
             report.rebuiltIndexes.append(SegmentFiles.name(firstSequence, LogFiles.indexExtension))
         }
 
-        let active = try LegacyActiveSegment.open(
-            directory: directory, firstSequence: listing.segments.last!, dataEnd: lastEnd, indexEntries: lastEntries,
-            fileSystem: fileSystem)
-        let writer = try LegacyWriter(
-            directory: directory, fileSystem: fileSystem, configuration: configuration, logID: logID!,
-            nextSequence: lastSequence + 1, lastTimestamp: lastTimestamp, previousHash: previousHash!,
-            segment: active)
-        return (writer, report)
-    }
-
-    /// A new, empty log: segment 1 with a fresh random log id.
-    private static func createLog(
-        directory: String, configuration: LogConfiguration, fileSystem: any FileSystem
-    ) throws -> LegacyWriter {
-        var generator = SystemRandomNumberGenerator()
-        let logID = configuration.newLogID
-            ?? (0..<LogFiles.logIDSize).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let header = SegmentHeader(firstSequence: 1, logID: logID, createdAt: configuration.clock.now())
-        try LegacyWriter.createSegment(directory: directory, header: header, fileSystem: fileSystem)
-        let active = try LegacyActiveSegment.open(
-            directory: directory, firstSequence: 1, dataEnd: Int64(LegacyFormat.segmentHeaderSize), indexEntries: [],
-            fileSystem: fileSystem)
-        return try LegacyWriter(
-            directory: directory, fileSystem: fileSystem, configuration: configuration, logID: logID,
-            nextSequence: 1, lastTimestamp: nil, previousHash: ChainHash.of(header.encoded()), segment: active)
+        let tail = Tail(
+            logID: logID!, nextSequence: lastSequence + 1, lastTimestamp: lastTimestamp, previousHash: previousHash!,
+            activeFirstSequence: listing.segments.last!, dataEnd: lastEnd, indexEntries: lastEntries)
+        return (tail, report)
     }
 
     /// The chain link into a segment scanned from an index entry: its first batch must name
@@ -153,28 +141,6 @@ enum LegacyRecovery {
         }
     }
 
-    /// Copies the torn bytes to `quarantine/`, then truncates the segment to the last valid batch.
-    private static func cut(
-        _ segment: SegmentHandle, at offset: Int64, damage: Damage, firstLost: UInt64, directory: String,
-        fileSystem: any FileSystem
-    ) throws -> TornTail {
-        let file = segment.window.file
-        let size = try io("read the size of \(segment.path)") { try file.size() }
-        let bytes = try io("read the torn tail of \(segment.path)") {
-            try file.read(count: Int(size - offset), at: offset)
-        }
-        let copy = try Quarantine.keep(
-            bytes, named: "\(Path.name(of: segment.path))-\(offset).torn", in: directory, fileSystem: fileSystem)
-        try io("cut the torn tail of \(segment.path)") {
-            try file.truncate(to: offset)
-            try file.sync()
-        }
-        segment.window.invalidate()
-        return TornTail(
-            segment: segment.path, offset: offset, bytes: size - offset, events: damage.header.map { Int($0.eventCount) },
-            firstLostSequence: firstLost, reason: damage.reason, copy: copy)
-    }
-
     static func writeIndex(
         _ entries: [IndexEntry], firstSequence: UInt64, directory: String, fileSystem: any FileSystem
     ) throws {
@@ -182,22 +148,5 @@ enum LegacyRecovery {
         for entry in entries { IndexFile.append(entry, to: &bytes) }
         let path = SegmentFiles.indexPath(directory, firstSequence)
         try io("write the index \(path)") { try fileSystem.writeAtomically(bytes, to: path) }
-    }
-}
-
-/// `quarantine/`: where bytes cut from the log are kept for a person to inspect.
-enum Quarantine {
-    /// Writes `bytes` durably under a name not yet taken and returns the path.
-    static func keep(_ bytes: [UInt8], named name: String, in directory: String, fileSystem: any FileSystem) throws -> String {
-        let folder = Path.join(directory, LogFiles.quarantineDirectoryName)
-        try io("create \(folder)") { try fileSystem.createDirectoryDurably(folder) }
-        var path = Path.join(folder, name)
-        var attempt = 1
-        while try io("look at \(path)", { try fileSystem.exists(path) }) {
-            attempt += 1
-            path = Path.join(folder, "\(name).\(attempt)")
-        }
-        try io("keep a copy in \(path)") { try fileSystem.writeAtomically(bytes, to: path) }
-        return path
     }
 }

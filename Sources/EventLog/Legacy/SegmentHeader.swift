@@ -5,20 +5,6 @@ struct SegmentHeader: Equatable {
     var logID: [UInt8]
     var createdAt: LogTimestamp
 
-    /// The header's bytes, checksum included.
-    func encoded() -> [UInt8] {
-        var bytes = LogFiles.segmentMagic
-        bytes.appendLittleEndian(LegacyFormat.segmentVersion)
-        bytes.append(contentsOf: repeatElement(0, count: 6))
-        bytes.appendLittleEndian(firstSequence)
-        bytes.append(contentsOf: logID)
-        bytes.appendLittleEndian(createdAt.microsecondsSinceEpoch)
-        bytes.append(contentsOf: repeatElement(0, count: 12))
-        bytes.appendLittleEndian(CRC32C.checksum(bytes))
-        assert(bytes.count == LegacyFormat.segmentHeaderSize)
-        return bytes
-    }
-
     /// Reads and checks a header. `file` is only for the error message.
     static func decode(_ bytes: [UInt8], file: String) throws -> SegmentHeader {
         func fail(_ what: String) -> LogError {

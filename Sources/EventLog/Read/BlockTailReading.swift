@@ -19,6 +19,13 @@ final class BlockTailReading: FormatReading {
     /// Every lookup lists the files it reads itself.
     func refresh() throws {}
 
+    func identity() throws -> LogIdentity? {
+        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
+        try files.refresh()
+        guard let logID = files.logID else { return nil }
+        return LogIdentity(logID: logID, origin: files.origin)
+    }
+
     func cursor(start: LogCursor.Start, lastSequence: UInt64?, lastTime: LogTimestamp?, tailPosition: TailPosition?) -> any CursorEngine {
         BlockTailCursor(
             directory: directory, fileSystem: fileSystem, start: start, lastSequence: lastSequence, lastTime: lastTime,

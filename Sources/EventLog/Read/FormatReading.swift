@@ -20,4 +20,6 @@ protocol FormatReading: AnyObject {
     func verify(keys: BlockKeys?, report: inout VerificationReport, progress: ((Int64, Int64) -> Void)?) throws
     /// The cut that repairing the log would make (``LogRepair``). Changes nothing.
     func planRepair(keys: BlockKeys?) throws -> RepairPlan
+    /// The log's identity (``LogReader/identity()``): nil while it has no data file.
+    func identity() throws -> LogIdentity?
 }

@@ -23,7 +23,7 @@ enum TailRecovery {
                     "\(directory) holds files that are not part of an event log (\(names)); use an empty or new directory",
                     file: directory)
             }
-            try removeTemporaries(files.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
+            try Quarantine.removeTemporaries(files.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
             return (try createLog(directory: directory, configuration: configuration, fileSystem: fileSystem), report)
         }
 
@@ -124,7 +124,7 @@ enum TailRecovery {
             tail = (scanner, damage)
         }
 
-        try removeTemporaries(files.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
+        try Quarantine.removeTemporaries(files.temporaries, directory: directory, fileSystem: fileSystem, report: &report)
         // A checkpoint is for one open: one found wrong in the background must not be used
         // again, and the writer leaves new ones as it goes. (Left behind by a failed removal,
         // it is still right: the bytes before its end of data were synced and never change.)
@@ -145,8 +145,11 @@ enum TailRecovery {
         let active: ActiveTail
         if let (scanner, damage) = tail {
             if let damage {
-                report.cutTail = try cut(
-                    scanner, at: damage.offset, reason: damage.reason, directory: directory, fileSystem: fileSystem)
+                let (bytes, copy) = try Quarantine.cutTornTail(
+                    of: scanner.window, path: scanner.path, at: damage.offset, directory: directory, fileSystem: fileSystem)
+                report.cutTail = TornTail(
+                    segment: scanner.path, offset: damage.offset, bytes: bytes, events: nil,
+                    firstLostSequence: scanner.nextSequence, reason: damage.reason, copy: copy)
             }
             active = ActiveTail(
                 header: scanner.header, path: scanner.path, file: scanner.window.file, dataEnd: scanner.position,
@@ -187,33 +190,5 @@ enum TailRecovery {
         return try TailWriter(
             directory: directory, fileSystem: fileSystem, configuration: configuration, logID: logID, origin: origin,
             nextSequence: 1, lastTime: LogFormat.timeBeforeFirstEvent, chain: EventChain(head: anchor), segment: active)
-    }
-
-    private static func removeTemporaries(
-        _ names: [String], directory: String, fileSystem: any FileSystem, report: inout RecoveryReport
-    ) throws {
-        for name in names {
-            try io("remove the unfinished write \(name)") { try fileSystem.removeFile(Path.join(directory, name)) }
-            report.removedTemporaryFiles.append(name)
-        }
-    }
-
-    /// Copies the torn bytes to `quarantine/`, then truncates the segment to the last valid record.
-    private static func cut(
-        _ scanner: TailScanner, at offset: Int64, reason: String, directory: String, fileSystem: any FileSystem
-    ) throws -> TornTail {
-        let file = scanner.window.file
-        let size = try io("read the size of \(scanner.path)") { try file.size() }
-        let bytes = try io("read the torn tail of \(scanner.path)") { try file.read(count: Int(size - offset), at: offset) }
-        let copy = try Quarantine.keep(
-            bytes, named: "\(Path.name(of: scanner.path))-\(offset).torn", in: directory, fileSystem: fileSystem)
-        try io("cut the torn tail of \(scanner.path)") {
-            try file.truncate(to: offset)
-            try file.sync()
-        }
-        scanner.window.invalidate()
-        return TornTail(
-            segment: scanner.path, offset: offset, bytes: size - offset, events: nil,
-            firstLostSequence: scanner.nextSequence, reason: reason, copy: copy)
     }
 }

@@ -16,6 +16,8 @@ public struct UpgradeReport: Sendable, Hashable, CustomStringConvertible {
     public var formerLog = ""
     /// True when this call only finished an upgrade that was interrupted between its renames.
     public var finishedInterrupted = false
+    /// True when an earlier upgrade's unfinished `<log>.upgrade` was found and removed first.
+    public var removedAbandonedWork = false
 
     public init() {}
 
@@ -23,7 +25,7 @@ public struct UpgradeReport: Sendable, Hashable, CustomStringConvertible {
         if finishedInterrupted {
             return "finished an interrupted upgrade to format 2 (\(events) events); the format-1 log is kept in \(formerLog)"
         }
-        return "upgraded \(events) event\(events == 1 ? "" : "s") to format 2 (\(bytesBefore) bytes in format 1,"
+        return (removedAbandonedWork ? "removed an unfinished earlier upgrade; " : "") + "upgraded \(events) event\(events == 1 ? "" : "s") to format 2 (\(bytesBefore) bytes in format 1,"
             + " \(bytesAfter) in \(blocks) block\(blocks == 1 ? "" : "s") of \(blockFiles) block file"
             + "\(blockFiles == 1 ? "" : "s")); the format-1 log is kept in \(formerLog)"
     }
@@ -74,23 +76,30 @@ public enum LogUpgrade {
                 "\(former) is still there from an earlier upgrade; move it away (or remove it) before upgrading again",
                 file: former)
         }
-        // Opening as a writer cuts a torn tail the way every open does, so what is verified is
-        // what a writer would continue from.
-        var settings = configuration
-        settings.createIfMissing = false
-        settings.compactsInBackground = false
-        // The one writer of format 1 outside the tests: recovery of the old log's torn tail.
-        settings.format = .v1
-        let opened = try EventLog.open(at: directory, configuration: settings, fileSystem: fileSystem)
-        let format = opened.format
-        try opened.close()
-        guard format == .v1 else {
-            throw LogError(.invalidArgument, "\(directory) is already a format-2 log; there is nothing to upgrade", file: directory)
+        guard try io("look at \(directory)", { try fileSystem.status(directory) })?.kind == .directory else {
+            throw LogError(.notALog, "there is no event log at \(directory)", file: directory)
         }
         let lock = try EventLog.takeLock(of: directory, holder: "vt upgrade, " + EventLog.holderLine(), fileSystem: fileSystem) {
-            "the log at \(directory) was opened by another program (\($0)) during the upgrade"
+            "the log at \(directory) is already open for writing by another program (\($0)); close it first"
         }
         defer { lock.release() }
+        switch try LogFormatVersion.of(directory: directory, fileSystem: fileSystem) {
+        case .v2?:
+            throw LogError(.invalidArgument, "\(directory) is already a format-2 log; there is nothing to upgrade", file: directory)
+        case nil:
+            throw LogError(
+                .invalidArgument, "\(directory) holds no events; it is written in format 2 from its first append",
+                file: directory)
+        case .v1?:
+            break
+        }
+        // A torn tail is cut the way a writer's open would, so what is verified is what a writer
+        // would have continued from.
+        var settings = configuration
+        settings.createIfMissing = false
+        _ = try LegacyRecovery.recover(directory: directory, configuration: settings, fileSystem: fileSystem)
+        // An upgrade that crashed before its swap left its work here: it is started again.
+        let removedAbandonedWork = try removeUnfinished(directory: directory, fileSystem: fileSystem)
 
         // Step 1: the whole format-1 log verifies.
         let verified = try LogVerifier.verify(directory: directory, fileSystem: fileSystem)
@@ -105,6 +114,7 @@ public enum LogUpgrade {
                 file: first?.file, offset: first?.offset, sequence: first?.sequence)
         }
         var report = UpgradeReport()
+        report.removedAbandonedWork = removedAbandonedWork
         report.events = verified.lastSequence
         report.formatOneHead = head
         report.bytesBefore = verified.storedBytes

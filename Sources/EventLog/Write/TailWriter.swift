@@ -205,19 +205,8 @@ final class TailWriter: CommitWriter {
         let offset = segment.dataEnd
         let end = offset + Int64(output.count)
         try preallocate(upTo: end)
-        do {
-            try segment.file.write(output, at: offset)
-        } catch let error as IOError {
-            do {
-                try segment.file.truncate(to: offset)
-                segment.allocatedEnd = offset
-            } catch {
-                failure = LogError(
-                    .writerFailed, "a failed append could not be undone in \(segment.path); reopen the log",
-                    file: segment.path, offset: offset, cause: error as? IOError)
-            }
-            throw LogError.io(error, "append to \(segment.path)")
-        }
+        try ZeroTail.write(
+            output, to: segment.file, path: segment.path, at: offset, allocatedEnd: &segment.allocatedEnd, failure: &failure)
         segment.dataEnd = end
         segment.allocatedEnd = max(segment.allocatedEnd, end)
         nextSequence += UInt64(builder.count)

@@ -26,4 +26,26 @@ enum ZeroTail {
         }
         return target
     }
+
+    /// Writes a record (or a format-1 batch) at `offset`, the end of data. When the write fails
+    /// no part of it may stay: the file is cut back to `offset` (and `allocatedEnd` with it).
+    /// When even the cut fails, `failure` is set: only a reopen can sort the file out.
+    static func write(
+        _ bytes: [UInt8], to file: any RandomAccessFile, path: String, at offset: Int64, allocatedEnd: inout Int64,
+        failure: inout LogError?
+    ) throws {
+        do {
+            try file.write(bytes, at: offset)
+        } catch let error as IOError {
+            do {
+                try file.truncate(to: offset)
+                allocatedEnd = offset
+            } catch {
+                failure = LogError(
+                    .writerFailed, "a failed append could not be undone in \(path); reopen the log",
+                    file: path, offset: offset, cause: error as? IOError)
+            }
+            throw LogError.io(error, "append to \(path)")
+        }
+    }
 }

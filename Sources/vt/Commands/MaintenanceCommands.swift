@@ -219,6 +219,7 @@ struct UpgradeCommand: AsyncParsableCommand {
         var bytes_after: Int64
         var format1_log: String
         var finished_interrupted: Bool
+        var removed_abandoned_upgrade: Bool
     }
 
     func run() async throws {
@@ -232,7 +233,7 @@ struct UpgradeCommand: AsyncParsableCommand {
                 events: report.events, format1_head: report.formatOneHead.map { "\($0)" },
                 format2_head: report.formatTwoHead.map { "\($0)" }, block_files: report.blockFiles, blocks: report.blocks,
                 bytes_before: report.bytesBefore, bytes_after: report.bytesAfter, format1_log: report.formerLog,
-                finished_interrupted: report.finishedInterrupted))
+                finished_interrupted: report.finishedInterrupted, removed_abandoned_upgrade: report.removedAbandonedWork))
         }
         print(report.description)
         if let head = report.formatOneHead { print("format-1 head hash (anchored in the new log): \(head)") }

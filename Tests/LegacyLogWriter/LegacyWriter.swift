@@ -1,8 +1,10 @@
+@testable import EventLog
 import FileIO
 
-/// The writer: turns groups of requests into batches on disk. Used by one thread at a time
-/// (the group-commit leader); ``EventLog`` guarantees that.
-final class LegacyWriter {
+/// Format 1's writer, for fixtures of old logs only (the product writes format 2): turns groups
+/// of requests into batches on disk. Used by one thread at a time (the group-commit leader);
+/// ``EventLog`` guarantees that.
+final class LegacyWriter: CommitWriter {
     let directory: String
     let fileSystem: any FileSystem
     let configuration: LogConfiguration
@@ -17,6 +19,8 @@ final class LegacyWriter {
     private(set) var hasUnsyncedWrites = false
     /// Set when an I/O failure left the files in a state only a reopen can sort out.
     private(set) var failure: LogError?
+    var headHash: ChainHash { previousHash }
+    var lastEventTime: LogTimestamp? { lastTimestamp }
 
     init(
         directory: String, fileSystem: any FileSystem, configuration: LogConfiguration, logID: [UInt8],
@@ -135,20 +139,8 @@ final class LegacyWriter {
         let offset = segment.dataEnd
         let end = offset + Int64(output.count)
         try preallocate(upTo: end)
-        do {
-            try segment.file.write(output, at: offset)
-        } catch let error as IOError {
-            // Never leave part of a batch behind: put the file back as it was.
-            do {
-                try segment.file.truncate(to: offset)
-                segment.allocatedEnd = offset
-            } catch {
-                failure = LogError(
-                    .writerFailed, "a failed append could not be undone in \(segment.path); reopen the log",
-                    file: segment.path, offset: offset, cause: error as? IOError)
-            }
-            throw LogError.io(error, "append to \(segment.path)")
-        }
+        try ZeroTail.write(
+            output, to: segment.file, path: segment.path, at: offset, allocatedEnd: &segment.allocatedEnd, failure: &failure)
         segment.dataEnd = end
         segment.allocatedEnd = max(segment.allocatedEnd, end)
         nextSequence = header.lastSequence + 1

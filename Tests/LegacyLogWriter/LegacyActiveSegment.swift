@@ -1,3 +1,4 @@
+@testable import EventLog
 import FileIO
 
 /// The segment being appended to.
