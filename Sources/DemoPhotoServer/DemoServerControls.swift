@@ -25,6 +25,8 @@ public final class DemoServerControls: Sendable {
         var imageRequests = 0
         var stopping = false
         var active = 0
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var heldImageWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     let state = Mutex(State())
@@ -94,6 +96,19 @@ public final class DemoServerControls: Sendable {
         }
     }
 
+    /// Returns once `count` image requests wait at the gate (or the server stops): a test waits
+    /// for the downloads as an event.
+    public func heldImages(reach count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.waiting.count >= count || state.stopping { return true }
+                state.heldImageWaiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
     /// How many image requests are waiting at the gate.
     public var heldImageRequests: Int { state.withLock { $0.waiting.count } }
     /// The most image requests that were ever waiting at the gate at once: a test's check that
@@ -106,6 +121,19 @@ public final class DemoServerControls: Sendable {
     public static let keptSearches = 1_000
     /// Requests being answered now (a delayed one counts until its answer is written).
     public var activeRequests: Int { state.withLock { $0.active } }
+    /// Returns once no request is being answered (at once when none is): a test waits for the
+    /// slow answers to end as an event.
+    public func idle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.active == 0 { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
     /// How many image requests arrived.
     public var imageRequests: Int { state.withLock { $0.imageRequests } }
 
@@ -129,17 +157,21 @@ public final class DemoServerControls: Sendable {
 
     func passImageGate() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let proceed = state.withLock { state -> Bool in
-                if !state.holdingImages || state.stopping { return true }
+            let (proceed, due) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                if !state.holdingImages || state.stopping { return (true, []) }
                 if state.allowance > 0 {
                     state.allowance -= 1
-                    return true
+                    return (true, [])
                 }
                 state.waiting.append(continuation)
                 state.mostWaiting = max(state.mostWaiting, state.waiting.count)
-                return false
+                let held = state.waiting.count
+                let due = state.heldImageWaiters.filter { $0.count <= held }.map(\.continuation)
+                state.heldImageWaiters.removeAll { $0.count <= held }
+                return (false, due)
             }
             if proceed { continuation.resume() }
+            for waiter in due { waiter.resume() }
         }
     }
 
@@ -171,15 +203,24 @@ public final class DemoServerControls: Sendable {
     func answering<T>(_ answer: () async -> T) async -> T {
         state.withLock { $0.active += 1 }
         let result = await answer()
-        state.withLock { $0.active -= 1 }
+        let idle = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.active -= 1
+            guard state.active == 0 else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        for waiter in idle { waiter.resume() }
         return result
     }
 
     func stop() {
         let waiters = state.withLock { state in
             state.stopping = true
-            defer { state.heldSearchWaiters = [] }
-            return state.heldSearchWaiters.map(\.continuation)
+            defer {
+                state.heldSearchWaiters = []
+                state.heldImageWaiters = []
+            }
+            return state.heldSearchWaiters.map(\.continuation) + state.heldImageWaiters.map(\.continuation)
         }
         for waiter in waiters { waiter.resume() }
         releaseAllImages()

@@ -47,6 +47,9 @@ public struct CommonsClient: Sendable {
     /// retried later) instead of leaving it "downloading" for minutes.
     public let longestWait: Duration
     let limiter: RequestLimiter
+    /// How a `Retry-After` is waited: `Task.sleep`, or a test's recorder (the only clock the
+    /// client reads; the HTTP timeouts are the network's own).
+    let pause: @Sendable (Duration) async throws -> Void
 
     /// - Throws: ``PhotoSourceError`` `.invalidArgument` for a radius outside 10…10,000 m, a
     ///   width that is not a standard step, or a contact that cannot go in a header;
@@ -54,7 +57,8 @@ public struct CommonsClient: Sendable {
     public init(
         endpoint: String = defaultEndpoint, contact: String? = nil, radiusMetres: Int = 10_000, thumbnailWidth: Int = 330,
         timeout: Duration = .seconds(20), retries: Int = 2, longestWait: Duration = .seconds(30),
-        limiter: RequestLimiter = RequestLimiter(limit: maxConcurrentRequests)
+        limiter: RequestLimiter = RequestLimiter(limit: maxConcurrentRequests),
+        pause: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) throws(PhotoSourceError) {
         guard Self.radiusRange.contains(radiusMetres) else {
             throw PhotoSourceError(.invalidArgument, "the Commons search radius must be 10 to 10000 m, not \(radiusMetres)")
@@ -81,6 +85,7 @@ public struct CommonsClient: Sendable {
         self.retries = max(0, retries)
         self.longestWait = longestWait
         self.limiter = limiter
+        self.pause = pause
     }
 
     /// One page of bitmap photos near a place. The listing is the geosearch's hits (nearest
@@ -221,7 +226,7 @@ public struct CommonsClient: Sendable {
                     "Wikimedia Commons is busy (\(because)) and asks to wait \(seconds) s; try again later")
             }
             attempt += 1
-            do { try await Task.sleep(for: wait) } catch { throw PhotoSourceError(.cancelled, "\(what) was cancelled") }
+            do { try await pause(wait) } catch { throw PhotoSourceError(.cancelled, "\(what) was cancelled") }
         }
     }
 }

@@ -6,7 +6,7 @@ import Testing
 import VirtualTourist
 
 /// Whatever the service does, the album ends usable: failed, retryable, New Collection enabled.
-@Suite(.serialized) struct FailureTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct FailureTests {
     @Test(arguments: [
         (DemoFault.httpStatus(500), "HTTP 500"),
         (.delay(.seconds(5)), "did not answer within 1.5 s"),
@@ -79,7 +79,7 @@ import VirtualTourist
             harness.server.controls.failImages(nil)
             // Retry later, as a person would: once the slow answers that timed out have ended
             // (until then the client's connections to the service may all be taken).
-            while harness.server.controls.activeRequests > 0 { try await Task.sleep(for: .milliseconds(20)) }
+            await harness.server.controls.idle()
             try await harness.pipeline.retry(pin)
             let retried = try await harness.eventually("the retried photos") {
                 $0.pins[pin]!.album.slots.allSatisfy { $0.digest != nil }

@@ -166,15 +166,8 @@ final class Harness: Sendable {
     }
 
     /// Waits until the demo server holds `count` image requests at its gate.
-    func waitForHeldImages(_ count: Int, within limit: Duration = .seconds(60)) async throws {
-        let end = ContinuousClock.now + limit
-        while server.controls.heldImageRequests < count {
-            guard ContinuousClock.now < end else {
-                Issue.record("only \(server.controls.heldImageRequests) image requests held, not \(count)")
-                throw TimedOut()
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+    func waitForHeldImages(_ count: Int) async {
+        await server.controls.heldImages(reach: count)
     }
 
     /// Every event in the log, decoded.

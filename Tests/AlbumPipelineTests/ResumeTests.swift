@@ -7,14 +7,14 @@ import PhotoSources
 import Testing
 import VirtualTourist
 
-@Suite(.serialized) struct ResumeTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ResumeTests {
     @Test func unfinishedAlbumsResumeWhenTheStoreOpens() async throws {
         try await Harness.with { harness in
             // Pin 1: listed, its downloads held. Pin 2: its search held. Then the program stops.
             harness.server.controls.holdImages()
             let downloading = try await harness.store.dropPin(at: Places.few)
             try await harness.eventually("pin 1's listing") { $0.pins[downloading]?.album.phase == .listed }
-            try await harness.waitForHeldImages(harness.options.concurrentDownloads)
+            await harness.waitForHeldImages(harness.options.concurrentDownloads)
             harness.server.controls.releaseImages(2)
             try await harness.eventually("two photos") {
                 $0.pins[downloading]?.album.status == .downloading(done: 2, of: Places.count(Places.few))
@@ -99,13 +99,13 @@ import VirtualTourist
 
 /// The offline service takes a new port on every start; its photos are found again after a
 /// restart (DemoPhotoSource), and an album none of whose photos came says so.
-@Suite struct OfflineRestartTests {
+@Suite(.timeLimit(.minutes(3))) struct OfflineRestartTests {
     @Test func photosListedBeforeARestartComeFromTheServiceAsItIsNow() async throws {
         try await Harness.with { harness in
             harness.server.controls.holdImages()
             let pin = try await harness.store.dropPin(at: Places.few)
             try await harness.eventually("the listing") { $0.pins[pin]?.album.phase == .listed }
-            try await harness.waitForHeldImages(harness.options.concurrentDownloads)
+            await harness.waitForHeldImages(harness.options.concurrentDownloads)
             try await harness.closeStore()
             try await harness.restartServer()
 

@@ -7,7 +7,7 @@ import VirtualTourist
 
 /// New Collection, drags and removals while work is in flight: nothing of a replaced
 /// collection ever lands in the album that replaced it.
-@Suite(.serialized) struct StaleWorkTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct StaleWorkTests {
     @Test func newCollectionWhileRetriesAreInFlightCancelsThemAndNoStalePhotoLands() async throws {
         try await Harness.with { harness in
             let place = Places.many
@@ -21,7 +21,7 @@ import VirtualTourist
             // Retrying the three: they are held in flight while New Collection replaces the album.
             harness.server.controls.holdImages()
             try await harness.pipeline.retry(pin)
-            try await harness.waitForHeldImages(3)
+            await harness.waitForHeldImages(3)
             let replaced = try await harness.pipeline.newCollection(for: pin)
             let replacedAt = replaced[0].sequence
             let second = try await harness.eventually("the second listing") {
@@ -78,7 +78,7 @@ import VirtualTourist
             harness.server.controls.holdImages()
             let pin = try await harness.store.dropPin(at: Places.few)
             try await harness.eventually("the first listing") { $0.pins[pin]?.album.phase == .listed }
-            try await harness.waitForHeldImages(harness.options.concurrentDownloads)
+            await harness.waitForHeldImages(harness.options.concurrentDownloads)
             harness.server.controls.releaseImages(2)
             try await harness.eventually("two photos") { $0.pins[pin]?.album.status == .downloading(done: 2, of: Places.count(Places.few)) }
             let drag = try await harness.store.dragPin(pin, to: Places.otherFew)
@@ -104,7 +104,7 @@ import VirtualTourist
             harness.server.controls.holdImages()
             let pin = try await harness.store.dropPin(at: Places.few)
             try await harness.eventually("the listing") { $0.pins[pin]?.album.phase == .listed }
-            try await harness.waitForHeldImages(harness.options.concurrentDownloads)
+            await harness.waitForHeldImages(harness.options.concurrentDownloads)
             #expect(await harness.pipeline.activity.downloads == Places.count(Places.few))
             let requestsBefore = harness.server.controls.imageRequests
             let removed = try await harness.store.removePin(pin)

@@ -148,8 +148,7 @@ import Testing
         configuration.blockKeys = Self.keys
         configuration.compactsInBackground = true
         let reopened = try EventLog.open(at: folder.path, configuration: configuration)
-        let deadline = Date().addingTimeInterval(30)
-        while try Self.summaryPaths(folder).count < 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        reopened.waitForBackgroundCompaction()
         // The sealed segment compacted at open got its summary as it was written; the older
         // block file's was built.
         #expect(try Self.summaryPaths(folder).count == 2)

@@ -1,6 +1,7 @@
 import DemoPhotoServer
 import Foundation
 import PhotoServiceDoubles
+import Synchronization
 import Testing
 @testable import PhotoSources
 
@@ -20,11 +21,12 @@ func withCommonsDouble<T>(catalogue: DemoCatalogue = DemoCatalogue(), _ body: (C
 /// A client of the double. Thumbnails are the smallest standard width unless a test is about
 /// the width: generating large images for every test would only slow the suite.
 func commonsClient(
-    _ double: CommonsDouble, width: Int = 120, retries: Int = 2, longestWait: Duration = .seconds(30)
+    _ double: CommonsDouble, width: Int = 120, retries: Int = 2, longestWait: Duration = .seconds(30),
+    pause: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 ) throws -> CommonsClient {
     try CommonsClient(
         endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: width, timeout: .seconds(10), retries: retries,
-        longestWait: longestWait)
+        longestWait: longestWait, pause: pause)
 }
 
 /// The files the double has for a place, as a client should see them: bitmaps only (of the
@@ -205,14 +207,18 @@ func bitmapCount(_ place: (latitude: Double, longitude: Double), catalogue: Demo
     func aShortRetryAfterIsWaitedAndTheRequestTriedAgain(fault: CommonsFault) async throws {
         try await withCommonsDouble { double in
             double.controls.failNextRequests(with: [fault])
-            let client = try commonsClient(double)
+            // The pauses the client makes, with how many requests the service had seen by then.
+            let pauses = Mutex<[(Duration, Int)]>([])
+            let client = try commonsClient(double) { wait in
+                pauses.withLock { $0.append((wait, double.controls.records.count)) }
+            }
             let place = DemoPlaces.few
-            let started = ContinuousClock.now
             let page = try await client.search(latitude: place.latitude, longitude: place.longitude, page: 1, perPage: 5)
             #expect(!page.photos.isEmpty)
             #expect(double.controls.records.map(\.kind) == ["geosearch", "geosearch", "imageinfo"])
-            // Honoured, not skipped: the second try came after the second asked for.
-            #expect(ContinuousClock.now - started >= .seconds(1))
+            // Honoured, not skipped: the client paused the second asked for between the two tries.
+            #expect(pauses.withLock { $0.map(\.0) } == [.seconds(1)])
+            #expect(pauses.withLock { $0.map(\.1) } == [1])
         }
     }
 
