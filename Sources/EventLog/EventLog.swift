@@ -315,6 +315,24 @@ public final class EventLog: @unchecked Sendable {
         return try await core.submit(try request(payloads, timestamps: timestamps))
     }
 
+    /// Appends events that depend on where they land: when this append's turn comes, the log's
+    /// writer calls `prepare` with the sequence number and time the events get (``CommitSlot``),
+    /// decided there, once, and groups what it makes with the appends queued beside it into one
+    /// record and one sync. `settler` hears how that record ended before this returns
+    /// (``CommitSettler``). The events of one call stay together; `prepare` may be called again
+    /// for a later record when they did not fit in this one (``PreparedEvents``). A log has one
+    /// settler (its one preparing appender: a store's actions); another is refused.
+    ///
+    /// - Returns: the events' sequence numbers (empty when `prepare` made none).
+    /// - Throws: ``LogError``: `.eventTooLarge`, `.batchTooLarge` for what no record can hold
+    ///   (nothing is appended), `.invalidArgument` for a second settler, the write's failures.
+    @discardableResult
+    public func append(
+        preparing prepare: @escaping @Sendable (CommitSlot) -> PreparedEvents, settler: any CommitSettler
+    ) async throws -> Range<UInt64> {
+        try await core.submit(AppendRequest(preparing: prepare, settler: settler))
+    }
+
     /// Makes every append so far durable, whatever the policy.
     public func sync() throws {
         _ = try core.submit(AppendRequest(payloads: [], timestamps: nil, isSync: true))

@@ -130,8 +130,7 @@ import Testing
         // The same state from the events alone, and the events themselves.
         expectTheFixtureState(try store.state(at: 27))
         let reader = try LogReader(directory: folder.sub("log"), payloadCodec: EventCodec.blockCodec)
-        let events = try TouristStore.replay(reader, from: TouristState(), through: 27)
-        expectTheFixtureState(events.0)
+        expectTheFixtureState(try TouristStore.replay(reader, from: TouristState(), through: 27))
         #expect(try store.events().map(\.event.typeName) == Self.types)
         #expect(try store.causes(of: 22).map(\.event.typeName) == ["PhotoDownloaded", "PhotosListed", "AlbumRequested"])
         #expect(try store.history(of: PinID(2)).count == 5)

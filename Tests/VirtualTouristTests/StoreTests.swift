@@ -50,7 +50,7 @@ import Testing
         #expect(sequences.count >= 9)
         for sequence in sequences {
             let (_, base) = try snapshots.load(sequence)
-            let tail = try TouristStore.replay(reader, from: base, through: 900).0
+            let tail = try TouristStore.replay(reader, from: base, through: 900)
             #expect(tail == fold(story.events), "from the snapshot at \(sequence)")
         }
     }
@@ -323,7 +323,32 @@ import Testing
         try await store.close()
         let report = try LogVerifier.verify(directory: folder.sub("log"), payloadCodec: EventCodec.blockCodec)
         #expect(report.events == 201)
-        #expect(report.batches < 201, "actions that waited together were written as one batch")
+        #expect(report.records < 201, "actions that waited together were written as one record")
+    }
+
+    /// A failed sync leaves the events' fate to the next open: the store keeps the state before
+    /// them, refuses further actions with the log's reason (the log refuses until reopened),
+    /// and the reopened store has the events or not, whole.
+    @Test func actionsAfterAFailedSyncAreRefusedAndTheStoreKeepsItsState() async throws {
+        let folder = TemporaryFolder("failed-sync")
+        let fileSystem = InstrumentedFileSystem()
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(durability: .always), fileSystem: fileSystem)
+        let pin = try await store.dropPin(at: Coordinate(latitude: 1, longitude: 1))
+        let before = store.state
+        fileSystem.failure = { operation, path, _ in operation == "sync" && path.hasSuffix(".seg") ? EIO : nil }
+        await expectDomainError(.storage) { try await store.dragPin(pin, to: Coordinate(latitude: 2, longitude: 2)) }
+        fileSystem.failure = nil
+        #expect(store.state == before)
+        let refused = await expectDomainError(.storage) { try await store.dropPin(at: Coordinate(latitude: 3, longitude: 3)) }
+        #expect(refused?.message.contains("reopen") == true)
+        #expect(store.state == before)
+        try? await store.close()
+        let reopened = try await TouristStore.open(at: folder.path, options: storeOptions())
+        // The drag is there whole, or not at all; the refused drop never is.
+        let moved = reopened.state.pins[pin]?.coordinate == Coordinate(latitude: 2, longitude: 2)
+        #expect(moved || reopened.state == before)
+        #expect(reopened.state.pins.count == 1)
+        try await reopened.close()
     }
 
     @Test func changesStreamEveryAcceptedGroupWithItsState() async throws {
@@ -373,7 +398,7 @@ import Testing
             try storeFakePhotos(store)
             try await store.dropPin(at: Coordinate(latitude: 3, longitude: 4))
         }
-        // The dropped store lets go of the lock once its processing task ends: wait for that,
+        // The dropped store lets go of the lock once its last action has returned: wait for that,
         // up to a minute (a bound on a hang, not a speed).
         var reopened: TouristStore? = nil
         let deadline = ContinuousClock.now + .seconds(60)

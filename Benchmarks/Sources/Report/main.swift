@@ -72,7 +72,10 @@ let workspace = Workspace(options: options)
 let started = ContinuousClock.now
 do {
     FileHandle.standardError.write(Data("vt-bench: \(WorkloadSize.name(options.events)) events, seed \(options.seed), best of \(options.repeats)\n".utf8))
-    if options.groups.contains("append") { try AppendCases(options: options, report: report, workspace: workspace).run() }
+    if options.groups.contains("append") {
+        try AppendCases(options: options, report: report, workspace: workspace).run()
+        try await ActionCases(options: options, report: report).run()
+    }
     if options.groups.contains("replay") { try ReplayCases(options: options, report: report, workspace: workspace).run() }
     if options.groups.contains("store") { try await StoreCases(options: options, report: report, workspace: workspace).run() }
     if options.groups.contains("blobs") { try BlobCases(options: options, report: report).run() }

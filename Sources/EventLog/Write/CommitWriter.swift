@@ -10,6 +10,9 @@ protocol CommitWriter: AnyObject {
     /// The time of the last event written; nil for an empty log.
     var lastEventTime: LogTimestamp? { get }
     var hasUnsyncedWrites: Bool { get }
+    /// Set once a failure left the files in a state only a reopen sorts out: every append is
+    /// refused from then on.
+    var failure: LogError? { get }
     func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>]
     func sync() throws
     func close() throws

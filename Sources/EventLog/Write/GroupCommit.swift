@@ -10,11 +10,21 @@ import Foundation
 /// an `fsync` never blocks a thread of Swift's cooperative pool and their sharing of syncs does
 /// not depend on the pool being free. The writer thread also runs the `.interval` syncs.
 ///
+/// Prepared appends (a store's actions) are decided by the leader too: when their turn comes it
+/// gives each the sequence number and time its events get, takes what it makes of them while they
+/// fit in the record, and tells its settler how the record ended, before any of them returns. A
+/// group is either plain appends or prepared ones (with syncs and rolls), so that a plain append
+/// the writer refuses never moves the numbers a prepared one was given.
+///
 /// Invariants (under `monitor`): at most one leader (`leaderActive`); only the leader touches
-/// `writer`; a request's `result` is set exactly once, before its waiter is released.
+/// `writer` and calls preparers and settlers; a request's `result` is set exactly once, before
+/// its waiter is released.
 final class GroupCommit: @unchecked Sendable {
     let writer: any CommitWriter
     private let maxBatchSize: Int
+    private let maxEventSize: Int
+    /// The one settler of the log's prepared appends, once one came.
+    private var settler: ObjectIdentifier?
     private let syncInterval: Duration?
     private let clock: any LogClock
     /// Kept while the log is open when the clock is a stepped one: its moves wake the writer
@@ -32,11 +42,14 @@ final class GroupCommit: @unchecked Sendable {
     /// monitor only when someone is there to wake (see ``lead()``).
     private var sleepingCallers = 0
     private var thread: Thread?
+    /// Tests: callers of ``queued(reach:)`` waiting for the queue to hold so many requests.
+    private var queueWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     private let threadExited = DispatchSemaphore(value: 0)
 
     init(writer: any CommitWriter, configuration: LogConfiguration) {
         self.writer = writer
         self.maxBatchSize = configuration.maxBatchSize
+        self.maxEventSize = configuration.maxEventSize
         if case .interval(let interval) = configuration.durability { syncInterval = interval } else { syncInterval = nil }
         self.clock = configuration.clock
         self.appendedThrough = writer.nextSequence - 1
@@ -91,12 +104,37 @@ final class GroupCommit: @unchecked Sendable {
                 continuation.resume()
                 return
             }
+            if let other = request.settler.map(ObjectIdentifier.init) {
+                if settler == nil { settler = other }
+                guard settler == other else {
+                    request.result = .failure(LogError(
+                        .invalidArgument, "the log at \(writer.directory) already has another preparing appender"))
+                    monitor.unlock()
+                    continuation.resume()
+                    return
+                }
+            }
             request.continuation = continuation
             queue.append(request)
             monitor.broadcast()
+            let due = queueWatchers.filter { $0.count <= queue.count }.map(\.continuation)
+            if !due.isEmpty { queueWatchers.removeAll { $0.count <= queue.count } }
             monitor.unlock()
+            for watcher in due { watcher.resume() }
         }
         return try request.result!.get()
+    }
+
+    /// Tests: returns once `count` async appends wait in the queue (a leader at work holds them
+    /// there), so a test can make them share a group.
+    func queued(reach count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            monitor.lock()
+            let now = queue.count >= count
+            if !now { queueWatchers.append((count, continuation)) }
+            monitor.unlock()
+            if now { continuation.resume() }
+        }
     }
 
     /// Waits for queued appends to be written, stops the writer thread, and closes the writer.
@@ -124,13 +162,34 @@ final class GroupCommit: @unchecked Sendable {
         leaderActive = true
         var group: [AppendRequest] = []
         var size = 0
+        var prepared: Bool? = nil
         while let next = queue.first, group.isEmpty || size + next.rawSize <= maxBatchSize {
+            if !next.takesNoEvents {
+                let kind = next.prepare != nil
+                guard prepared == nil || prepared == kind else { break }
+                prepared = kind
+            }
             group.append(queue.removeFirst())
             size += next.rawSize
         }
         monitor.unlock()
-        let results = writer.commit(group)
+        var waitingTurn: [AppendRequest] = []
+        var settlers: [any CommitSettler] = []
+        if prepared == true { (waitingTurn, settlers) = prepare(&group) }
+        var results = writer.commit(group)
+        for (position, request) in group.enumerated() {
+            if let refusal = request.refusal { results[position] = .failure(refusal) }
+        }
+        if !settlers.isEmpty {
+            // Every accepted request of the group is in the one record: they share its fate.
+            let failure = zip(group, results).lazy.filter { $0.0.prepare != nil && $0.0.refusal == nil }
+                .compactMap { if case .failure(let error) = $0.1 { error } else { nil } }.first
+            let outcome = failure.map { Result<LogHead, LogError>.failure($0) }
+                ?? .success(LogHead(sequence: writer.nextSequence - 1, hash: writer.headHash))
+            for settler in settlers { settler.settle(outcome) }
+        }
         monitor.lock()
+        queue.insert(contentsOf: waitingTurn, at: 0)
         var waiting: [CheckedContinuation<Void, Never>] = []
         for (request, result) in zip(group, results) {
             request.result = result
@@ -154,6 +213,52 @@ final class GroupCommit: @unchecked Sendable {
         monitor.unlock()
         for continuation in waiting { continuation.resume() }
         monitor.lock()
+    }
+
+    /// Prepares the group's prepared requests in order, each at the sequence number after the
+    /// ones before it and at one time for all (the clock's, never before the last event's). A
+    /// request whose events do not fit in what is left of the record waits, with every request
+    /// after it, for the next group (returned, to go back to the front of the queue); events
+    /// too large for any record are refused. Returns those and the settlers of what was taken.
+    private func prepare(_ group: inout [AppendRequest]) -> (waitingTurn: [AppendRequest], settlers: [any CommitSettler]) {
+        // A writer that failed refuses the whole group: nothing is prepared for numbers that may
+        // already be taken (a failed sync leaves its events' fate to the next open).
+        guard writer.failure == nil else { return ([], []) }
+        var sequence = writer.nextSequence
+        let last = writer.lastEventTime ?? LogTimestamp(microsecondsSinceEpoch: .min)
+        let time = max(clock.now(), last)
+        var room = maxBatchSize
+        var settlers: [any CommitSettler] = []
+        for (position, request) in group.enumerated() {
+            guard let prepare = request.prepare else { continue }
+            let events = prepare(CommitSlot(firstSequence: sequence, time: time))
+            let size = AppendRequest.rawSize(of: events.payloads)
+            if let large = events.payloads.first(where: { $0.count > maxEventSize }) {
+                request.refusal = LogError(
+                    .eventTooLarge, "a prepared event is \(large.count) bytes; the limit is \(maxEventSize)")
+                continue
+            }
+            guard size <= maxBatchSize else {
+                request.refusal = LogError(
+                    .batchTooLarge, "the prepared events hold about \(size) bytes; one record may hold \(maxBatchSize)")
+                continue
+            }
+            guard size <= room else {
+                defer { group.removeSubrange(position...) }
+                return (Array(group[position...]), settlers)
+            }
+            events.accepted?()
+            request.payloads = events.payloads
+            request.timestamps = Array(repeating: time, count: events.payloads.count)
+            sequence += UInt64(events.payloads.count)
+            room -= size
+            if !events.payloads.isEmpty || events.accepted != nil, let settler = request.settler,
+                !settlers.contains(where: { $0 === settler })
+            {
+                settlers.append(settler)
+            }
+        }
+        return ([], settlers)
     }
 
     /// The writer thread: leads for async appenders and background syncs, syncs on a deadline

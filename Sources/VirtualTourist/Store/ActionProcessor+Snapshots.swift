@@ -5,26 +5,30 @@ import EventLog
 extension ActionProcessor {
     /// Starts writing a snapshot off the action path when the state passed a multiple of the interval.
     func startSnapshotIfDue() {
-        let start = shared.withLock { shared in
-            guard !shared.snapshotInFlight, isDue(shared) else { return false }
+        // The state that crossed the multiple is the one written first (not whatever is published
+        // by the time the task runs), so where snapshots land does not depend on the scheduler.
+        let crossed: (TouristState, LogHead)? = shared.withLock { shared in
+            guard !shared.snapshotInFlight, isDue(shared) else { return nil }
             shared.snapshotInFlight = true
-            return true
+            return (shared.published, shared.publishedHead)
         }
-        if start {
+        if let crossed {
             // Encoding and writing a large state takes a while: off the action path. When it is
             // done, the task looks again: if the store crossed another multiple of the interval
             // meanwhile, it snapshots the newest published state too, so no crossing is lost.
-            snapshotTask = Task.detached { [self] in
+            let task = Task.detached { [self] in
+                var next = crossed
                 while true {
-                    let (state, head) = shared.withLock { ($0.published, $0.publishedHead) }
-                    let written = writeSnapshot(state, head)
-                    let again = shared.withLock { shared in
+                    let written = writeSnapshot(next.0, next.1)
+                    let again: (TouristState, LogHead)? = shared.withLock { shared in
                         shared.snapshotInFlight = written && isDue(shared)
-                        return shared.snapshotInFlight
+                        return shared.snapshotInFlight ? (shared.published, shared.publishedHead) : nil
                     }
-                    if !again { return }
+                    guard let again else { return }
+                    next = again
                 }
             }
+            shared.withLock { $0.snapshotTask = task }
         }
     }
 
@@ -59,7 +63,7 @@ extension ActionProcessor {
     }
 
     /// Writes a snapshot and says whether it was written; a failure is kept for the store's
-    /// report, not thrown (snapshots only save replay time). Runs off the processing task: it
+    /// report, not thrown (snapshots only save replay time). Runs off the action path: it
     /// touches only `snapshots` (immutable) and `shared` (locked).
     func writeSnapshot(_ state: TouristState, _ head: LogHead) -> Bool {
         var failure: (any Error)? = nil

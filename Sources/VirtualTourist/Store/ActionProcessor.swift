@@ -2,77 +2,71 @@ import BlobStore
 import EventLog
 import Synchronization
 
-/// The one place where the store's state changes. Actions queue up; a single task takes all
-/// that are waiting, checks each against the state as the ones before it leave it, appends the
-/// accepted events of the whole group as one batch (one `fsync` for all), then applies them
-/// and publishes the new state.
+/// The one place where the store's state changes, on the log's one commit path. Each action is
+/// an append the log prepares when its turn comes (``EventLog/append(preparing:settler:)``):
+/// the log's writer gives it the sequence number and time its events get, decided there once;
+/// the action's build is checked against the state as the actions before it in the same record
+/// leave it; the accepted events of every action waiting go into one record and one `fsync`;
+/// then the log settles the record here, and the new state is published before any of the
+/// actions returns. Jobs (a forget's rewrite, a replica's batches) run alone between actions
+/// (``ActionGate``).
 ///
-/// Invariants: only the processing task mutates `state`; an action's events are appended
-/// together or not at all; a refused action appends nothing; `published` always equals a
-/// state whose events are all in the log.
-final class ActionProcessor: @unchecked Sendable {
+/// Invariants: `state`, `scratch` and `unsettled` are touched only by the log's writer while it
+/// prepares and settles this store's appends, or by the one job running, never both (the gate
+/// and the log's leader order them); an action's events are appended together or not at all; a
+/// refused action appends nothing; `published` always equals a state whose events are all in
+/// the log.
+final class ActionProcessor: @unchecked Sendable, CommitSettler {
     typealias Build = @Sendable (TouristState) throws -> [ProposedEvent]
 
     /// Work that runs alone, between groups of actions: it sees the state, may append events
     /// and may replace the state with an equal-sequence one (a forget's replay).
     typealias Job = @Sendable (ExclusiveAccess) async throws -> Void
 
-    struct Pending {
-        var build: Build?
-        var job: Job?
-        var continuation: CheckedContinuation<[RecordedEvent], any Error>
-    }
-
     // Internal, not private, for ActionProcessor+Snapshots.swift.
     struct Shared {
-        var queue: [Pending] = []
         var closed = false
         var published: TouristState
         /// The log's head at `published.sequence`: a snapshot of `published` is bound to it.
         var publishedHead: LogHead
         var subscribers: [Int: AsyncStream<StoreChange>.Continuation] = [:]
         var nextSubscriber = 0
-        // Snapshot bookkeeping: read by the processing task, written by the snapshot task.
+        // Snapshot bookkeeping: read where records are settled, written by the snapshot task.
         var lastSnapshot: UInt64
         var snapshotInFlight = false
         var snapshotFailure: (any Error)?
         var unconfirmedDigests: Set<PhotoDigest> = []
+        /// The snapshot being written off the action path, if one is.
+        var snapshotTask: Task<Void, Never>?
     }
 
     private let log: EventLog
-    private let clock: any LogClock
     let snapshots: SnapshotFolder
     private let blobs: BlobStore
     let shared: Mutex<Shared>
     /// Why every action is refused (a read-only replica), nil when actions are taken.
     let refusal: String?
-    private let wakeups: AsyncStream<Void>.Continuation
-    private var task: Task<Void, Never>?
+    private let gate = ActionGate()
 
-    // Touched only by the processing task (and by `close` after it ended).
+    // See the invariants above.
+    /// The state of every settled record.
     private var state: TouristState
-    private var lastTimestamp: LogTimestamp
-    var snapshotTask: Task<Void, Never>?
+    /// `state` and the events accepted into the record being written.
+    private var scratch: TouristState
+    /// Those events, in order.
+    private var unsettled: [RecordedEvent] = []
 
     init(
-        log: EventLog, state: TouristState, lastTimestamp: LogTimestamp, lastSnapshot: UInt64, snapshots: SnapshotFolder,
-        blobs: BlobStore, refusal: String? = nil
+        log: EventLog, state: TouristState, lastSnapshot: UInt64, snapshots: SnapshotFolder, blobs: BlobStore,
+        refusal: String? = nil
     ) {
         self.refusal = refusal
         self.log = log
-        self.clock = log.configuration.clock
         self.snapshots = snapshots
         self.blobs = blobs
         self.state = state
-        self.lastTimestamp = lastTimestamp
+        self.scratch = state
         self.shared = Mutex(Shared(published: state, publishedHead: log.head, lastSnapshot: lastSnapshot))
-        let (stream, continuation) = AsyncStream<Void>.makeStream()
-        self.wakeups = continuation
-        self.task = Task { [self] in
-            for await _ in stream {
-                while let group = takeQueue() { await process(group) }
-            }
-        }
     }
 
     var published: TouristState { shared.withLock { $0.published } }
@@ -88,30 +82,19 @@ final class ActionProcessor: @unchecked Sendable {
     /// appended and applied, or the action fails and nothing is appended.
     func submit(_ build: @escaping Build) async throws -> [RecordedEvent] {
         if let refusal { throw DomainError(.readOnly, refusal) }
-        return try await enqueue(build: build, job: nil)
+        try await gate.enterAction()
+        defer { gate.leaveAction() }
+        return try await commit(build)
     }
 
-    private func enqueue(build: Build?, job: Job?) async throws -> [RecordedEvent] {
-        try await withCheckedThrowingContinuation { continuation in
-            let accepted = shared.withLock { shared in
-                guard !shared.closed else { return false }
-                shared.queue.append(Pending(build: build, job: job, continuation: continuation))
-                return true
-            }
-            if accepted {
-                wakeups.yield()
-            } else {
-                continuation.resume(throwing: DomainError(.closed, "the store is closed"))
-            }
-        }
-    }
-
-    /// Runs `job` alone: queued actions before it are done first, later ones wait until it ends.
+    /// Runs `job` alone: actions admitted before it are done first, later ones wait until it ends.
     func exclusively(_ job: @escaping Job) async throws {
-        _ = try await enqueue(build: nil, job: job)
+        try await gate.enterJob()
+        defer { gate.leaveJob() }
+        try await job(ExclusiveAccess(processor: self))
     }
 
-    /// What a ``Job`` may do, on the processing task.
+    /// What a ``Job`` may do, while it runs alone.
     struct ExclusiveAccess: Sendable {
         fileprivate let processor: ActionProcessor
 
@@ -120,8 +103,7 @@ final class ActionProcessor: @unchecked Sendable {
         /// Checks, appends and applies `events` as one action would.
         func append(_ events: [DomainEvent]) async throws -> [RecordedEvent] {
             let proposals = events.map { ProposedEvent(event: $0) }
-            let results = await processor.commit([{ _ in proposals }])
-            return try results[0].get()
+            return try await processor.commit { _ in proposals }
         }
 
         /// Appends and applies events another copy of the log holds (a replica's only way in).
@@ -132,7 +114,7 @@ final class ActionProcessor: @unchecked Sendable {
         /// Waits for a snapshot that an append started (it is written from the state before a
         /// replacement, so a job that rewrites snapshots lets it land first).
         func snapshotsSettled() async {
-            await processor.snapshotTask?.value
+            await processor.shared.withLock { $0.snapshotTask }?.value
         }
 
         /// Replaces the state with `state` (same sequence: the same history, read again) and
@@ -145,6 +127,7 @@ final class ActionProcessor: @unchecked Sendable {
     private func replace(_ replacement: TouristState) {
         precondition(replacement.sequence == state.sequence, "a replacement state covers the same events")
         state = replacement
+        scratch = replacement
         publish(StoreChange(events: [], state: state), head: shared.withLock { $0.publishedHead })
     }
 
@@ -175,17 +158,16 @@ final class ActionProcessor: @unchecked Sendable {
         return stream
     }
 
-    /// Refuses new actions, finishes the queued ones, waits for a snapshot in flight and
-    /// writes the final one.
+    /// Refuses new actions, finishes the admitted and waiting ones, waits for a snapshot in
+    /// flight and writes the final one.
     func close() async {
         let alreadyClosed = shared.withLock { shared in
             defer { shared.closed = true }
             return shared.closed
         }
         guard !alreadyClosed else { return }
-        wakeups.finish()
-        await task?.value
-        await snapshotTask?.value
+        await gate.close()
+        await shared.withLock { $0.snapshotTask }?.value
         // The published head, not the log's: after a failed sync the log's head can be past
         // the last events the store accepted.
         let (lastSnapshot, head) = shared.withLock { ($0.lastSnapshot, $0.publishedHead) }
@@ -199,117 +181,88 @@ final class ActionProcessor: @unchecked Sendable {
         for subscriber in subscribers { subscriber.finish() }
     }
 
-    /// For a store dropped without `close`: refuse new actions and let the processing task end
-    /// after the queued ones, so the log is released. No final snapshot is written.
+    /// For a store dropped without `close`: refuse new actions; those under way finish, and
+    /// the log is released with the last reference. No final snapshot is written.
     func stopWithoutWaiting() {
         shared.withLock { $0.closed = true }
-        wakeups.finish()
+        gate.refuseNew()
     }
 
-    private func takeQueue() -> [Pending]? {
-        shared.withLock { shared in
-            guard !shared.queue.isEmpty else { return nil }
-            defer { shared.queue = [] }
-            return shared.queue
-        }
-    }
-
-    /// Runs the group's actions together, and each job alone in its place.
-    private func process(_ group: [Pending]) async {
-        var actions: [Pending] = []
-        func flush() async {
-            guard !actions.isEmpty else { return }
-            let results = await commit(actions.map { $0.build! })
-            for (pending, result) in zip(actions, results) { pending.continuation.resume(with: result) }
-            actions = []
-        }
-        for pending in group {
-            guard let job = pending.job else {
-                actions.append(pending)
-                continue
-            }
-            await flush()
-            do {
-                try await job(ExclusiveAccess(processor: self))
-                pending.continuation.resume(returning: [])
-            } catch {
-                pending.continuation.resume(throwing: error)
-            }
-        }
-        await flush()
-    }
-
-    /// Checks each build against the state as the ones before it leave it, appends the accepted
-    /// events as one batch, applies and publishes them; one result per build, in order.
-    private func commit(_ builds: [Build]) async -> [Result<[RecordedEvent], any Error>] {
-        var results = [Result<[RecordedEvent], any Error>?](repeating: nil, count: builds.count)
-        var scratch = state
-        // The clock may step back (NTP); the log's time never does, so such events get the
-        // last time used until the clock catches up.
-        let now = max(clock.now(), lastTimestamp)
-        var accepted: [(Int, [RecordedEvent])] = []
-        var payloads: [[UInt8]] = []
-        for (position, build) in builds.enumerated() {
-            do {
-                let proposed = try build(scratch)
-                var target = scratch
-                var recorded: [RecordedEvent] = []
-                for (index, proposal) in proposed.enumerated() {
-                    let sequence = scratch.sequence + UInt64(index) + 1
-                    let cause: UInt64? = switch proposal.cause {
-                    case .none: nil
-                    case .sequence(let sequence): sequence
-                    case .earlierInAction(let position): recorded[position].sequence
-                    }
-                    if let problem = target.problem(with: proposal.event) { throw problem }
-                    if case .photoDownloaded(let photo) = proposal.event, try !blobs.contains(photo.digest) {
-                        // An event never names a blob that is not stored (docs/BLOBS.md).
-                        throw DomainError(
-                            .invalidArgument, "the image \(photo.digest) is not stored; store its bytes before recording it")
-                    }
-                    let event = RecordedEvent(sequence: sequence, timestamp: now, cause: cause, event: proposal.event)
-                    target.apply(event)
-                    recorded.append(event)
-                }
-                scratch = target
-                payloads += recorded.map { EventCodec.encode($0.event, cause: $0.cause) }
-                accepted.append((position, recorded))
-            } catch {
-                results[position] = .failure(error)
-            }
-        }
-        func finished() -> [Result<[RecordedEvent], any Error>] {
-            results.map { $0 ?? .success([]) }
-        }
-        guard !payloads.isEmpty else {
-            for (position, _) in accepted { results[position] = .success([]) }
-            return finished()
-        }
+    /// Appends what `build` makes of the state as the actions before it leave it, at the place
+    /// the log gives it; returns its events once the record holding them is settled.
+    private func commit(_ build: @escaping Build) async throws -> [RecordedEvent] {
+        let outcome = ActionOutcome()
         do {
-            let range = try await log.append(
-                contentsOf: payloads, timestamps: Array(repeating: now, count: payloads.count))
-            precondition(range.lowerBound == state.sequence + 1, "only the store's processor appends to its log")
+            try await log.append(preparing: { [self] slot in prepare(build, at: slot, into: outcome) }, settler: self)
         } catch {
             // A failed write is undone (nothing changed); a failed sync leaves the events'
             // fate to the next open, and the log's message says so.
             let logError = error as? LogError
-            let outcome = logError?.code == .writerFailed ? "" : "; nothing changed"
-            let failure = DomainError(
-                .storage, "the log did not accept the events: \(logError?.message ?? "\(error)")\(outcome)", cause: error)
-            let named = accepted.flatMap(\.1).compactMap { recorded -> PhotoDigest? in
+            let what = logError?.code == .writerFailed ? "" : "; nothing changed"
+            throw DomainError(.storage, "the log did not accept the events: \(logError?.message ?? "\(error)")\(what)", cause: error)
+        }
+        if let refusal = outcome.refusal { throw refusal }
+        return outcome.recorded
+    }
+
+    /// Runs on the log's writer when the action's turn comes: checks the proposed events against
+    /// `scratch`, numbers and times them as the slot says, and encodes them. The state changes
+    /// only if the log takes them (`accepted`).
+    private func prepare(_ build: Build, at slot: CommitSlot, into outcome: ActionOutcome) -> PreparedEvents {
+        precondition(slot.firstSequence == scratch.sequence + 1, "only the store's processor appends to its log")
+        outcome.refusal = nil
+        do {
+            let proposed = try build(scratch)
+            var target = scratch
+            var recorded: [RecordedEvent] = []
+            for (index, proposal) in proposed.enumerated() {
+                let cause: UInt64? = switch proposal.cause {
+                case .none: nil
+                case .sequence(let sequence): sequence
+                case .earlierInAction(let position): recorded[position].sequence
+                }
+                if let problem = target.problem(with: proposal.event) { throw problem }
+                if case .photoDownloaded(let photo) = proposal.event, try !blobs.contains(photo.digest) {
+                    // An event never names a blob that is not stored (docs/BLOBS.md).
+                    throw DomainError(
+                        .invalidArgument, "the image \(photo.digest) is not stored; store its bytes before recording it")
+                }
+                let event = RecordedEvent(
+                    sequence: slot.firstSequence + UInt64(index), timestamp: slot.time, cause: cause, event: proposal.event)
+                target.apply(event)
+                recorded.append(event)
+            }
+            guard !recorded.isEmpty else { return PreparedEvents(payloads: []) }
+            return PreparedEvents(payloads: recorded.map { EventCodec.encode($0.event, cause: $0.cause) }) { [self] in
+                scratch = target
+                unsettled += recorded
+                outcome.recorded = recorded
+            }
+        } catch {
+            outcome.refusal = error
+            return PreparedEvents(payloads: [])
+        }
+    }
+
+    /// The log settles the record that holds the accepted actions: publish their state, or go
+    /// back to the state before them.
+    func settle(_ outcome: Result<LogHead, LogError>) {
+        let events = unsettled
+        unsettled = []
+        switch outcome {
+        case .success(let head):
+            precondition(head.sequence == scratch.sequence, "the settled record ends where the accepted actions do")
+            state = scratch
+            publish(StoreChange(events: events, state: state), head: head)
+            startSnapshotIfDue()
+        case .failure:
+            scratch = state
+            let named = events.compactMap { recorded -> PhotoDigest? in
                 if case .photoDownloaded(let photo) = recorded.event { return photo.digest }
                 return nil
             }
             shared.withLock { $0.unconfirmedDigests.formUnion(named) }
-            for (position, _) in accepted { results[position] = .failure(failure) }
-            return finished()
         }
-        state = scratch
-        lastTimestamp = now
-        publish(StoreChange(events: accepted.flatMap(\.1), state: state), head: log.head)
-        for (position, recorded) in accepted { results[position] = .success(recorded) }
-        startSnapshotIfDue()
-        return finished()
     }
 
     /// Appends events that another copy of the log holds, verbatim (their payloads and times),
@@ -319,14 +272,14 @@ final class ActionProcessor: @unchecked Sendable {
         guard first.sequence == state.sequence + 1 else {
             throw DomainError(.invalidArgument, "replicated event \(first.sequence) does not follow this store's last event, \(state.sequence)")
         }
-        var scratch = state
+        var replicated = state
         var recorded: [RecordedEvent] = []
         recorded.reserveCapacity(events.count)
         for event in events {
             // An erased event (its place forgotten on the original before it was shipped)
             // decodes to a forgotten one, which the fold passes over, as in a replay.
             let decoded = try EventCodec.decode(event)
-            scratch.apply(decoded)
+            replicated.apply(decoded)
             recorded.append(decoded)
         }
         do {
@@ -339,11 +292,18 @@ final class ActionProcessor: @unchecked Sendable {
         } catch {
             throw DomainError(.storage, "the replica's log did not accept events \(first.sequence)…: \(error)", cause: error)
         }
-        state = scratch
-        lastTimestamp = max(lastTimestamp, events[events.count - 1].timestamp)
+        state = replicated
+        scratch = replicated
         let head = log.head
         publish(StoreChange(events: recorded, state: state), head: head)
         startSnapshotIfDue()
         return (recorded, head)
     }
+}
+
+/// What one action came to, filled in on the log's writer while it prepares the action, read by
+/// the action once its append returned (the log's leader hands over in between).
+private final class ActionOutcome: @unchecked Sendable {
+    var recorded: [RecordedEvent] = []
+    var refusal: (any Error)?
 }

@@ -180,7 +180,7 @@ extension StoreReader {
     func pinsOnMap() throws -> [PinID: UInt64] {
         do {
             let skeleton = try snapshots.newest(atOrBefore: lastSequence, heads: log.headInBackground, pinsOnly: true).0 ?? TouristState()
-            return try TouristStore.replay(log, from: skeleton, through: lastSequence).0.pins.mapValues(\.droppedAt)
+            return try TouristStore.replay(log, from: skeleton, through: lastSequence).pins.mapValues(\.droppedAt)
         } catch {
             throw TouristStore.storageError(error, "the pins on the map cannot be read")
         }

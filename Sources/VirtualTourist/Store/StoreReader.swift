@@ -76,7 +76,7 @@ public final class StoreReader {
         precondition(known.map { $0.sequence <= sequence } ?? true)
         do {
             let base = try known ?? snapshots.newest(atOrBefore: sequence, heads: log.headInBackground).0 ?? TouristState()
-            return try TouristStore.replay(log, from: consume base, through: sequence).0
+            return try TouristStore.replay(log, from: consume base, through: sequence)
         } catch {
             throw TouristStore.storageError(error, "the state at \(sequence) cannot be read")
         }

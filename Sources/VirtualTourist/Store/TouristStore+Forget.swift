@@ -221,12 +221,12 @@ extension TouristStore {
         }
         var rewritten = 0
         for target in stale {
-            (state, _) = try Self.replay(reader, from: state, through: target)
+            state = try Self.replay(reader, from: state, through: target)
             guard let head = try reader.head(at: target) else { continue }
             try snapshots.write(state, head: head)
             rewritten += 1
         }
-        (state, _) = try Self.replay(reader, from: state, through: last)
+        state = try Self.replay(reader, from: state, through: last)
         return (state, rewritten)
     }
 

@@ -88,15 +88,12 @@ public final class TouristStore: Sendable {
             // The snapshot's state is handed to the replay, not kept here: held twice, it would
             // be copied whole (pins, photo references) by the first event folded onto it.
             let snapshotSequence = base?.sequence
-            let (state, lastTime) = try replay(
+            let state = try replay(
                 from: (consume base) ?? TouristState(), through: log.lastSequence, events: resumption.events(after:))
             resumption.replayed()
-            // The writer knows its last event's time: reading it from the log scanned the
-            // active hot-tail segment from its start.
-            let lastTimestamp = lastTime ?? log.lastTimestamp ?? LogTimestamp(microsecondsSinceEpoch: .min)
             let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem, options: options.blobs)
             let processor = ActionProcessor(
-                log: log, state: state, lastTimestamp: lastTimestamp, lastSnapshot: snapshotSequence ?? 0,
+                log: log, state: state, lastSnapshot: snapshotSequence ?? 0,
                 snapshots: snapshots, blobs: blobs,
                 refusal: options.replicaOf.map {
                     "this store is a read-only replica of \($0); make changes on the original store"
@@ -228,26 +225,24 @@ public final class TouristStore: Sendable {
     /// folded copy the whole state.
     static func replay(
         _ reader: LogReader, from state: consuming TouristState, through last: UInt64
-    ) throws -> (TouristState, LogTimestamp?) {
+    ) throws -> TouristState {
         try replay(from: state, through: last) { try reader.events(from: $0 + 1, through: last) }
     }
 
     /// The same, with the events after a sequence from `events`.
     static func replay(
         from state: consuming TouristState, through last: UInt64, events: (UInt64) throws -> LogCursor
-    ) throws -> (TouristState, LogTimestamp?) {
+    ) throws -> TouristState {
         var state = consume state
-        var lastTime: LogTimestamp? = nil
-        guard last > state.sequence else { return (state, nil) }
+        guard last > state.sequence else { return state }
         let cursor = try events(state.sequence)
         while let event = try cursor.next() {
             state.apply(try EventCodec.decode(event))
-            lastTime = event.timestamp
         }
         guard state.sequence == last else {
             throw DomainError(.storage, "the log ends at \(state.sequence), before sequence \(last)")
         }
-        return (state, lastTime)
+        return state
     }
 
     static func storageError(_ error: any Error, _ doing: String) -> DomainError {
