@@ -3,6 +3,7 @@ import DemoPhotoServer
 import Foundation
 import PhotoServiceDoubles
 import PhotoSources
+import StorageTestSupport
 import Testing
 import VirtualTourist
 
@@ -18,7 +19,7 @@ struct CommonsAlbums {
         options: PipelineOptions = Harness.defaultOptions, _ body: (CommonsAlbums) async throws -> Void
     ) async throws {
         let double = try await CommonsDouble.start(catalogue: catalogue)
-        let folder = NSTemporaryDirectory() + "vt-commons-\(UUID().uuidString.prefix(8))"
+        let folder = TemporaryFolder.uniquePath("commons")
         var storeOptions = StoreOptions()
         storeOptions.log.durability = .none
         storeOptions.collectionInterval = nil

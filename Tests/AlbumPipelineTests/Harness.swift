@@ -4,6 +4,7 @@ import EventLog
 import Foundation
 import PhotoSources
 import SeededRandom
+import StorageTestSupport
 import Synchronization
 import Testing
 import VirtualTourist
@@ -70,7 +71,7 @@ final class Harness: Sendable {
         server: DemoPhotoServer, key: String, requiredKey: String?, catalogue: DemoCatalogue, options: PipelineOptions,
         searchTimeout: Duration
     ) {
-        folder = NSTemporaryDirectory() + "vt-albums-\(UUID().uuidString.prefix(8))"
+        folder = TemporaryFolder.uniquePath("albums")
         serverBox = Mutex(server)
         self.key = key
         self.requiredKey = requiredKey

@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 final class Folder {
-    let path = NSTemporaryDirectory() + "vt-blobs-\(UUID().uuidString.prefix(8))"
+    let path = TemporaryFolder.uniquePath("blobs")
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 

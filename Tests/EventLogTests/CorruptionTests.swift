@@ -1,7 +1,7 @@
-@testable import EventLog
-@testable import LegacyLogWriter
 import DemoLog
+@testable import EventLog
 import Foundation
+@testable import LegacyLogWriter
 import StorageTestSupport
 import Testing
 

@@ -1,8 +1,8 @@
-import LegacyLogWriter
 import Crypto
 @testable import EventLog
 import FileIO
 import Foundation
+import LegacyLogWriter
 import StorageTestSupport
 import Testing
 

@@ -1,9 +1,9 @@
 import DemoLog
+@testable import EventLog
 import FileIO
 import Foundation
 import StorageTestSupport
 import Testing
-@testable import EventLog
 
 /// The log's crashes that fuzzing found (Fuzz/Regressions/FuzzBatch, docs/RELIABILITY.md),
 /// each kept as a test of the library, so that it stays fixed without the fuzzing build.

@@ -1,9 +1,9 @@
-import LegacyLogWriter
 import DemoLog
 @testable import EventLog
 import FieldColumns
 import FileIO
 import Foundation
+import LegacyLogWriter
 import StorageTestSupport
 import Testing
 

@@ -1,9 +1,9 @@
 import DemoPhotoServer
 import Foundation
 import PhotoServiceDoubles
+@testable import PhotoSources
 import Synchronization
 import Testing
-@testable import PhotoSources
 
 /// Runs `body` with a Commons double, stopping it afterwards.
 func withCommonsDouble<T>(catalogue: DemoCatalogue = DemoCatalogue(), _ body: (CommonsDouble) async throws -> T) async throws -> T {

@@ -119,7 +119,7 @@ final class SmallDisk {
     let path: String
 
     init?(megabytes: Int) {
-        path = NSTemporaryDirectory() + "vt-small-disk-\(UUID().uuidString.prefix(8))"
+        path = TemporaryFolder.uniquePath("small-disk")
         guard mkdir(path, 0o755) == 0 else { return nil }
         guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path]) else {
             rmdir(path)

@@ -1,9 +1,9 @@
 @testable import EventLog
-import LegacyLogWriter
 import FileIO
 import Foundation
-import StorageTestSupport
+import LegacyLogWriter
 import ReliabilitySupport
+import StorageTestSupport
 @testable import VirtualTourist
 
 /// Folds events from the empty state, as a store with no snapshot would.

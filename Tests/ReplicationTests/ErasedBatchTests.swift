@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import StorageTestSupport
 import Testing
 import VirtualTourist
 
@@ -10,7 +11,8 @@ import VirtualTourist
 @Suite struct ErasedBatchTests {
     @Test("a replica takes events erased before they were shipped: the original's events, head and state")
     func aReplicaTakesEventsErasedBeforeShipping() async throws {
-        let original = temporaryFolder("erased-original"), replica = temporaryFolder("erased-replica")
+        let original = TemporaryFolder.uniquePath("replication-erased-original")
+        let replica = TemporaryFolder.uniquePath("replication-erased-replica")
         defer { for folder in [original, replica] { try? FileManager.default.removeItem(atPath: folder) } }
         let store = try await TouristStore.open(at: original, options: storeOptions())
         try await addAlbums(store, pins: 2, photos: 2)

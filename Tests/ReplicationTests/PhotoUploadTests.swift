@@ -4,6 +4,7 @@ import Foundation
 import NATSClient
 import NATSTestSupport
 @testable import Replication
+import StorageTestSupport
 import Testing
 import VirtualTourist
 
@@ -14,7 +15,7 @@ struct PhotoUploadTests {
     @Test("a photo named again is not uploaded again, with the list of uploads or after it was lost")
     func eachPhotoOnce() async throws {
         try await withNATSServers(count: 1) { servers in
-            let folder = temporaryFolder("photos-once")
+            let folder = TemporaryFolder.uniquePath("replication-photos-once")
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let store = try await TouristStore.open(at: folder, options: storeOptions())
             try await addAlbums(store, pins: 2, photos: 3)
@@ -68,7 +69,7 @@ struct PhotoUploadTests {
             #expect(third.status.acknowledgedEvents == third.status.localEvents)
             #expect(third.messages == 16)
 
-            let copy = temporaryFolder("photos-once-copy")
+            let copy = TemporaryFolder.uniquePath("replication-photos-once-copy")
             defer { try? FileManager.default.removeItem(atPath: copy) }
             let identity = try #require(try LogReader(directory: folder + "/log", payloadCodec: EventCodec.blockCodec).identity())
             _ = try await StreamRestore.restore(connection: nats, stream: ReplicationStream(for: identity), to: copy)

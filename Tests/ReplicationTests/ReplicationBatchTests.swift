@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 @testable import Replication
+import StorageTestSupport
 import Testing
 import VirtualTourist
 
@@ -64,7 +65,8 @@ struct ReplicationBatchTests {
 
     @Test("a log rebuilt from another's events has the same head after every event, erased ones too")
     func builderReproducesTheChain() throws {
-        let original = temporaryFolder("built-original"), copy = temporaryFolder("built-copy")
+        let original = TemporaryFolder.uniquePath("replication-built-original")
+        let copy = TemporaryFolder.uniquePath("replication-built-copy")
         defer { for folder in [original, copy] { try? FileManager.default.removeItem(atPath: folder) } }
         var configuration = LogConfiguration()
         configuration.payloadCodec = EventCodec.blockCodec

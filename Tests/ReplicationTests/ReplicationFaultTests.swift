@@ -3,6 +3,7 @@ import Foundation
 import NATSClient
 import NATSTestSupport
 import Replication
+import StorageTestSupport
 import Testing
 import VirtualTourist
 
@@ -18,7 +19,8 @@ struct ReplicationFaultTests {
     @Test("kill -9 of the stream's leader while the app writes: no gap, no duplicate, replication catches up")
     func leaderKilled() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original"), copy = temporaryFolder("copy")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let copy = TemporaryFolder.uniquePath("replication-copy")
             defer { for folder in [original, copy] { try? FileManager.default.removeItem(atPath: folder) } }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
@@ -46,7 +48,7 @@ struct ReplicationFaultTests {
     @Test("two of three servers down: the app keeps committing, and the backlog drains when they return")
     func majorityDown() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original")
+            let original = TemporaryFolder.uniquePath("replication-original")
             defer { try? FileManager.default.removeItem(atPath: original) }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 1, photos: 1)
@@ -77,7 +79,8 @@ struct ReplicationFaultTests {
     @Test("all three servers killed and restarted: nothing acknowledged is lost")
     func wholeClusterRestarted() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original"), copy = temporaryFolder("copy")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let copy = TemporaryFolder.uniquePath("replication-copy")
             defer { for folder in [original, copy] { try? FileManager.default.removeItem(atPath: folder) } }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 3, photos: 3)
@@ -104,7 +107,7 @@ struct ReplicationFaultTests {
 
     @Test("bad URLs, wrong credentials and an unreachable cluster are clear errors and leave the store untouched")
     func badTargets() async throws {
-        let original = temporaryFolder("original")
+        let original = TemporaryFolder.uniquePath("replication-original")
         defer { try? FileManager.default.removeItem(atPath: original) }
         let store = try await TouristStore.open(at: original, options: storeOptions())
         try await addAlbums(store, pins: 1, photos: 1)
@@ -132,7 +135,7 @@ struct ReplicationFaultTests {
     @Test("a restore of a stream that is not there, or into a folder that is not empty, changes nothing")
     func restoreRefusals() async throws {
         try await withNATSServers(count: 1) { servers in
-            let target = temporaryFolder("target")
+            let target = TemporaryFolder.uniquePath("replication-target")
             defer { try? FileManager.default.removeItem(atPath: target) }
             let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
             let missing = await #expect(throws: ReplicationError.self) {

@@ -5,11 +5,6 @@ import NATSTestSupport
 import Replication
 import VirtualTourist
 
-/// A fresh folder for a store, removed by the caller.
-func temporaryFolder(_ name: String) -> String {
-    NSTemporaryDirectory() + "vt-replication-\(name)-\(UUID().uuidString.prefix(8))"
-}
-
 /// A small JPEG-looking image: the store sniffs only its first bytes.
 func photoBytes(_ seed: Int) -> [UInt8] {
     [0xFF, 0xD8, 0xFF, 0xE0] + Array("photo \(seed) ".utf8) + (0..<200).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed) } + [0xFF, 0xD9]

@@ -3,6 +3,7 @@ import Foundation
 import NATSClient
 import NATSTestSupport
 import Replication
+import StorageTestSupport
 import Testing
 import VirtualTourist
 
@@ -11,7 +12,9 @@ struct ReplicationTests {
     @Test("a replicated store restores event for event and photo for photo, with the same head")
     func restoreIsEqual() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original"), copy = temporaryFolder("copy"), early = temporaryFolder("early")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let copy = TemporaryFolder.uniquePath("replication-copy")
+            let early = TemporaryFolder.uniquePath("replication-early")
             defer { for folder in [original, copy, early] { try? FileManager.default.removeItem(atPath: folder) } }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 4, photos: 6)
@@ -52,7 +55,8 @@ struct ReplicationTests {
     @Test("a second writer from a copy of the store is fenced off and nothing is overwritten")
     func secondWriterIsFenced() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original"), twin = temporaryFolder("twin")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let twin = TemporaryFolder.uniquePath("replication-twin")
             defer { for folder in [original, twin] { try? FileManager.default.removeItem(atPath: folder) } }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 2, photos: 2)
@@ -88,7 +92,8 @@ struct ReplicationTests {
     @Test("a follower shows the original's albums live and refuses changes")
     func followerFollows() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original"), replica = temporaryFolder("replica")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let replica = TemporaryFolder.uniquePath("replication-replica")
             defer { for folder in [original, replica] { try? FileManager.default.removeItem(atPath: folder) } }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 2, photos: 3)
@@ -118,7 +123,9 @@ struct ReplicationTests {
     @Test("a place forgotten after it was shipped is erased on a follower, live, in the stream, its bucket and a restore; the chain unchanged")
     func forgettingReachesReplicas() async throws {
         try await withNATSServers { servers in
-            let original = temporaryFolder("original"), replica = temporaryFolder("replica"), copy = temporaryFolder("copy")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let replica = TemporaryFolder.uniquePath("replication-replica")
+            let copy = TemporaryFolder.uniquePath("replication-copy")
             defer { for folder in [original, replica, copy] { try? FileManager.default.removeItem(atPath: folder) } }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 3, photos: 2)
@@ -189,7 +196,8 @@ struct ReplicationTests {
     @Test("a place forgotten before it was shipped reaches a live follower erased, with the chain unchanged")
     func forgottenBeforeShippingReachesAFollower() async throws {
         try await withNATSServers { servers in
-            let original = temporaryFolder("original"), replica = temporaryFolder("replica")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let replica = TemporaryFolder.uniquePath("replication-replica")
             defer { for folder in [original, replica] { try? FileManager.default.removeItem(atPath: folder) } }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 2, photos: 2)
@@ -229,7 +237,7 @@ struct ReplicationTests {
     @Test("while a place is being forgotten the replicator ships nothing, says why, and goes on after")
     func aForgetUnderWayHoldsShippingBack() async throws {
         try await withNATSServers { servers in
-            let original = temporaryFolder("original")
+            let original = TemporaryFolder.uniquePath("replication-original")
             defer { try? FileManager.default.removeItem(atPath: original) }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 1, photos: 2)

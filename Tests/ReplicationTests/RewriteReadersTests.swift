@@ -3,6 +3,7 @@ import Foundation
 import NATSClient
 import NATSTestSupport
 @testable import Replication
+import StorageTestSupport
 import Synchronization
 import Testing
 import VirtualTourist
@@ -11,8 +12,11 @@ extension ReplicationTests {
     @Test("while a rewrite replaces the stream, a restore and a follower wait for it and say so, a live follower shows it, and a stalled rewrite is named")
     func readersWaitWhileTheStreamIsReplaced() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original"), live = temporaryFolder("live"), later = temporaryFolder("later")
-            let restored = temporaryFolder("restored"), stalled = temporaryFolder("stalled")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let live = TemporaryFolder.uniquePath("replication-live")
+            let later = TemporaryFolder.uniquePath("replication-later")
+            let restored = TemporaryFolder.uniquePath("replication-restored")
+            let stalled = TemporaryFolder.uniquePath("replication-stalled")
             defer { for folder in [original, live, later, restored, stalled] { try? FileManager.default.removeItem(atPath: folder) } }
             let (store, nats, first, options) = try await shippedStore(at: original, on: servers, pins: 3, photos: 2)
             let jetStream = JetStream(nats)
@@ -101,7 +105,8 @@ extension ReplicationTests {
     @Test("a follower whose new consumer starts before the message it needs (a stream written back from empty) passes over what it has")
     func aConsumerStartingEarlyLosesNothing() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original"), live = temporaryFolder("live")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let live = TemporaryFolder.uniquePath("replication-live")
             defer { for folder in [original, live] { try? FileManager.default.removeItem(atPath: folder) } }
             let (store, nats, first, options) = try await shippedStore(at: original, on: servers, pins: 2, photos: 2)
             let jetStream = JetStream(nats)

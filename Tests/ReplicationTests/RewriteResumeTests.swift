@@ -3,6 +3,7 @@ import Foundation
 import NATSClient
 import NATSTestSupport
 @testable import Replication
+import StorageTestSupport
 import Testing
 import VirtualTourist
 
@@ -29,7 +30,9 @@ extension ReplicationTests {
     @Test("a rewrite stopped after the stream was deleted goes on from the safety copy when the replicator starts again")
     func aRewriteStoppedPartWayGoesOn() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original"), copy = temporaryFolder("copy"), early = temporaryFolder("early")
+            let original = TemporaryFolder.uniquePath("replication-original")
+            let copy = TemporaryFolder.uniquePath("replication-copy")
+            let early = TemporaryFolder.uniquePath("replication-early")
             defer { for folder in [original, copy, early] { try? FileManager.default.removeItem(atPath: folder) } }
             let (store, nats, first, options) = try await shippedStore(at: original, on: servers, pins: 3, photos: 2)
             let jetStream = JetStream(nats)
@@ -99,7 +102,7 @@ extension ReplicationTests {
     @Test("a rewrite does not delete a stream that another writer appended to after the safety copy was taken")
     func aRewriteStopsForASecondWriter() async throws {
         try await withNATSServers { servers in
-            let original = temporaryFolder("original")
+            let original = TemporaryFolder.uniquePath("replication-original")
             defer { try? FileManager.default.removeItem(atPath: original) }
             let (store, nats, replicator, _) = try await shippedStore(at: original, on: servers, pins: 2, photos: 1, maxBatchEvents: nil)
             let jetStream = JetStream(nats)
@@ -130,7 +133,7 @@ extension ReplicationTests {
     @Test("one replicator ships a store to a stream at a time, across replicator instances as across processes")
     func oneShipperAtATime() async throws {
         try await withNATSServers { servers in
-            let original = temporaryFolder("original")
+            let original = TemporaryFolder.uniquePath("replication-original")
             defer { try? FileManager.default.removeItem(atPath: original) }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 1, photos: 1)
@@ -154,7 +157,7 @@ extension ReplicationTests {
     @Test("a replicator stopped while replacing the stream, whose safety copy is gone, says so and what to do")
     func aLostSafetyCopyIsNamed() async throws {
         try await withNATSServers(count: 3) { servers in
-            let original = temporaryFolder("original")
+            let original = TemporaryFolder.uniquePath("replication-original")
             defer { try? FileManager.default.removeItem(atPath: original) }
             let (store, nats, first, _) = try await shippedStore(at: original, on: servers, pins: 1, photos: 1, maxBatchEvents: nil)
             try await store.close()
@@ -174,7 +177,7 @@ extension ReplicationTests {
     @Test("a replicator refuses a stream name kept for a rewrite's safety copy")
     func safetyCopyNamesAreRefused() async throws {
         try await withNATSServers { servers in
-            let original = temporaryFolder("original")
+            let original = TemporaryFolder.uniquePath("replication-original")
             defer { try? FileManager.default.removeItem(atPath: original) }
             let store = try await TouristStore.open(at: original, options: storeOptions())
             try await addAlbums(store, pins: 1, photos: 1)

@@ -6,7 +6,13 @@ public final class TemporaryFolder {
     public let path: String
 
     public init(_ label: String) {
-        path = NSTemporaryDirectory() + "vt-test-\(label)-\(UUID().uuidString.prefix(8))"
+        path = Self.uniquePath(label)
+    }
+
+    /// A fresh path under the system's temporary folder that nothing owns: for a test that
+    /// removes it itself (a `defer` beside it).
+    public static func uniquePath(_ label: String) -> String {
+        NSTemporaryDirectory() + "vt-test-\(label)-\(UUID().uuidString.prefix(8))"
     }
 
     /// A fresh folder, made now (for code that expects it to exist).

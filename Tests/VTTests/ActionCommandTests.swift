@@ -1,4 +1,5 @@
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// The app's actions from the command line, and arguments that must be refused.
@@ -6,7 +7,7 @@ import Testing
     let vt = CLI()
 
     @Test func pinActionsAndTheRegionChangeTheStore() throws {
-        let store = NSTemporaryDirectory() + "vt-actions-\(UUID().uuidString.prefix(8))"
+        let store = TemporaryFolder.uniquePath("actions")
         defer { try? FileManager.default.removeItem(atPath: store) }
         let dropped = try vt("pin", "drop", "48.8584", "2.2945", "--json", "--store", store)
         #expect(dropped.status == 0, "\(dropped.errors)")
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func anAlbumFillsFromTheOfflineServiceAndItsPhotosCanBeRemovedAndReplaced() throws {
-        let store = NSTemporaryDirectory() + "vt-album-\(UUID().uuidString.prefix(8))"
+        let store = TemporaryFolder.uniquePath("album")
         defer { try? FileManager.default.removeItem(atPath: store) }
         let pin = try CLI.object(try vt("pin", "drop", "48.8584", "2.2945", "--json", "--store", store).output)["pin"] as! String
 
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func noWaitRequestsTheAlbumAndReturnsAtOnce() throws {
-        let store = NSTemporaryDirectory() + "vt-nowait-\(UUID().uuidString.prefix(8))"
+        let store = TemporaryFolder.uniquePath("nowait")
         defer { try? FileManager.default.removeItem(atPath: store) }
         let pin = try CLI.object(try vt("pin", "drop", "35.0116", "135.7681", "--json", "--store", store).output)["pin"] as! String
         let run = try vt("album", pin, "--no-wait", "--json", "--store", store)
@@ -123,7 +124,7 @@ import Testing
     }
 
     @Test func aFolderThatIsNotAStoreIsNamedAndLeftAlone() throws {
-        let folder = NSTemporaryDirectory() + "vt-notastore-\(UUID().uuidString.prefix(8))"
+        let folder = TemporaryFolder.uniquePath("notastore")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Data("hello".utf8).write(to: URL(fileURLWithPath: folder + "/notes.txt"))
         defer { try? FileManager.default.removeItem(atPath: folder) }

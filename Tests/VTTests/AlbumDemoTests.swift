@@ -1,5 +1,6 @@
 import DemoPhotoServer
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// `vt demo`, the README's main job: a session with real downloads from a photo service.
@@ -19,7 +20,7 @@ import Testing
     }
 
     @Test func withoutAKeyTheDemoUsesTheOfflineServiceAndSaysSo() throws {
-        let home = NSTemporaryDirectory() + "vt-home-\(UUID().uuidString.prefix(8))"
+        let home = TemporaryFolder.uniquePath("home")
         let store = home + "/store"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: home) }
@@ -40,7 +41,7 @@ import Testing
     @Test func withAKeyTheKeyReachesTheServiceAndNothingElse() async throws {
         let secret = "5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b"
         let server = try await DemoPhotoServer.start(requiredKey: secret)
-        let home = NSTemporaryDirectory() + "vt-home-\(UUID().uuidString.prefix(8))"
+        let home = TemporaryFolder.uniquePath("home")
         let store = home + "/store"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: home) }
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func anUnusableKeyIsAClearErrorAndNothingRuns() throws {
-        let home = NSTemporaryDirectory() + "vt-home-\(UUID().uuidString.prefix(8))"
+        let home = TemporaryFolder.uniquePath("home")
         defer { try? FileManager.default.removeItem(atPath: home) }
         var environment = offlineEnvironment(home: home)
         environment["FLICKR_API_KEY"] = "has a space"

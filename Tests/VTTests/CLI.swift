@@ -1,4 +1,5 @@
 import Foundation
+import StorageTestSupport
 
 /// Runs the built `vt` with an environment that names no store, no key and no config, so a
 /// test sees only what it passes.
@@ -7,7 +8,7 @@ final class CLI: Sendable {
     let home: String
 
     init() {
-        home = NSTemporaryDirectory() + "vt-cli-home-\(UUID().uuidString.prefix(8))"
+        home = TemporaryFolder.uniquePath("cli-home")
         try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
     }
 

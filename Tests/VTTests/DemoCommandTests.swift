@@ -1,4 +1,5 @@
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// `vt` as people run it: the built binary, its output and its exit codes.
@@ -28,7 +29,7 @@ import Testing
     }
 
     @Test func theLogDemoAppendsReplaysAndVerifies() throws {
-        let store = NSTemporaryDirectory() + "vt-demo-test-\(UUID().uuidString.prefix(8))"
+        let store = TemporaryFolder.uniquePath("demo-test")
         defer { try? FileManager.default.removeItem(atPath: store) }
         let run = try vt(["log-demo", "--events", "2500", "--store", store])
         #expect(run.status == 0, "\(run.errors)")

@@ -1,4 +1,5 @@
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// `vt forget` and every reader after it (docs/CLI.md, "vt forget"): the seeded store's pin A
@@ -65,8 +66,8 @@ import Testing
         #expect(unknown.status == 1 && unknown.errors.contains("no pin"))
 
         // Export and import: the new store shows the same forgotten events, and verifies.
-        let export = NSTemporaryDirectory() + "vt-forget-\(UUID().uuidString.prefix(8)).jsonl"
-        let copy = NSTemporaryDirectory() + "vt-forget-copy-\(UUID().uuidString.prefix(8))"
+        let export = TemporaryFolder.uniquePath("forget") + ".jsonl"
+        let copy = TemporaryFolder.uniquePath("forget-copy")
         defer {
             try? FileManager.default.removeItem(atPath: export)
             try? FileManager.default.removeItem(atPath: copy)

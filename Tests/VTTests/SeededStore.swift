@@ -1,7 +1,7 @@
-import LegacyLogWriter
 import BlobStore
 @testable import EventLog
 import Foundation
+import LegacyLogWriter
 import StorageTestSupport
 import Synchronization
 import VirtualTourist
@@ -36,7 +36,7 @@ struct SeededStore {
     }
 
     static func make(label: String = "cli", format: LogFormatVersion = .v2) async throws -> SeededStore {
-        let folder = NSTemporaryDirectory() + "vt-\(label)-\(UUID().uuidString.prefix(8))"
+        let folder = TemporaryFolder.uniquePath(label)
         var options = StoreOptions()
         options.log.writesFormatOne = format == .v1
         options.collectionInterval = nil

@@ -1,6 +1,6 @@
 @testable import EventLog
-import LegacyLogWriter
 import Foundation
+import LegacyLogWriter
 import StorageTestSupport
 import Testing
 @testable import VirtualTourist

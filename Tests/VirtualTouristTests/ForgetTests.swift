@@ -1,8 +1,8 @@
-import LegacyLogWriter
 import CZstd
 @testable import EventLog
 import FileIO
 import Foundation
+import LegacyLogWriter
 import StorageTestSupport
 import Testing
 @testable import VirtualTourist

@@ -1,7 +1,7 @@
 @testable import EventLog
-import LegacyLogWriter
 import FileIO
 import Foundation
+import LegacyLogWriter
 import StorageTestSupport
 import Testing
 @testable import VirtualTourist

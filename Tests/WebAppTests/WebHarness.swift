@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import PhotoSources
 import SeededRandom
+import StorageTestSupport
 import Testing
 import VirtualTourist
 import WebApp
@@ -33,7 +34,7 @@ final class WebHarness: Sendable {
     }
 
     static func with(configure: (inout WebOptions) -> Void = { _ in }, _ body: (WebHarness) async throws -> Void) async throws {
-        let folder = NSTemporaryDirectory() + "vt-web-\(UUID().uuidString.prefix(8))"
+        let folder = TemporaryFolder.uniquePath("web")
         try FileManager.default.createDirectory(atPath: folder + "/leaflet", withIntermediateDirectories: true)
         try Data("/* leaflet stand-in */".utf8).write(to: URL(fileURLWithPath: folder + "/leaflet/leaflet.js"))
         try Data("/* leaflet stand-in */".utf8).write(to: URL(fileURLWithPath: folder + "/leaflet/leaflet.css"))
