@@ -5,7 +5,7 @@ import PhotoSources
 import Testing
 import VirtualTourist
 
-@Suite(.serialized, .timeLimit(.minutes(3))) struct AlbumFillingTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct AlbumFillingTests {
     @Test func placeholdersComeFirstThenPhotosArriveOneByOne() async throws {
         try await Harness.with { harness in
             harness.server.controls.holdImages()

@@ -26,7 +26,7 @@ struct CommonsAlbums {
         storeOptions.pinIDs = CountingPinIDs()
         let store = try await TouristStore.open(at: folder, options: storeOptions)
         let client = try CommonsClient(
-            endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: 120, timeout: .seconds(30),
+            endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: 120, timeout: .seconds(120),
             longestWait: longestWait)
         let pipeline = try AlbumPipeline(store: store, source: CommonsPhotoSource(client: client), options: options)
         await pipeline.start()

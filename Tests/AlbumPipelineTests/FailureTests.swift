@@ -6,7 +6,7 @@ import Testing
 import VirtualTourist
 
 /// Whatever the service does, the album ends usable: failed, retryable, New Collection enabled.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct FailureTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct FailureTests {
     @Test(arguments: [
         (DemoFault.httpStatus(500), "HTTP 500"),
         (.delay(.seconds(5)), "did not answer within 1.5 s"),

@@ -30,7 +30,7 @@ final class Harness: Sendable {
 
     static func start(
         options: PipelineOptions = Harness.defaultOptions, key: String = "demo-key", requiredKey: String? = nil,
-        searchTimeout: Duration = .seconds(30), catalogue: DemoCatalogue = DemoCatalogue()
+        searchTimeout: Duration = .seconds(120), catalogue: DemoCatalogue = DemoCatalogue()
     ) async throws -> Harness {
         let server = try await DemoPhotoServer.start(requiredKey: requiredKey, catalogue: catalogue)
         let harness = Harness(
@@ -42,7 +42,7 @@ final class Harness: Sendable {
     /// Runs `body` with a started harness, and finishes it whatever happens.
     static func with(
         options: PipelineOptions = Harness.defaultOptions, key: String = "demo-key", requiredKey: String? = nil,
-        searchTimeout: Duration = .seconds(30), catalogue: DemoCatalogue = DemoCatalogue(),
+        searchTimeout: Duration = .seconds(120), catalogue: DemoCatalogue = DemoCatalogue(),
         _ body: (Harness) async throws -> Void
     ) async throws {
         let harness = try await start(
@@ -54,11 +54,13 @@ final class Harness: Sendable {
         await harness.finish()
     }
 
-    /// A timeout that a delayed answer outlasts; generous otherwise, so that a busy machine
-    /// (all the tests run at once) never turns a slow normal answer into a failure.
+    /// A timeout that a delayed answer outlasts; otherwise a bound on a hang only, so that a
+    /// busy machine (all the tests run at once on two cores) never turns a slow normal answer,
+    /// or an image a test holds while it releases others one by one, into a failure: 30 s was
+    /// once not enough.
     static func timeout(for fault: DemoFault) -> Duration {
         if case .delay = fault { return .milliseconds(1500) }
-        return .seconds(30)
+        return .seconds(120)
     }
 
     static var defaultOptions: PipelineOptions {
@@ -120,7 +122,7 @@ final class Harness: Sendable {
     /// Waits (at most `limit`) for a state; fails the test with what the state was instead.
     @discardableResult
     func eventually(
-        _ what: String, within limit: Duration = .seconds(60), _ condition: @escaping @Sendable (TouristState) -> Bool
+        _ what: String, within limit: Duration = .seconds(120), _ condition: @escaping @Sendable (TouristState) -> Bool
     ) async throws -> TouristState {
         let store = store
         do {
@@ -139,7 +141,7 @@ final class Harness: Sendable {
     }
 
     /// Waits (at most `limit`) until the pipeline has no work left and has read every event.
-    func waitUntilIdle(within limit: Duration = .seconds(60)) async throws {
+    func waitUntilIdle(within limit: Duration = .seconds(120)) async throws {
         let pipeline = pipeline
         do {
             try await Self.first(within: limit) { await pipeline.waitUntilIdle() }

@@ -7,7 +7,7 @@ import PhotoSources
 import Testing
 import VirtualTourist
 
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ResumeTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ResumeTests {
     @Test func unfinishedAlbumsResumeWhenTheStoreOpens() async throws {
         try await Harness.with { harness in
             // Pin 1: listed, its downloads held. Pin 2: its search held. Then the program stops.
@@ -99,7 +99,7 @@ import VirtualTourist
 
 /// The offline service takes a new port on every start; its photos are found again after a
 /// restart (DemoPhotoSource), and an album none of whose photos came says so.
-@Suite(.timeLimit(.minutes(3))) struct OfflineRestartTests {
+@Suite(.timeLimit(.minutes(5))) struct OfflineRestartTests {
     @Test func photosListedBeforeARestartComeFromTheServiceAsItIsNow() async throws {
         try await Harness.with { harness in
             harness.server.controls.holdImages()

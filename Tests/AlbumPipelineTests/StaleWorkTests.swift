@@ -7,7 +7,7 @@ import VirtualTourist
 
 /// New Collection, drags and removals while work is in flight: nothing of a replaced
 /// collection ever lands in the album that replaced it.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct StaleWorkTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct StaleWorkTests {
     @Test func newCollectionWhileRetriesAreInFlightCancelsThemAndNoStalePhotoLands() async throws {
         try await Harness.with { harness in
             let place = Places.many

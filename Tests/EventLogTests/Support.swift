@@ -19,6 +19,9 @@ func configuration(
     var configuration = LogConfiguration()
     configuration.clock = clock
     configuration.durability = durability
+    // Compaction has tests of its own (Format2CompactionTests, and those that turn it on): in
+    // the others it would only take a core from the tests running beside them.
+    configuration.compactsInBackground = false
     if let segmentSize {
         configuration.segmentSize = segmentSize
         configuration.hotTailSegmentSize = segmentSize

@@ -25,7 +25,7 @@ func commonsClient(
     pause: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 ) throws -> CommonsClient {
     try CommonsClient(
-        endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: width, timeout: .seconds(10), retries: retries,
+        endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: width, timeout: .seconds(60), retries: retries,
         longestWait: longestWait, pause: pause)
 }
 
@@ -167,7 +167,7 @@ func bitmapCount(_ place: (latitude: Double, longitude: Double), catalogue: Demo
     @Test func aRequestWithoutAContactIsRefusedByTheDouble() async throws {
         try await withCommonsDouble { double in
             // What any other client meets: the library's default User-Agent has no contact.
-            let fetch = HTTPFetch(timeout: .seconds(10), maxBytes: 1 << 20, what: "a probe")
+            let fetch = HTTPFetch(timeout: .seconds(60), maxBytes: 1 << 20, what: "a probe")
             let answer = try await fetch.get(double.endpoint + "?action=query&format=json", shownURL: double.endpoint)
             #expect(answer.status == 403)
             guard case .failed(let error) = CommonsResponse.verdict(answer, endpoint: double.endpoint) else {

@@ -194,7 +194,7 @@ import Testing
             } catch let error as PhotoSourceError {
                 #expect(error.code == code, "\(error)")
             }
-            let next = if case .delay = fault { ImageDownloader(timeout: .seconds(10)) } else { downloader }
+            let next = if case .delay = fault { ImageDownloader(timeout: .seconds(60)) } else { downloader }
             _ = try await next.image(at: page.photos[0].url)
         }
     }

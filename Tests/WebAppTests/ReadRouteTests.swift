@@ -65,7 +65,7 @@ import WebApp
         try await WebHarness.with { web in
             var request = HTTPClientRequest(url: web.server.origin + "/api/live")
             request.method = .GET
-            let response = try await web.client.execute(request, timeout: .seconds(20))
+            let response = try await web.client.execute(request, timeout: .seconds(60))
             #expect(response.headers["Content-Type"].first == "text/event-stream; charset=utf-8")
             var received = ""
             var pin: PinID?

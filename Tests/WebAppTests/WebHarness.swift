@@ -93,7 +93,7 @@ final class WebHarness: Sendable {
             request.body = .bytes(ByteBuffer(string: json))
         }
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
-        let response = try await client.execute(request, timeout: .seconds(20))
+        let response = try await client.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 8 << 20)
         return Answer(status: Int(response.status.code), headers: response.headers, body: Array(body.readableBytesView))
     }
