@@ -4,12 +4,15 @@ import NATSClient
 extension Replicator {
     /// Makes the stream, or finds it; returns the replicas its bucket should have too. Without
     /// an explicit count, 3 on a cluster and 1 on a lone server (which refuses more).
-    static func makeStream(_ stream: ReplicationStream, jetStream: JetStream, replicas: Int?) async throws -> Int {
+    static func makeStream(_ stream: ReplicationStream, jetStream: JetStream, options: ReplicationOptions) async throws -> Int {
+        let replicas = options.replicas
         if let replicas, !(1...5).contains(replicas) {
             throw ReplicationError.invalid("a stream keeps 1 to 5 copies, not \(replicas)")
         }
         do {
-            let info = try await jetStream.createOrLookUpStream(stream.configuration(replicas: replicas ?? 3))
+            let info = try await throughElection("create the stream \(stream.name)", options: options) {
+                try await jetStream.createOrLookUpStream(stream.configuration(replicas: replicas ?? 3))
+            }
             guard info.config.subjects == [stream.subject] else {
                 throw ReplicationError.conflict(
                     "the stream \(stream.name) exists with subjects \(info.config.subjects), not [\(stream.subject)]: it is not a store's replica")
@@ -18,7 +21,9 @@ extension Replicator {
         } catch let error as JetStreamAPIError where replicas == nil && error.errorCode == 10074 {
             // "replicas > 1 not supported in non-clustered mode"
             _ = try await clusterCall("create the stream \(stream.name)") {
-                try await jetStream.createOrLookUpStream(stream.configuration(replicas: 1))
+                try await throughElection("create the stream \(stream.name)", options: options) {
+                    try await jetStream.createOrLookUpStream(stream.configuration(replicas: 1))
+                }
             }
             return 1
         } catch let error as JetStreamAPIError {
@@ -113,6 +118,39 @@ extension Replicator {
             } catch {
                 throw ReplicationError.cluster("cannot \(what): \(error)")
             }
+        }
+    }
+
+    /// Runs a request of a start again while the cluster does not answer it because it lost a
+    /// server (no reply, no responders, JetStream "temporarily unavailable" while a leader is
+    /// elected), for at most ``ReplicationOptions/electionPatience``, telling
+    /// ``ReplicationOptions/onWait`` once what it waits for. Anything else, and the last failure
+    /// once the patience is spent, goes up as it came.
+    static func throughElection<T>(
+        _ what: String, options: ReplicationOptions, _ body: () async throws -> T
+    ) async throws -> T {
+        let deadline = ContinuousClock.now + options.electionPatience
+        var told = false
+        while true {
+            do { return try await body() } catch where isElection(error) && ContinuousClock.now < deadline {
+                if !told {
+                    told = true
+                    let seconds = options.electionPatience.components.seconds
+                    options.onWait?(
+                        "waiting for the cluster to \(what): \(error) (a server lost, a leader being elected); for up to \(seconds) s")
+                }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
+    }
+
+    /// What a cluster cures by itself after losing a server: the connection's transient
+    /// failures, and JetStream's "temporarily unavailable" (503, 10008) during an election.
+    static func isElection(_ error: any Error) -> Bool {
+        switch error {
+        case let error as NATSError: isTransient(error)
+        case let error as JetStreamAPIError: error.code == 503 || error.errorCode == 10008
+        default: false
         }
     }
 }

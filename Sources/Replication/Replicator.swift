@@ -29,6 +29,12 @@ public struct ReplicationOptions: Sendable {
     public var concurrentUploads = 32
     /// How long ``Replicator/shipAvailable()`` keeps retrying before it gives up.
     public var giveUpAfter: Duration = .seconds(60)
+    /// How long ``Replicator/start(store:connection:servers:options:)`` waits for a cluster that
+    /// does not answer yet because it lost a server (a leader being elected), as a restore does.
+    public var electionPatience: Duration = .seconds(90)
+    /// Told, once for each request it waits for, what a start is waiting for (`vt replicate`
+    /// prints it).
+    public var onWait: (@Sendable (String) -> Void)? = nil
 
     public init() {}
 }
@@ -172,9 +178,11 @@ public final class Replicator: @unchecked Sendable {
                 "the stream name '\(stream.name)' ends in \(ReplicationStream.safetyCopySuffix), which is kept for a rewrite's safety copy; choose another")
         }
         let jetStream = JetStream(connection)
-        let replicas = try await Self.makeStream(stream, jetStream: jetStream, replicas: options.replicas)
+        let replicas = try await Self.makeStream(stream, jetStream: jetStream, options: options)
         let bucket = try await clusterCall("create the photo bucket \(stream.bucket)") {
-            try await ObjectStore.createOrLookUp(jetStream, bucket: stream.bucket, replicas: replicas)
+            try await throughElection("create the photo bucket \(stream.bucket)", options: options) {
+                try await ObjectStore.createOrLookUp(jetStream, bucket: stream.bucket, replicas: replicas)
+            }
         }
         let fileSystem = PosixFileSystem().confined(to: folder)
         let old = try ReplicationRecord.load(store: folder, stream: stream.name, fileSystem: fileSystem)

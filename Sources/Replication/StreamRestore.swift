@@ -19,7 +19,8 @@ public struct RestoreReport: Sendable, Equatable {
     public var head: LogHead?
     public var messages = 0
     public var photos = 0
-    /// Photos the restored state shows that the bucket did not have.
+    /// Photos the restored store keeps (its albums, and the retention window's) that the bucket
+    /// did not have.
     public var missingPhotos = 0
     /// Places forgotten in the history, whose events are erased here as in the original.
     public var placesErased = 0
@@ -148,7 +149,7 @@ public enum StreamRestore {
     }
 
     /// Opens the restored store (its open replays the log and writes a snapshot on close), and
-    /// fetches every photo its state shows from the bucket.
+    /// fetches from the bucket every photo it keeps (``TouristStore/keptPhotos()``).
     private static func fetchPhotos(jetStream: JetStream, stream: ReplicationStream, work: String, report: inout RestoreReport) async throws {
         var options = StoreOptions()
         options.createIfMissing = false
@@ -158,7 +159,9 @@ public enum StreamRestore {
             // A stream not yet rewritten after a forget (or written before rewrites existed)
             // holds the place whole: it is erased here as the original erased it.
             report.placesErased = try await store.eraseForgottenPlaces().count
-            let wanted = store.state.referencedDigests.filter { (try? store.isPhotoStored($0)) != true }
+            // Every photo the original keeps, those of the retention window too: time travel on
+            // the copy shows what it shows on the original.
+            let wanted = try store.keptPhotos().filter { (try? store.isPhotoStored($0)) != true }
             let bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream)
             // Eight at a time: each is a round trip or two to the bucket's leader.
             try await withThrowingTaskGroup(of: [UInt8]?.self) { group in

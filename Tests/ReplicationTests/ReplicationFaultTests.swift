@@ -4,6 +4,7 @@ import NATSClient
 import NATSTestSupport
 import Replication
 import StorageTestSupport
+import Synchronization
 import Testing
 import VirtualTourist
 
@@ -41,6 +42,35 @@ struct ReplicationFaultTests {
             #expect(report.events == store.lastSequence)
             #expect(try allEvents(copy) == allEvents(original))
             #expect(try head(copy) == head(original))
+            await nats.close()
+        }
+    }
+
+    /// `vt replicate --once` run a moment after the stream's leader died used to fail at once
+    /// ("cannot reach JetStream to create the stream … no reply within 5 s") while the cluster,
+    /// its quorum intact, elected another leader; a restore already waited. A start waits too,
+    /// saying what for.
+    @Test("a one-shot replication right after the stream's leader is killed waits for the election and ships")
+    func oneShotThroughAnElection() async throws {
+        try await withNATSServers(count: 3) { servers in
+            let original = TemporaryFolder.uniquePath("replication-once-election")
+            defer { try? FileManager.default.removeItem(atPath: original) }
+            let store = try await TouristStore.open(at: original, options: storeOptions())
+            try await addAlbums(store, pins: 2, photos: 1)
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let first = try await Replicator.start(store: original, connection: nats, servers: servers.urls)
+            _ = try await first.shipAvailable()
+            let victim = try #require(try await leader(nats, stream: first.stream.name))
+            try await addAlbums(store, pins: 1, photos: 1, seed: 1)
+            try await servers.kill(victim)
+            let waits = Notes()
+            var options = ReplicationOptions()
+            options.onWait = { waits.add($0) }
+            let again = try await Replicator.start(store: original, connection: nats, servers: servers.urls, options: options)
+            let status = try await again.shipAvailable()
+            #expect(status.acknowledgedEvents == store.lastSequence)
+            #expect(waits.all.allSatisfy { $0.hasPrefix("waiting for the cluster to ") && $0.contains("for up to 90 s") })
+            try await store.close()
             await nats.close()
         }
     }
@@ -152,4 +182,11 @@ struct ReplicationFaultTests {
             await nats.close()
         }
     }
+}
+
+/// Lines a callback was given, from any task.
+final class Notes: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
 }

@@ -37,6 +37,15 @@ extension TouristStore {
         do { return try blobs.contains(digest) } catch { throw Self.storageError(error, "the image \(digest) cannot be found") }
     }
 
+    /// The images this store keeps: every one its albums show now, and every one an album showed
+    /// at some moment of the retention window (time travel shows them). What a whole copy of the
+    /// store needs: a restore fetches these.
+    public func keptPhotos() throws -> Set<PhotoDigest> {
+        do { return state.referencedDigests.union(try retentionRoots().window()) } catch {
+            throw Self.storageError(error, "the photos kept for the retention window cannot be listed")
+        }
+    }
+
     /// Deletes images that no album uses, now or within the retention window, and that are
     /// older than the grace period; a dry run only lists them.
     public func collectGarbage(grace: Duration? = nil, dryRun: Bool = false) throws -> CollectionReport {

@@ -51,6 +51,7 @@ struct ReplicateCommand: AsyncParsableCommand {
         var options = ReplicationOptions()
         options.stream = stream
         options.replicas = replicas
+        options.onWait = { Terminal.note($0) }
         let replicator = try await Replicator.start(store: folder, connection: nats, servers: Cluster.shown(to!), options: options)
         if status { return try show(replicator.status) }
         if rewrite { try replicator.requestRewrite() }
