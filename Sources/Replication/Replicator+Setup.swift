@@ -36,10 +36,16 @@ extension Replicator {
     /// What the stream already holds of this store: the head it acknowledged last and the stream
     /// sequence of that message. Refuses a stream that holds another history.
     static func reconcile(
-        _ stream: ReplicationStream, jetStream: JetStream, identity: LogIdentity, reader: LogReader, store: String
+        _ stream: ReplicationStream, jetStream: JetStream, identity: LogIdentity, reader: LogReader, store: String,
+        options: ReplicationOptions
     ) async throws -> (LogHead, UInt64) {
         let found: (sequence: UInt64, summary: BatchHeader.Summary)?
-        do { found = try await StreamReading.lastBatch(of: stream, jetStream: jetStream) } catch let error as ReplicationError {
+        do {
+            // Served by the stream's own leader, which a lost server may have taken with it.
+            found = try await throughElection("read the last message of stream \(stream.name)", options: options) {
+                try await StreamReading.lastBatch(of: stream, jetStream: jetStream)
+            }
+        } catch let error as ReplicationError {
             throw error
         } catch {
             throw ReplicationError.cluster("cannot read the last message of stream \(stream.name): \(error)")
@@ -70,11 +76,16 @@ extension Replicator {
     /// message, which must agree with the log. (Not the record: a batch whose acknowledgement
     /// was lost is in the copy, and not yet in the record.)
     static func resumeReplacing(
-        _ record: ReplicationRecord, stream: ReplicationStream, jetStream: JetStream, reader: LogReader, store: String
+        _ record: ReplicationRecord, stream: ReplicationStream, jetStream: JetStream, reader: LogReader, store: String,
+        options: ReplicationOptions
     ) async throws -> (LogHead, UInt64) {
         let copy = stream.safetyCopy
         let found: (sequence: UInt64, summary: BatchHeader.Summary)?
-        do { found = try await StreamReading.lastBatch(of: copy, jetStream: jetStream) } catch let error as ReplicationError {
+        do {
+            found = try await throughElection("read the safety copy \(copy.name)", options: options) {
+                try await StreamReading.lastBatch(of: copy, jetStream: jetStream)
+            }
+        } catch let error as ReplicationError {
             throw error
         } catch let error as JetStreamAPIError where error.errorCode == JetStreamAPIError.streamNotFound {
             found = nil
@@ -144,12 +155,14 @@ extension Replicator {
         }
     }
 
-    /// What a cluster cures by itself after losing a server: the connection's transient
-    /// failures, and JetStream's "temporarily unavailable" (503, 10008) during an election.
+    /// What a cluster cures by itself after losing a server: no reply in time, no responder yet,
+    /// a connection lost while the client moves to another server, and JetStream's "temporarily
+    /// unavailable" (10008) during an election. Not a closed connection, a server's refusal or
+    /// another 503 (JetStream not enabled, no resources): waiting would not cure those.
     static func isElection(_ error: any Error) -> Bool {
         switch error {
-        case let error as NATSError: isTransient(error)
-        case let error as JetStreamAPIError: error.code == 503 || error.errorCode == 10008
+        case NATSError.timeout, NATSError.noResponders, NATSError.connectionLost: true
+        case let error as JetStreamAPIError: error.errorCode == 10008
         default: false
         }
     }

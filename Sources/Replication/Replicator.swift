@@ -190,9 +190,9 @@ public final class Replicator: @unchecked Sendable {
         // against the log, says where shipping stands, and the rewrite goes on first.
         let (acknowledged, streamSequence) =
             if let old, old.rewrite == .replace {
-                try await resumeReplacing(old, stream: stream, jetStream: jetStream, reader: reader, store: folder)
+                try await resumeReplacing(old, stream: stream, jetStream: jetStream, reader: reader, store: folder, options: options)
             } else {
-                try await reconcile(stream, jetStream: jetStream, identity: identity, reader: reader, store: folder)
+                try await reconcile(stream, jetStream: jetStream, identity: identity, reader: reader, store: folder, options: options)
             }
         do {
             try fileSystem.createDirectoryDurably(ReplicationRecord.folder(ofStore: folder))

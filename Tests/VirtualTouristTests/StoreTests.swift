@@ -1,4 +1,4 @@
-import EventLog
+@testable import EventLog
 import FileIO
 import Foundation
 import StorageTestSupport
@@ -349,6 +349,36 @@ import Testing
         #expect(moved || reopened.state == before)
         #expect(reopened.state.pins.count == 1)
         try await reopened.close()
+    }
+
+    /// An action the rules refuse says so, also when the record beside it failed to sync: it
+    /// appended nothing either way. (The writer is held in the first record's sync while the next
+    /// two actions queue, so that they share the record whose sync fails.)
+    @Test(.timeLimit(.minutes(1))) func aRefusedActionKeepsItsReasonWhenTheRecordBesideItFails() async throws {
+        let folder = TemporaryFolder("refused-beside-failure")
+        let fileSystem = InstrumentedFileSystem()
+        let store = try await TouristStore.open(at: folder.path, options: storeOptions(durability: .always), fileSystem: fileSystem)
+        let pin = try await store.dropPin(at: Coordinate(latitude: 1, longitude: 1))
+        let held = fileSystem.count("sync", "seg") + 1
+        let release = DispatchSemaphore(value: 0)
+        fileSystem.failure = { operation, path, count in
+            guard operation == "sync", path.hasSuffix(".seg") else { return nil }
+            if count == held { release.wait() }
+            return count == held + 1 ? EIO : nil
+        }
+        let first = Task { try await store.dragPin(pin, to: Coordinate(latitude: 2, longitude: 2)) }
+        await fileSystem.reached("sync", "seg", count: held)
+        let beside = Task { try await store.dragPin(pin, to: Coordinate(latitude: 3, longitude: 3)) }
+        let refused = Task { try await store.removePin(PinID(0xDEAD)) }
+        await store.log.core.queued(reach: 2)
+        release.signal()
+        _ = try await first.value
+        let besideError = await #expect(throws: DomainError.self) { try await beside.value }
+        #expect(besideError?.code == .storage)
+        let refusedError = await #expect(throws: DomainError.self) { try await refused.value }
+        #expect(refusedError?.code == .unknownPin, "\(String(describing: refusedError))")
+        fileSystem.failure = nil
+        try? await store.close()
     }
 
     @Test func changesStreamEveryAcceptedGroupWithItsState() async throws {

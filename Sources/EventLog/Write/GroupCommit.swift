@@ -117,8 +117,7 @@ final class GroupCommit: @unchecked Sendable {
             request.continuation = continuation
             queue.append(request)
             monitor.broadcast()
-            let due = queueWatchers.filter { $0.count <= queue.count }.map(\.continuation)
-            if !due.isEmpty { queueWatchers.removeAll { $0.count <= queue.count } }
+            let due = queueReached()
             monitor.unlock()
             for watcher in due { watcher.resume() }
         }
@@ -126,15 +125,23 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     /// Tests: returns once `count` async appends wait in the queue (a leader at work holds them
-    /// there), so a test can make them share a group.
+    /// there), so a test can make them share a group; at once when the log closes.
     func queued(reach count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             monitor.lock()
-            let now = queue.count >= count
+            let now = queue.count >= count || stopping
             if !now { queueWatchers.append((count, continuation)) }
             monitor.unlock()
             if now { continuation.resume() }
         }
+    }
+
+    /// The watchers of ``queued(reach:)`` whose count the queue reached (or all, when closing);
+    /// called with the monitor locked.
+    private func queueReached() -> [CheckedContinuation<Void, Never>] {
+        let due = queueWatchers.filter { stopping || $0.count <= queue.count }.map(\.continuation)
+        if !due.isEmpty { queueWatchers.removeAll { stopping || $0.count <= queue.count } }
+        return due
     }
 
     /// Waits for queued appends to be written, stops the writer thread, and closes the writer.
@@ -146,7 +153,9 @@ final class GroupCommit: @unchecked Sendable {
         }
         stopping = true
         monitor.broadcast()
+        let watchers = queueReached()
         monitor.unlock()
+        for watcher in watchers { watcher.resume() }
         threadExited.wait()
         // The thread's closure holds self: dropping the thread breaks that cycle, or every
         // closed log would keep its writer, buffers and zstd context alive.

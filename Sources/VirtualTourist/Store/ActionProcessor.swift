@@ -195,6 +195,8 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         do {
             try await log.append(preparing: { [self] slot in prepare(build, at: slot, into: outcome) }, settler: self)
         } catch {
+            // An action the rules refused appended nothing, whatever became of the record beside it.
+            if let refusal = outcome.refusal { throw refusal }
             // A failed write is undone (nothing changed); a failed sync leaves the events'
             // fate to the next open, and the log's message says so.
             let logError = error as? LogError
