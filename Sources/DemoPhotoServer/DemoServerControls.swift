@@ -19,14 +19,14 @@ public final class DemoServerControls: Sendable {
         var allowance = 0
         var waiting: [CheckedContinuation<Void, Never>] = []
         var heldSearches: [CheckedContinuation<Void, Never>] = []
-        var heldSearchWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var heldSearchWaiters = CountWaiters()
         var mostWaiting = 0
         var searches: [SearchRecord] = []
         var imageRequests = 0
         var stopping = false
         var active = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
-        var heldImageWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var heldImageWaiters = CountWaiters()
     }
 
     let state = Mutex(State())
@@ -86,26 +86,16 @@ public final class DemoServerControls: Sendable {
     /// Returns once `count` searches are held (or the server stops): a test waits for the
     /// search as an event.
     public func heldSearches(reach count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.heldSearches.count >= count || state.stopping { return true }
-                state.heldSearchWaiters.append((count, continuation))
-                return false
-            }
-            if now { continuation.resume() }
+        await waitFor { state, continuation in
+            state.stopping || state.heldSearchWaiters.enlist(continuation, for: count, current: state.heldSearches.count)
         }
     }
 
     /// Returns once `count` image requests wait at the gate (or the server stops): a test waits
     /// for the downloads as an event.
     public func heldImages(reach count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.waiting.count >= count || state.stopping { return true }
-                state.heldImageWaiters.append((count, continuation))
-                return false
-            }
-            if now { continuation.resume() }
+        await waitFor { state, continuation in
+            state.stopping || state.heldImageWaiters.enlist(continuation, for: count, current: state.waiting.count)
         }
     }
 
@@ -124,13 +114,18 @@ public final class DemoServerControls: Sendable {
     /// Returns once no request is being answered (at once when none is): a test waits for the
     /// slow answers to end as an event.
     public func idle() async {
+        await waitFor { state, continuation in
+            if state.active == 0 { return true }
+            state.idleWaiters.append(continuation)
+            return false
+        }
+    }
+
+    /// Resumes the caller at once when `enlist` (run under the lock) says its moment has come;
+    /// otherwise `enlist` has filed it among the waiters resumed when it does.
+    private func waitFor(_ enlist: (inout State, CheckedContinuation<Void, Never>) -> Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.active == 0 { return true }
-                state.idleWaiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
+            if state.withLock({ enlist(&$0, continuation) }) { continuation.resume() }
         }
     }
 
@@ -165,10 +160,7 @@ public final class DemoServerControls: Sendable {
                 }
                 state.waiting.append(continuation)
                 state.mostWaiting = max(state.mostWaiting, state.waiting.count)
-                let held = state.waiting.count
-                let due = state.heldImageWaiters.filter { $0.count <= held }.map(\.continuation)
-                state.heldImageWaiters.removeAll { $0.count <= held }
-                return (false, due)
+                return (false, state.heldImageWaiters.reached(state.waiting.count))
             }
             if proceed { continuation.resume() }
             for waiter in due { waiter.resume() }
@@ -181,10 +173,7 @@ public final class DemoServerControls: Sendable {
             let (proceed, due) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                 if state.stopping { return (true, []) }
                 state.heldSearches.append(continuation)
-                let held = state.heldSearches.count
-                let due = state.heldSearchWaiters.filter { $0.count <= held }.map(\.continuation)
-                state.heldSearchWaiters.removeAll { $0.count <= held }
-                return (false, due)
+                return (false, state.heldSearchWaiters.reached(state.heldSearches.count))
             }
             if proceed { continuation.resume() }
             for waiter in due { waiter.resume() }
@@ -216,11 +205,7 @@ public final class DemoServerControls: Sendable {
     func stop() {
         let waiters = state.withLock { state in
             state.stopping = true
-            defer {
-                state.heldSearchWaiters = []
-                state.heldImageWaiters = []
-            }
-            return state.heldSearchWaiters.map(\.continuation) + state.heldImageWaiters.map(\.continuation)
+            return state.heldSearchWaiters.all() + state.heldImageWaiters.all()
         }
         for waiter in waiters { waiter.resume() }
         releaseAllImages()

@@ -47,8 +47,8 @@ public struct CommonsClient: Sendable {
     /// retried later) instead of leaving it "downloading" for minutes.
     public let longestWait: Duration
     let limiter: RequestLimiter
-    /// How a `Retry-After` is waited: `Task.sleep`, or a test's recorder (the only clock the
-    /// client reads; the HTTP timeouts are the network's own).
+    /// How a `Retry-After` is waited: `Task.sleep` unless the caller gives another (a test's
+    /// recorder; the only clock the client reads, the HTTP timeouts being the network's own).
     let pause: @Sendable (Duration) async throws -> Void
 
     /// - Throws: ``PhotoSourceError`` `.invalidArgument` for a radius outside 10…10,000 m, a
@@ -58,7 +58,7 @@ public struct CommonsClient: Sendable {
         endpoint: String = defaultEndpoint, contact: String? = nil, radiusMetres: Int = 10_000, thumbnailWidth: Int = 330,
         timeout: Duration = .seconds(20), retries: Int = 2, longestWait: Duration = .seconds(30),
         limiter: RequestLimiter = RequestLimiter(limit: maxConcurrentRequests),
-        pause: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        pause: (@Sendable (Duration) async throws -> Void)? = nil
     ) throws(PhotoSourceError) {
         guard Self.radiusRange.contains(radiusMetres) else {
             throw PhotoSourceError(.invalidArgument, "the Commons search radius must be 10 to 10000 m, not \(radiusMetres)")
@@ -85,7 +85,7 @@ public struct CommonsClient: Sendable {
         self.retries = max(0, retries)
         self.longestWait = longestWait
         self.limiter = limiter
-        self.pause = pause
+        self.pause = pause ?? { try await Task.sleep(for: $0) }
     }
 
     /// One page of bitmap photos near a place. The listing is the geosearch's hits (nearest

@@ -111,7 +111,7 @@ public final class CommonsDoubleControls: Sendable {
         var mostAtOnce = 0
         var holding = false
         var held: [CheckedContinuation<Void, Never>] = []
-        var heldWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var heldWaiters = CountWaiters()
         var stopping = false
         var files: [Int: CommonsFile] = [:]
     }
@@ -138,10 +138,8 @@ public final class CommonsDoubleControls: Sendable {
     /// Returns once `count` requests are waiting (or the double stops).
     public func heldRequests(reach count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.held.count >= count || state.stopping { return true }
-                state.heldWaiters.append((count, continuation))
-                return false
+            let now = state.withLock { state in
+                state.stopping || state.heldWaiters.enlist(continuation, for: count, current: state.held.count)
             }
             if now { continuation.resume() }
         }
@@ -205,10 +203,7 @@ public final class CommonsDoubleControls: Sendable {
             let (proceed, due) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                 guard state.holding, !state.stopping else { return (true, []) }
                 state.held.append(continuation)
-                let held = state.held.count
-                let due = state.heldWaiters.filter { $0.count <= held }.map(\.continuation)
-                state.heldWaiters.removeAll { $0.count <= held }
-                return (false, due)
+                return (false, state.heldWaiters.reached(state.held.count))
             }
             if proceed { continuation.resume() }
             for waiter in due { waiter.resume() }
@@ -218,8 +213,7 @@ public final class CommonsDoubleControls: Sendable {
     func stop() {
         let waiters = state.withLock { state in
             state.stopping = true
-            defer { state.heldWaiters = [] }
-            return state.heldWaiters.map(\.continuation)
+            return state.heldWaiters.all()
         }
         for waiter in waiters { waiter.resume() }
         releaseHeld()

@@ -22,7 +22,7 @@ func withCommonsDouble<T>(catalogue: DemoCatalogue = DemoCatalogue(), _ body: (C
 /// the width: generating large images for every test would only slow the suite.
 func commonsClient(
     _ double: CommonsDouble, width: Int = 120, retries: Int = 2, longestWait: Duration = .seconds(30),
-    pause: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    pause: (@Sendable (Duration) async throws -> Void)? = nil
 ) throws -> CommonsClient {
     try CommonsClient(
         endpoint: double.endpoint, contact: "tests@example.org", thumbnailWidth: width, timeout: .seconds(60), retries: retries,
