@@ -43,54 +43,12 @@ final class LegacyWriter: CommitWriter {
     func commit(_ group: [AppendRequest]) -> [Result<Range<UInt64>, LogError>] {
         if let failure { return group.map { _ in .failure(LegacyWriter.refusal(after: failure)) } }
         builder.reset()
-        var results: [Result<Range<UInt64>, LogError>] = []
-        results.reserveCapacity(group.count)
-        var sequence = nextSequence
-        var last = lastTimestamp
-        var written: [Int] = []
-        var wantsSync = false
-        let now = group.contains { !$0.payloads.isEmpty && $0.timestamps == nil } ? configuration.clock.now() : nil
-        for (position, request) in group.enumerated() {
-            if request.payloads.isEmpty {
-                wantsSync = wantsSync || request.isSync
-                results.append(.success(sequence..<sequence))
-                continue
-            }
-            let first = request.timestamps?.first ?? now!
-            if let last, first < last {
-                results.append(.failure(request.refusal(startingAt: first, before: last)))
-                continue
-            }
-            for (index, payload) in request.payloads.enumerated() {
-                builder.add(payload, at: request.timestamps?[index] ?? now!)
-            }
-            let count = UInt64(request.payloads.count)
-            results.append(.success(sequence..<sequence + count))
-            sequence += count
-            last = request.timestamps?.last ?? now!
-            written.append(position)
+        var round = CommitRound(group, next: nextSequence, last: lastTimestamp, clock: configuration.clock) { payload, time in
+            builder.add(payload, at: time)
         }
-        if !written.isEmpty {
-            do {
-                try writeBatch()
-            } catch {
-                let failure = error as? LogError ?? LogError(.io, "cannot append", cause: error)
-                for position in written { results[position] = .failure(failure) }
-                return results
-            }
-            if configuration.durability == .always { wantsSync = true }
-        }
-        if wantsSync, hasUnsyncedWrites {
-            do {
-                try sync()
-            } catch {
-                let failure = error as? LogError ?? LogError(.writerFailed, "cannot sync")
-                for position in results.indices where (try? results[position].get()) != nil {
-                    results[position] = .failure(failure)
-                }
-            }
-        }
-        return results
+        _ = round.finish(
+            durability: configuration.durability, write: writeBatch, hasUnsyncedWrites: { hasUnsyncedWrites }, sync: sync)
+        return round.results
     }
 
     /// Makes everything written so far durable. A failed sync leaves the page cache in an

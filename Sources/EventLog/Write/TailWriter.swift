@@ -70,57 +70,21 @@ final class TailWriter: CommitWriter {
         settleCheckpoint()
         if let failure { return group.map { _ in .failure(TailWriter.refusal(after: failure)) } }
         builder.reset(timeBefore: lastTime)
-        var results: [Result<Range<UInt64>, LogError>] = []
-        results.reserveCapacity(group.count)
-        var sequence = nextSequence
-        var last = LogTimestamp(microsecondsSinceEpoch: lastTime)
-        var written: [Int] = []
-        var wantsSync = false
-        let now = group.contains { !$0.payloads.isEmpty && $0.timestamps == nil } ? configuration.clock.now() : nil
         var pendingChain = chain
-        for (position, request) in group.enumerated() {
-            if request.payloads.isEmpty {
-                wantsSync = wantsSync || request.isSync
-                results.append(.success(sequence..<sequence))
-                continue
-            }
-            let first = request.timestamps?.first ?? now!
-            if first < last {
-                results.append(.failure(request.refusal(startingAt: first, before: last)))
-                continue
-            }
-            for (index, payload) in request.payloads.enumerated() {
-                let time = request.timestamps?[index] ?? now!
-                builder.add(payload, at: time.microsecondsSinceEpoch)
-                pendingChain.append(time: time, payload: payload[...])
-            }
-            let count = UInt64(request.payloads.count)
-            results.append(.success(sequence..<sequence + count))
-            sequence += count
-            last = request.timestamps?.last ?? now!
-            written.append(position)
+        var round = CommitRound(
+            group, next: nextSequence, last: LogTimestamp(microsecondsSinceEpoch: lastTime), clock: configuration.clock
+        ) { payload, time in
+            builder.add(payload, at: time.microsecondsSinceEpoch)
+            pendingChain.append(time: time, payload: payload[...])
         }
-        if !written.isEmpty {
-            do {
+        let wrote = round.finish(
+            durability: configuration.durability,
+            write: {
                 try writeRecord()
                 chain = pendingChain
-            } catch {
-                let failure = error as? LogError ?? LogError(.io, "cannot append", cause: error)
-                for position in written { results[position] = .failure(failure) }
-                return results
-            }
-            if configuration.durability == .always { wantsSync = true }
-        }
-        if wantsSync, hasUnsyncedWrites {
-            do {
-                try sync()
-            } catch {
-                let failure = error as? LogError ?? LogError(.writerFailed, "cannot sync")
-                for position in results.indices where (try? results[position].get()) != nil {
-                    results[position] = .failure(failure)
-                }
-            }
-        }
+            }, hasUnsyncedWrites: { hasUnsyncedWrites }, sync: sync)
+        var results = round.results
+        guard wrote else { return results }
         if group.contains(where: \.isRoll) {
             let rolled = rollNow()
             for (position, request) in group.enumerated() where request.isRoll { results[position] = rolled }
