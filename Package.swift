@@ -22,6 +22,7 @@ let package = Package(
         // The NATS client, a product so that the fuzz targets (Fuzz/) reach its wire parser.
         .library(name: "NATSClient", targets: ["NATSClient"]),
         .library(name: "Replication", targets: ["Replication"]),
+        .library(name: "DeviceLogs", targets: ["DeviceLogs"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
@@ -176,6 +177,10 @@ let package = Package(
             name: "Replication",
             dependencies: ["NATSClient", "VirtualTourist", "EventLog", "BlobStore", "FileIO"]
         ),
+        // Several devices of one map (docs/DEVICES.md): each device's identity and `device.json`,
+        // the copies of the other devices' logs and what they refuse, the merged order, the
+        // hybrid clock, clones. It knows logs and blobs, not the app's events.
+        .target(name: "DeviceLogs", dependencies: ["EventLog", "BlobStore", "FileIO"]),
         // `vt log-demo`: synthetic events through a bare event log (the tests reuse its events).
         .target(name: "DemoLog", dependencies: ["EventLog"]),
         .executableTarget(
@@ -284,6 +289,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "PlacesTests", dependencies: ["Places"]),
+        .testTarget(
+            name: "DeviceLogsTests",
+            dependencies: ["DeviceLogs", "EventLog", "BlobStore", "FileIO", "StorageTestSupport", "SeededRandom", "DemoLog"]
+        ),
         // The NATS client against real nats-server processes (scripts/nats-cluster).
         .testTarget(
             name: "NATSClientTests",

@@ -1,0 +1,135 @@
+import BlobStore
+import EventLog
+import FileIO
+
+/// `vt clone`: a new device of a store's map (docs/DEVICES.md, "Commands"). The new store gets
+/// its own log (a new device id), a copy of every log the source holds (its own and its
+/// copies), each device's `device.json`, and the source's photos; it is built beside its place
+/// (`<destination>.partial`) and renamed into place whole, so an interrupted clone leaves
+/// nothing at the destination.
+///
+/// ```swift
+/// let report = try DeviceClone.clone(from: "~/phone-store", to: "~/laptop-store", name: "laptop", configuration: .touristStore)
+/// report.device        // the new device's id
+/// ```
+///
+/// The source is read as a reader reads (no lock), so it may be open in another process.
+public enum DeviceClone {
+    public struct Report: Sendable {
+        public var map: DeviceID
+        public var device: DeviceID
+        public var name: String?
+        /// Each copied log and its head.
+        public var logs: [LogCopier.Report] = []
+        public var photos = 0
+        public var photoBytes: Int64 = 0
+        /// Whether an interrupted clone's leftovers were removed first.
+        public var removedPartial = false
+    }
+
+    /// What the clone is doing, for progress: a log being copied, or photos copied so far.
+    public enum Step: Sendable {
+        case log(DeviceID)
+        case photos(done: Int, of: Int)
+    }
+
+    /// - Parameters:
+    ///   - configuration: how the logs are written (the store's); its clock times the new log.
+    /// - Throws: ``DeviceError`` `.invalidArgument` for a bad name or a destination that exists
+    ///   and is not empty; `.notAStore` when the source is not a store; `.refused` when a log in
+    ///   it does not verify; `.storage`. Nothing is left at the destination.
+    public static func clone(
+        from source: String, to destination: String, name: String?, configuration: LogConfiguration,
+        fileSystem: any FileSystem = PosixFileSystem(), progress: (@Sendable (Step) -> Void)? = nil
+    ) throws -> Report {
+        if let name, let problem = DeviceFile.problem(withName: name) { throw DeviceError(.invalidArgument, problem) }
+        let destination = destination.count > 1 && destination.hasSuffix("/") ? String(destination.dropLast()) : destination
+        try checkDestination(destination, fileSystem)
+        let devices = try StoreDevices.read(store: source, payloadCodec: configuration.payloadCodec, fileSystem: fileSystem)
+        var device = DeviceID.random()
+        while devices.all.contains(device) { device = DeviceID.random() }
+        var report = Report(map: devices.this.map, device: device, name: name)
+        let partial = destination + ".partial"
+        report.removedPartial = try LogCopier.storage("look at \(partial)") { try fileSystem.exists(partial) }
+        if report.removedPartial { try LogCopier.storage("remove \(partial)") { try fileSystem.removeTree(partial) } }
+        do {
+            try LogCopier.storage("create \(partial)") { try fileSystem.createDirectoryDurably(Path.join(partial, StoreDevices.folderName)) }
+            // The source's own log, then its copies: every device of the map it knows.
+            var logs: [(DeviceID, String, DeviceFile?)] = [(devices.this.device, Path.join(source, "log"), devices.hasFile ? devices.this : nil)]
+            logs += devices.copies.map { ($0.id, $0.logPath, $0.file) }
+            for (id, path, file) in logs {
+                progress?(.log(id))
+                let folder = StoreDevices.folder(store: partial, device: id)
+                try LogCopier.storage("create \(folder)") { try fileSystem.createDirectoryDurably(folder) }
+                if let copied = try LogCopier.update(
+                    copy: Path.join(folder, "log"), from: path, refusing: device, configuration: configuration, fileSystem: fileSystem)
+                {
+                    report.logs.append(copied)
+                }
+                try (file ?? DeviceFile(map: devices.this.map, device: id, name: nil)).save(in: folder, fileSystem: fileSystem)
+            }
+            try createOwnLog(in: partial, device: device, configuration: configuration, fileSystem: fileSystem)
+            try DeviceFile(map: devices.this.map, device: device, name: name).save(in: partial, fileSystem: fileSystem)
+            (report.photos, report.photoBytes) = try copyPhotos(from: source, to: partial, fileSystem: fileSystem, progress: progress)
+            try LogCopier.storage("put the clone in place at \(destination)") {
+                try fileSystem.syncDirectory(partial)
+                try fileSystem.rename(partial, to: destination)
+                try fileSystem.syncDirectory(Path.directory(of: destination))
+            }
+        } catch {
+            try? fileSystem.removeTree(partial)
+            throw error
+        }
+        return report
+    }
+
+    /// A destination must be new or an empty folder, in a folder that exists.
+    private static func checkDestination(_ destination: String, _ fileSystem: any FileSystem) throws {
+        let parent = Path.directory(of: destination)
+        guard try LogCopier.storage("look at \(parent)", { try fileSystem.status(parent) })?.kind == .directory else {
+            throw DeviceError(.invalidArgument, "\(parent) is not a folder; a clone goes into a new folder inside an existing one")
+        }
+        guard let status = try LogCopier.storage("look at \(destination)", { try fileSystem.status(destination) }) else { return }
+        guard status.kind == .directory, try LogCopier.storage("list \(destination)", { try fileSystem.listDirectory(destination) }).isEmpty
+        else {
+            throw DeviceError(.invalidArgument, "\(destination) exists and is not an empty folder; a clone makes a new store and never merges into one")
+        }
+    }
+
+    /// The new device's log: empty, with the device's id.
+    private static func createOwnLog(
+        in store: String, device: DeviceID, configuration: LogConfiguration, fileSystem: any FileSystem
+    ) throws {
+        var configuration = configuration
+        configuration.newLogID = device.bytes
+        let log = try LogCopier.storage("create the new device's log") {
+            try EventLog.open(at: Path.join(store, "log"), configuration: configuration, fileSystem: fileSystem)
+        }
+        try LogCopier.storage("close the new device's log") { try log.close() }
+    }
+
+    /// Every photo the source stores, each read, hashed and stored again (content addressing
+    /// checks it on the way); photos no state refers to any more go at the new store's next
+    /// collection.
+    private static func copyPhotos(
+        from source: String, to store: String, fileSystem: any FileSystem, progress: (@Sendable (Step) -> Void)?
+    ) throws -> (Int, Int64) {
+        let from = Path.join(source, "blobs")
+        guard try LogCopier.storage("look at \(from)", { try fileSystem.exists(from) }) else { return (0, 0) }
+        let sourceBlobs = try LogCopier.storage("read \(from)") { try BlobStore(directory: from, fileSystem: fileSystem) }
+        let blobs = try LogCopier.storage("create the photo folder") { try BlobStore(directory: Path.join(store, "blobs"), fileSystem: fileSystem) }
+        let stored = try LogCopier.storage("list \(from)") { try sourceBlobs.storedBlobs() }
+        var bytes: Int64 = 0
+        for (index, blob) in stored.enumerated() {
+            guard let content = try LogCopier.storage("read the photo \(blob.digest)", { try sourceBlobs.get(blob.digest) }) else { continue }
+            let lease = try LogCopier.storage("copy the photo \(blob.digest)") { try blobs.put(content) }
+            lease.release()
+            guard lease.digest == blob.digest else {
+                throw DeviceError(.refused, "the photo file \(blob.path) does not hash to its name (\(lease.digest)); the source's photos are damaged: run `vt verify` there")
+            }
+            bytes += Int64(content.count)
+            if index % 64 == 63 || index == stored.count - 1 { progress?(.photos(done: index + 1, of: stored.count)) }
+        }
+        return (stored.count, bytes)
+    }
+}
