@@ -88,6 +88,7 @@ let package = Package(
         .target(
             name: "VirtualTourist",
             dependencies: [
+                "DeviceLogs",
                 "EventLog",
                 "FieldColumns",
                 "FileIO",

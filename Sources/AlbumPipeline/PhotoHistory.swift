@@ -29,8 +29,12 @@ struct PhotoHistory: Sendable {
             case .photosListed(let listing) where listing.collection < collection:
                 listings[listing.collection] = listing.photos
                 newest = max(newest, listing.collection)
-            case .photoRemoved(_, let removedFrom, let slot):
-                if let photos = listings[removedFrom], Int(slot) < photos.count { removed.insert(photos[Int(slot)].remoteID) }
+            case .photoRemoved(_, let removedFrom, let slot, let photo):
+                if let photo {
+                    removed.insert(photo.remoteID)
+                } else if let photos = listings[removedFrom], Int(slot) < photos.count {
+                    removed.insert(photos[Int(slot)].remoteID)
+                }
             default:
                 break
             }

@@ -99,7 +99,7 @@ actor PipelineCore {
         case .photosListed(let listing):
             guard let album = state.pins[listing.pin]?.album, album.collection == listing.collection else { return }
             startDownloads(listing.pin, album: album, slots: album.slots.filter { !$0.isResolved }, cause: recorded.sequence)
-        case .photoRemoved(let pin, let collection, let slot):
+        case .photoRemoved(let pin, let collection, let slot, _):
             cancel(.download(pin, collection: collection, slot: slot))
         case .regionChanged, .photoDownloaded, .photoDownloadFailed, .albumRequestFailed, .forgotten:
             break

@@ -43,8 +43,9 @@ public struct Workload {
         commit([.pinDropped(pin, place())])
         album(pin, requested: [])
         let removals = Int.random(in: 0...5, using: &random)
-        for slot in state.pins[pin]!.album.slots.prefix(removals).map(\.number) {
-            commit([.photoRemoved(pin: pin, collection: state.pins[pin]!.album.collection, slot: slot)])
+        for slot in state.pins[pin]!.album.slots.prefix(removals) {
+            // As the app removes a photo: by its slot, and naming it (docs/DEVICES.md).
+            commit([.photoRemoved(pin: pin, collection: state.pins[pin]!.album.collection, slot: slot.number, photo: slot.photo.identity)])
         }
         if Bool.random(using: &random) {
             let old = state.pins[pin]!.album.collection

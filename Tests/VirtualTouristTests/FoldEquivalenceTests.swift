@@ -120,8 +120,10 @@ enum ReferenceFold {
             state.pins[listing.pin]!.album.pages = listing.pages
             state.pins[listing.pin]!.album.total = listing.total
             state.pins[listing.pin]!.album.listedPhotoCount = listing.photos.count
-            state.pins[listing.pin]!.album.slots = listing.photos.enumerated().map { position, photo in
-                PhotoSlot(number: UInt32(position), photo: photo, state: .placeholder, resolvedAt: nil)
+            // A photo removed from the pin before gets no slot (docs/DEVICES.md).
+            let removed = state.pins[listing.pin]!.removedPhotos
+            state.pins[listing.pin]!.album.slots = listing.photos.enumerated().filter { !removed.contains($0.element.identity.key) }.map {
+                position, photo in PhotoSlot(number: UInt32(position), photo: photo, state: .placeholder, resolvedAt: nil)
             }
         case .photoDownloaded(let photo):
             let position = slotPosition(photo.slot, in: state.pins[photo.pin]!.album)!
@@ -135,9 +137,10 @@ enum ReferenceFold {
             state.pins[pin]!.album.slots[position].resolvedAt = at
         case .albumRequestFailed(let pin, _, let reason):
             state.pins[pin]!.album.phase = .failed(reason: reason)
-        case .photoRemoved(let pin, _, let number):
+        case .photoRemoved(let pin, _, let number, _):
             let position = slotPosition(number, in: state.pins[pin]!.album)!
             let removed = state.pins[pin]!.album.slots.remove(at: position)
+            state.pins[pin]!.removedPhotos.insert(removed.photo.identity.key)
             release([removed], in: &state)
         case .collectionReplaced(let pin, _, let new):
             newCollection(of: pin, number: new, in: &state)

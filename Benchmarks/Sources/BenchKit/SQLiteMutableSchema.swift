@@ -74,7 +74,7 @@ public final class SQLiteMutableSchema {
             try run("UPDATE photo SET state = 'failed', failure = ? WHERE pin = ? AND slot = ?", [reason, key(pin), slot])
         case .albumRequestFailed(let pin, _, let reason):
             try run("UPDATE pin SET phase = 'failed', failure = ? WHERE id = ?", [reason, key(pin)])
-        case .photoRemoved(let pin, _, let slot):
+        case .photoRemoved(let pin, _, let slot, _):
             try run("DELETE FROM photo WHERE pin = ? AND slot = ?", [key(pin), slot])
         case .collectionReplaced(let pin, _, let new):
             try run("DELETE FROM photo WHERE pin = ?", [key(pin)])

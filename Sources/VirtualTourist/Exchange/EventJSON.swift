@@ -73,6 +73,9 @@ public struct EventJSON: Codable, Hashable, Sendable {
     /// payload's digest is in `digest`).
     public var erased_events: UInt64?
     public var forgotten_type: String?
+    /// PhotoRemoved: which photo (absent for removals written before devices existed).
+    public var photo_id: String?
+    public var service: String?
 
     public init(_ recorded: RecordedEvent) {
         seq = recorded.sequence
@@ -116,9 +119,11 @@ public struct EventJSON: Codable, Hashable, Sendable {
         case .albumRequestFailed(_, let collection, let reason):
             self.collection = collection
             self.reason = reason
-        case .photoRemoved(_, let collection, let slot):
+        case .photoRemoved(_, let collection, let slot, let photo):
             self.collection = collection
             self.slot = slot
+            photo_id = photo?.remoteID
+            service = photo?.service
         case .collectionReplaced(_, let old, let new):
             old_collection = old
             new_collection = new
@@ -172,7 +177,10 @@ public struct EventJSON: Codable, Hashable, Sendable {
             return .albumRequestFailed(
                 pin: try pinID(), collection: try need(collection, "collection"), reason: try need(reason, "reason"))
         case "PhotoRemoved":
-            return .photoRemoved(pin: try pinID(), collection: try need(collection, "collection"), slot: try need(slot, "slot"))
+            if (photo_id == nil) != (service == nil) { throw Self.bad(photo_id == nil ? "photo_id" : "service", "a removed photo is named by both photo_id and service, or by neither") }
+            return .photoRemoved(
+                pin: try pinID(), collection: try need(collection, "collection"), slot: try need(slot, "slot"),
+                photo: photo_id.map { PhotoIdentity(remoteID: $0, service: service ?? "") })
         case "CollectionReplaced":
             return .collectionReplaced(
                 pin: try pinID(), oldCollection: try need(old_collection, "old_collection"),

@@ -12,7 +12,10 @@ public enum DomainEvent: Hashable, Sendable {
     case photoDownloaded(DownloadedPhoto)
     case photoDownloadFailed(pin: PinID, collection: UInt32, slot: UInt32, reason: String)
     case albumRequestFailed(pin: PinID, collection: UInt32, reason: String)
-    case photoRemoved(pin: PinID, collection: UInt32, slot: UInt32)
+    /// `photo`: which photo it was (events written before devices existed have none; the fold
+    /// takes it from the slot). A removal keeps the photo out of every later collection of the
+    /// pin, from every device (docs/DEVICES.md, "Rules by intent").
+    case photoRemoved(pin: PinID, collection: UInt32, slot: UInt32, photo: PhotoIdentity? = nil)
     case collectionReplaced(pin: PinID, oldCollection: UInt32, newCollection: UInt32)
     /// The person forgot a place: the pin left the map and its earlier events were erased.
     case placeForgotten(pin: PinID, erasedEvents: UInt64)
@@ -29,7 +32,7 @@ public enum DomainEvent: Hashable, Sendable {
         case .photosListed(let listing): listing.pin
         case .photoDownloaded(let photo): photo.pin
         case .photoDownloadFailed(let pin, _, _, _), .albumRequestFailed(let pin, _, _),
-            .photoRemoved(let pin, _, _), .collectionReplaced(let pin, _, _), .placeForgotten(let pin, _):
+            .photoRemoved(let pin, _, _, _), .collectionReplaced(let pin, _, _), .placeForgotten(let pin, _):
             pin
         case .forgotten: nil
         }
@@ -139,18 +142,37 @@ public struct DownloadedPhoto: Hashable, Sendable {
 
 /// An event as the log holds it: where it is, when, and why.
 public struct RecordedEvent: Hashable, Sendable {
+    /// Its position: in a store of one device, its sequence number in the log; in a store of
+    /// several, its position in the merged order (``origin`` says where it is in its own log).
     public var sequence: UInt64
     public var timestamp: LogTimestamp
-    /// The sequence number of the event that caused this one, if any.
+    /// The sequence number of the event that caused this one, if any, in the same log.
     public var cause: UInt64?
     public var event: DomainEvent
+    /// The device whose log holds it and its sequence number there: set in a store of several
+    /// devices, nil in a store of one (where ``sequence`` is that number).
+    public var origin: EventOrigin?
 
-    public init(sequence: UInt64, timestamp: LogTimestamp, cause: UInt64?, event: DomainEvent) {
+    public init(sequence: UInt64, timestamp: LogTimestamp, cause: UInt64?, event: DomainEvent, origin: EventOrigin? = nil) {
         self.sequence = sequence
         self.timestamp = timestamp
         self.cause = cause
         self.event = event
+        self.origin = origin
     }
 }
 
+/// Where an event of a store of several devices was written: the device, and the event's
+/// sequence number in that device's log.
+public struct EventOrigin: Hashable, Sendable {
+    public var device: DeviceID
+    public var sequence: UInt64
+
+    public init(device: DeviceID, sequence: UInt64) {
+        self.device = device
+        self.sequence = sequence
+    }
+}
+
+import DeviceLogs
 import EventLog

@@ -132,8 +132,11 @@ public enum EventCodec {
             })
         case .albumRequestFailed(let pin, let collection, let reason):
             return .albumRequestFailed(.with { $0.pin = pin.rawValue; $0.collection = collection; $0.reason = reason })
-        case .photoRemoved(let pin, let collection, let slot):
-            return .photoRemoved(.with { $0.pin = pin.rawValue; $0.collection = collection; $0.slot = slot })
+        case .photoRemoved(let pin, let collection, let slot, let photo):
+            return .photoRemoved(.with {
+                $0.pin = pin.rawValue; $0.collection = collection; $0.slot = slot
+                $0.remoteID = photo?.remoteID ?? ""; $0.service = photo?.service ?? ""
+            })
         case .collectionReplaced(let pin, let old, let new):
             return .collectionReplaced(.with { $0.pin = pin.rawValue; $0.oldCollection = old; $0.newCollection = new })
         case .placeForgotten(let pin, let erased):
@@ -200,7 +203,7 @@ public enum EventCodec {
         case .albumRequestFailed(let m):
             return .albumRequestFailed(pin: PinID(m.pin), collection: m.collection, reason: m.reason)
         case .photoRemoved(let m):
-            return .photoRemoved(pin: PinID(m.pin), collection: m.collection, slot: m.slot)
+            return .photoRemoved(pin: PinID(m.pin), collection: m.collection, slot: m.slot, photo: PhotoIdentity(removed: m.remoteID, m.service))
         case .collectionReplaced(let m):
             return .collectionReplaced(pin: PinID(m.pin), oldCollection: m.oldCollection, newCollection: m.newCollection)
         case .placeForgotten(let m):
@@ -226,3 +229,12 @@ struct PayloadBytes: SwiftProtobufContiguousBytes {
 }
 
 import Foundation
+
+extension PhotoIdentity {
+    /// A removal's photo as its event stores it: none when both fields are empty (an event
+    /// written before devices existed).
+    init?(removed remoteID: String, _ service: String) {
+        guard !remoteID.isEmpty || !service.isEmpty else { return nil }
+        self.init(remoteID: remoteID, service: service)
+    }
+}

@@ -49,14 +49,32 @@ enum EventWireDecoder {
             let (pin, collection, _, reason) = try pinSlot(reader, reasonField: 3)
             return .albumRequestFailed(pin: pin, collection: collection, reason: reason)
         case 19:
-            let (pin, collection, slot, _) = try pinSlot(reader)
-            return .photoRemoved(pin: pin, collection: collection, slot: slot)
+            return try photoRemoved(reader)
         case 20:
             let (pin, old, new, _) = try pinSlot(reader)
             return .collectionReplaced(pin: pin, oldCollection: old, newCollection: new)
         default:
             return try placeForgotten(reader)
         }
+    }
+
+    /// PhotoRemoved: pin (1), collection (2), slot (3), the photo's remote id (4) and service (5).
+    private static func photoRemoved(_ reader: WireReader) throws(Unusual) -> DomainEvent {
+        var reader = reader
+        var pin: UInt64 = 0
+        var collection: UInt32 = 0, slot: UInt32 = 0
+        var remoteID = "", service = ""
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1: pin = try reader.fixed64(type)
+            case 2: collection = try reader.uint32(type)
+            case 3: slot = try reader.uint32(type)
+            case 4: remoteID = try reader.string(type)
+            case 5: service = try reader.string(type)
+            default: try reader.skip(type)
+            }
+        }
+        return .photoRemoved(pin: PinID(pin), collection: collection, slot: slot, photo: PhotoIdentity(removed: remoteID, service))
     }
 
     private static func placeForgotten(_ reader: WireReader) throws(Unusual) -> DomainEvent {

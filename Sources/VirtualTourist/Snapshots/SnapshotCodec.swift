@@ -1,3 +1,4 @@
+import DeviceLogs
 import Foundation
 import SwiftProtobuf
 
@@ -24,6 +25,7 @@ enum SnapshotCodec {
                     $0.longitude = pin.coordinate.longitude
                     $0.droppedAt = pin.droppedAt
                     $0.album = message(for: pin.album)
+                    $0.removedPhotos = pin.removedPhotos.sorted()
                 }
             }
         }
@@ -47,6 +49,7 @@ enum SnapshotCodec {
                 $0.longitude = request.place.longitude
             }
             $0.requestedAt = album.requestedAt ?? 0
+            if let device = album.requestedBy { $0.requestedBy = Data(device.bytes) }
             $0.listedAt = album.listedAt ?? 0
             $0.pages = album.pages
             $0.total = album.total
@@ -99,7 +102,7 @@ enum SnapshotCodec {
             }
             state.pins[id] = Pin(
                 id: id, coordinate: Coordinate(latitude: message.latitude, longitude: message.longitude),
-                droppedAt: message.droppedAt, album: album)
+                droppedAt: message.droppedAt, album: album, removedPhotos: Set(message.removedPhotos))
         }
         return state
     }
@@ -118,6 +121,12 @@ enum SnapshotCodec {
             album.request = AlbumRequest(
                 pin: pin, collection: message.collection, page: message.page, perPage: message.perPage,
                 place: Coordinate(latitude: message.latitude, longitude: message.longitude))
+        }
+        if !message.requestedBy.isEmpty {
+            guard let device = try? DeviceID(logID: Array(message.requestedBy)) else {
+                throw SnapshotProblem("pin \(pin)'s album names a requesting device of \(message.requestedBy.count) bytes")
+            }
+            album.requestedBy = device
         }
         album.listedAt = message.listedAt == 0 ? nil : message.listedAt
         album.pages = message.pages
@@ -165,5 +174,10 @@ extension SnapshotCodec {
 /// Why a snapshot cannot be used.
 struct SnapshotProblem: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// The snapshot is in a format older than this version reads: not damage, just of no use.
+    let isOutdated: Bool
+    init(_ description: String, isOutdated: Bool = false) {
+        self.description = description
+        self.isOutdated = isOutdated
+    }
 }

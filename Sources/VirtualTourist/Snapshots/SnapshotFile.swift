@@ -7,10 +7,12 @@ import SwiftProtobuf
 /// `StateSnapshot` message, zstd-compressed.
 enum SnapshotFile {
     static let magic = Array("VTSNAPSH".utf8)
-    /// Written: 2 (slots' photos packed, docs/FORMAT.md); read: 1 and 2. A reader from before
-    /// version 2 skips these snapshots by their version and replays the log instead.
-    static let version: UInt16 = 2
-    static let readableVersions: ClosedRange<UInt16> = 1...2
+    /// Written and read: 3 (2 packed the slots' photos; 3 added each pin's removed photos and
+    /// each album's requesting device, docs/FORMAT.md). Snapshots of versions 1 and 2 lack the
+    /// removed photos a fold now keeps, so they are skipped and the log replayed instead, once;
+    /// a reader from before version 3 skips these snapshots by their version in the same way.
+    static let version: UInt16 = 3
+    static let readableVersions: ClosedRange<UInt16> = 3...3
     static let headerSize = 96
     static let maxRawLength: UInt64 = 1 << 30
     static let fileExtension = ".snap"
@@ -68,6 +70,10 @@ enum SnapshotFile {
             throw SnapshotProblem("its header fails its checksum")
         }
         let version = integer(bytes, 8, as: UInt16.self)
+        if version < readableVersions.lowerBound {
+            throw SnapshotProblem(
+                "it has snapshot format version \(version), older than this version reads (\(readableVersions.lowerBound))", isOutdated: true)
+        }
         guard readableVersions.contains(version) else { throw SnapshotProblem("it has snapshot format version \(version)") }
         guard bytes[11..<16].allSatisfy({ $0 == 0 }), bytes[72..<88].allSatisfy({ $0 == 0 }), bytes[10] <= 1 else {
             throw SnapshotProblem("its header has reserved bytes set or an unknown codec")

@@ -154,12 +154,33 @@ final class SnapshotFolder: Sendable {
     /// format-1 snapshot: they name batch hashes the new log does not have) and returns their
     /// sequences. Snapshots that cannot be read are left for `vt verify` to name.
     func removeForeign(reader: LogReader) throws -> [UInt64] {
-        var removed: [UInt64] = []
+        var removed: [UInt64] = try removeOutdated()
         for sequence in try sequences() {
             guard let (header, _) = try? load(sequence) else { continue }
             if let head = try reader.head(at: sequence), head.hash.bytes == header.batchHash { continue }
             try fileSystem.removeFile(Path.join(path, SnapshotFile.name(for: sequence)))
             removed.append(sequence)
+        }
+        if !removed.isEmpty { try fileSystem.syncDirectory(path) }
+        return removed
+    }
+
+    /// Removes the snapshots in a format older than this version reads (they are derived data
+    /// it can never use: opening replays instead); returns their sequence numbers.
+    @discardableResult
+    func removeOutdated() throws -> [UInt64] {
+        var removed: [UInt64] = []
+        for sequence in try sequences() {
+            let name = Path.join(path, SnapshotFile.name(for: sequence))
+            guard let file = try? fileSystem.openFile(name, .readOnly) else { continue }
+            var header = [UInt8](repeating: 0, count: SnapshotFile.headerSize)
+            let read = header.withUnsafeMutableBytes { (try? file.read(into: $0, at: 0)) ?? 0 }
+            try? file.close()
+            guard read == SnapshotFile.headerSize else { continue }
+            do { _ = try SnapshotFile.decodeHeader(header) } catch where error.isOutdated {
+                try fileSystem.removeFile(name)
+                removed.append(sequence)
+            } catch {}
         }
         if !removed.isEmpty { try fileSystem.syncDirectory(path) }
         return removed

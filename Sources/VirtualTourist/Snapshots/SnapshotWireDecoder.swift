@@ -1,3 +1,4 @@
+import DeviceLogs
 /// Decodes a `StateSnapshot` (schemas/…/snapshot.proto) straight into a ``TouristState``,
 /// without swift-protobuf's message values in between: opening a store and time travel load a
 /// snapshot each time, and building the messages first cost more than the rest of the load
@@ -113,6 +114,7 @@ enum SnapshotWireDecoder {
         var latitude = 0.0, longitude = 0.0
         var droppedAt: UInt64 = 0
         var albumMessage: WireReader?
+        var removed: Set<UInt64> = []
         while let (number, type) = try reader.nextField() {
             switch number {
             case 1: id = try reader.fixed64(type)
@@ -122,12 +124,23 @@ enum SnapshotWireDecoder {
             case 5:
                 guard albumMessage == nil else { throw Unusual() }
                 albumMessage = try reader.message(type)
+            case 6:
+                // Packed (as written) or one at a time (as a parser must also accept).
+                if type == .fixed64 {
+                    removed.insert(try reader.fixed64(type))
+                } else {
+                    var packed = try reader.message(type)
+                    guard packed.remaining % 8 == 0 else { throw Unusual() }
+                    while packed.remaining > 0 { removed.insert(try packed.fixed64()) }
+                }
             default: try reader.skip(type)
             }
         }
         let pin = PinID(id)
         let album = decodesAlbum ? try self.album(albumMessage ?? WireReader.empty, pin: pin, digests: &digests, mediaTypes: &mediaTypes) : Album()
-        return Pin(id: pin, coordinate: Coordinate(latitude: latitude, longitude: longitude), droppedAt: droppedAt, album: album)
+        return Pin(
+            id: pin, coordinate: Coordinate(latitude: latitude, longitude: longitude), droppedAt: droppedAt, album: album,
+            removedPhotos: removed)
     }
 
     private static func album(
@@ -141,6 +154,7 @@ enum SnapshotWireDecoder {
         var latitude = 0.0, longitude = 0.0
         var slots: [DecodedSlot] = []
         var packedBytes = 0
+        var requestedBy: DeviceID? = nil
         while let (number, type) = try reader.nextField() {
             switch number {
             case 1: collection = try reader.uint32(type)
@@ -162,6 +176,11 @@ enum SnapshotWireDecoder {
                 packedBytes += slot.packedTexts.count
                 if case .downloaded(let digest, _, _) = slot.state { digests.append(digest) }
             case 13: listedCount = try reader.uint32(type)
+            case 14:
+                guard type == .lengthDelimited, case let bytes = try reader.lengthDelimited(), bytes.count == DeviceID.size,
+                    let device = try? DeviceID(logID: Array(bytes))
+                else { throw Unusual() }
+                requestedBy = device
             default: try reader.skip(type)
             }
         }
@@ -179,6 +198,7 @@ enum SnapshotWireDecoder {
                 pin: pin, collection: collection, page: page, perPage: perPage,
                 place: Coordinate(latitude: latitude, longitude: longitude))
         }
+        album.requestedBy = requestedBy
         album.listedAt = listedAt == 0 ? nil : listedAt
         album.pages = pages
         album.total = total

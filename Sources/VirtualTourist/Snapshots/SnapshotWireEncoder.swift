@@ -92,6 +92,7 @@ enum SnapshotWireEncoder {
     private static func pinSize(_ pin: Pin, album: Int) -> Int {
         (pin.id.rawValue != 0 ? 9 : 0) + Sizes.double(pin.coordinate.latitude) + Sizes.double(pin.coordinate.longitude)
             + Sizes.uint(pin.droppedAt) + Sizes.nested(album)
+            + (pin.removedPhotos.isEmpty ? 0 : Sizes.nested(8 * pin.removedPhotos.count))
     }
 
     private static func write(_ pin: Pin, albumSize: Int, _ out: inout Writer) {
@@ -104,6 +105,11 @@ enum SnapshotWireEncoder {
         out.uint(4, pin.droppedAt)
         out.header(5, length: albumSize)
         write(pin.album, &out)
+        if !pin.removedPhotos.isEmpty {
+            // Packed, as proto3 writes a repeated fixed64; sorted, as SnapshotCodec writes them.
+            out.header(6, length: 8 * pin.removedPhotos.count)
+            for key in pin.removedPhotos.sorted() { out.fixed64(key) }
+        }
     }
 
     /// The album's fields as `SnapshotCodec.message(for:)` sets them.
@@ -133,6 +139,7 @@ enum SnapshotWireEncoder {
             + Sizes.uint(fields.page) + Sizes.uint(fields.perPage) + Sizes.uint(album.pages) + Sizes.uint(album.total)
             + Sizes.double(fields.latitude) + Sizes.double(fields.longitude) + Sizes.uint(album.requestedAt ?? 0)
             + Sizes.uint(album.listedAt ?? 0) + Sizes.uint(UInt32(album.listedPhotoCount))
+            + (album.requestedBy.map { Sizes.nested($0.bytes.count) } ?? 0)
         album.slots.withUnsafeBufferPointer { slots in
             for index in slots.indices { size += Sizes.nested(slotSize(slots[index])) }
         }
@@ -159,6 +166,10 @@ enum SnapshotWireEncoder {
             }
         }
         out.uint(13, UInt64(UInt32(album.listedPhotoCount)))
+        if let device = album.requestedBy {
+            out.header(14, length: device.bytes.count)
+            device.bytes.withUnsafeBytes { out.bytes($0) }
+        }
     }
 
     private static func slotSize(_ slot: PhotoSlot) -> Int {

@@ -11,6 +11,7 @@ extension TouristState {
         switch recorded.event {
         case .photoDownloaded(let photo):
             guard let index = pins.index(forKey: photo.pin),
+                pins.values[index].album.requestedBy == recorded.origin?.device,
                 Self.fold(photo, at: recorded.sequence, into: &pins.values[index])
             else {
                 ignoredEvents += 1
@@ -20,16 +21,28 @@ extension TouristState {
             return
         case .photoDownloadFailed(let pin, let collection, let number, let reason):
             guard let index = pins.index(forKey: pin),
+                pins.values[index].album.requestedBy == recorded.origin?.device,
                 Self.foldFailure(collection: collection, slot: number, reason: reason, at: recorded.sequence, into: &pins.values[index])
             else {
                 ignoredEvents += 1
                 return
             }
             return
+        case .photoRemoved(let pin, let collection, let number, let photo):
+            // A removal holds in every later collection too, so a stale one still counts.
+            guard let index = pins.index(forKey: pin),
+                Self.foldRemoval(collection: collection, slot: number, photo: photo, into: &pins.values[index], releasing: &photoReferences)
+            else {
+                ignoredEvents += 1
+                return
+            }
+            return
+        case .regionChanged where recorded.origin.map({ $0.device != localDevice }) ?? false:
+            return  // another device's view of the map: kept in its log, never merged
         default:
             break
         }
-        guard problem(with: recorded.event) == nil else {
+        guard problem(with: recorded.event, by: recorded.origin?.device) == nil else {
             ignoredEvents += 1
             return
         }
@@ -55,15 +68,17 @@ extension TouristState {
             pins[request.pin]!.album.phase = .listing
             pins[request.pin]!.album.request = request
             pins[request.pin]!.album.requestedAt = at
+            pins[request.pin]!.album.requestedBy = recorded.origin?.device
 
         case .photosListed(let listing):
+            let removed = pins[listing.pin]!.removedPhotos
             modifyAlbum(listing.pin) { album in
                 album.phase = .listed
                 album.listedAt = at
                 album.pages = listing.pages
                 album.total = listing.total
                 album.listedPhotoCount = listing.photos.count
-                album.slots = Self.placeholders(for: listing.photos)
+                album.slots = Self.placeholders(for: listing.photos, leavingOut: removed)
             }
 
         case .photoDownloaded, .photoDownloadFailed:
@@ -72,10 +87,8 @@ extension TouristState {
         case .albumRequestFailed(let pin, _, let reason):
             pins[pin]!.album.phase = .failed(reason: reason)
 
-        case .photoRemoved(let pin, _, let number):
-            let position = pins[pin]!.album.position(of: number)!
-            let removed = pins[pin]!.album.slots.remove(at: position)
-            release([removed])
+        case .photoRemoved:
+            break  // folded above
 
         case .collectionReplaced(let pin, _, let new):
             startNewCollection(of: pin, number: new)
@@ -107,6 +120,10 @@ extension TouristState {
     }
 
     private mutating func release(_ slots: [PhotoSlot]) {
+        Self.release(slots, from: &photoReferences)
+    }
+
+    private static func release(_ slots: [PhotoSlot], from photoReferences: inout PhotoReferences) {
         // Through the buffer, a slot's state is read where it lies; `for slot in slots` copies
         // every slot (its photo's reference counted) only to look at its digest.
         slots.withUnsafeBufferPointer { slots in
@@ -138,13 +155,36 @@ extension TouristState {
 
     /// A listing's photos as an album's slots, numbered from 0 (a loop, not `enumerated().map`,
     /// which the compiler left generic: a value-witness copy a photo; docs/BENCHMARKS.md,
-    /// "Cold replay at 2.5 M events/s").
-    private static func placeholders(for photos: [ListedPhoto]) -> [PhotoSlot] {
+    /// "Cold replay at 2.5 M events/s"). Photos removed from the pin before keep their numbers
+    /// but get no slot: a removed photo never comes back.
+    private static func placeholders(for photos: [ListedPhoto], leavingOut removed: Set<UInt64>) -> [PhotoSlot] {
         var slots: [PhotoSlot] = []
         slots.reserveCapacity(photos.count)
-        for position in photos.indices {
+        for position in photos.indices where removed.isEmpty || !removed.contains(photos[position].identity.key) {
             slots.append(PhotoSlot(number: UInt32(position), photo: photos[position], state: .placeholder, resolvedAt: nil))
         }
         return slots
+    }
+
+    /// A removal, if it names a photo: the photo is kept out of the pin's later collections, and
+    /// leaves the album if it is there. Found by its slot in its own collection; a removal that
+    /// names its photo (from another device's listing, or a collection replaced since) is found
+    /// by the photo. False for a removal that names no photo (an old event for a collection
+    /// replaced since, or a slot that is not there).
+    static func foldRemoval(
+        collection: UInt32, slot number: UInt32, photo: PhotoIdentity?, into pin: inout Pin, releasing references: inout PhotoReferences
+    ) -> Bool {
+        var position: Int? = nil
+        if collection == pin.album.collection, let found = pin.album.position(of: number),
+            photo == nil || pin.album.slots[found].photo.identity == photo
+        {
+            position = found
+        } else if let photo {
+            position = pin.album.slots.firstIndex { $0.photo.identity == photo }
+        }
+        guard let key = photo?.key ?? position.map({ pin.album.slots[$0].photo.identity.key }) else { return false }
+        pin.removedPhotos.insert(key)
+        if let position { release([pin.album.slots.remove(at: position)], from: &references) }
+        return true
     }
 }

@@ -1,3 +1,5 @@
+import DeviceLogs
+
 /// The rules: whether an event can happen to a state. Actions are refused with this error
 /// before anything is appended; the fold skips events that break them. One function serves
 /// both, so the rules and the state can never disagree.
@@ -6,6 +8,24 @@ extension TouristState {
     public static let maxPhotosPerListing = 500
     /// The media types a downloaded photo may have.
     public static let photoMediaTypes: Set<String> = ["image/jpeg", "image/png", "image/gif", "image/webp"]
+
+    /// Why `event`, written by `device`, cannot happen now, or nil when it can: the rules of
+    /// ``problem(with:)``, and in a store of several devices, that a photo service's result
+    /// comes from the device whose request it answers (docs/DEVICES.md, "Rules by intent").
+    public func problem(with event: DomainEvent, by device: DeviceID?) -> DomainError? {
+        if let problem = problem(with: event) { return problem }
+        let pin: PinID
+        switch event {
+        case .photosListed(let listing): pin = listing.pin
+        case .photoDownloaded(let photo): pin = photo.pin
+        case .photoDownloadFailed(let id, _, _, _), .albumRequestFailed(let id, _, _): pin = id
+        default: return nil
+        }
+        guard let asked = pins[pin]?.album.requestedBy, asked != device else { return nil }
+        return DomainError(
+            .wrongAlbumState,
+            "pin \(pin)'s album (collection \(pins[pin]!.album.collection)) was asked for on device \(asked.short); only its results count")
+    }
 
     /// Why `event` cannot happen now, or nil when it can.
     public func problem(with event: DomainEvent) -> DomainError? {
@@ -78,10 +98,15 @@ extension TouristState {
             guard pin.album.phase == .listing else { return Self.notExpecting("a failed request", pin) }
             return reason.isEmpty ? DomainError(.invalidArgument, "a failure needs a reason") : nil
 
-        case .photoRemoved(let pinID, let collection, let number):
+        case .photoRemoved(let pinID, let collection, let number, let photo):
             guard let pin = pins[pinID] else { return unknown(pinID) }
             if let stale = Self.staleness(pin, collection) { return stale }
-            return pin.album.position(of: number) == nil ? Self.unknownPhoto(number, pin) : nil
+            guard let position = pin.album.position(of: number) else { return Self.unknownPhoto(number, pin) }
+            if let photo, pin.album.slots[position].photo.identity != photo {
+                return DomainError(
+                    .invalidArgument, "photo \(number) of pin \(pin.id) is \(pin.album.slots[position].photo.identity), not \(photo)")
+            }
+            return nil
 
         case .collectionReplaced(let pinID, let old, let new):
             guard let pin = pins[pinID] else { return unknown(pinID) }

@@ -1,3 +1,4 @@
+import DeviceLogs
 import EventLog
 
 /// Everything the app shows, as the fold of the log's events 1 through ``sequence``.
@@ -22,8 +23,14 @@ public struct TouristState: Hashable, Sendable {
     /// Events that did not apply when folded (always 0 for a log written through the store's
     /// rules; counted, not fatal, so that an imported or foreign log still opens).
     public internal(set) var ignoredEvents: UInt64 = 0
+    /// The device whose state this is, in a store of several devices (nil in a store of one):
+    /// the map region is its own (docs/DEVICES.md, "Rules by intent").
+    public internal(set) var localDevice: DeviceID?
 
     public init() {}
+
+    /// An empty state of `device`, for a merged fold.
+    public init(localDevice: DeviceID?) { self.localDevice = localDevice }
 
     /// The pins, oldest first.
     public var pinsInDropOrder: [Pin] { pins.values.sorted { $0.droppedAt < $1.droppedAt } }
@@ -39,6 +46,9 @@ public struct Pin: Hashable, Sendable {
     /// The sequence number of its PinDropped.
     public let droppedAt: UInt64
     public internal(set) var album: Album
+    /// The photos removed from any of its collections, by ``PhotoIdentity/key``: none of them
+    /// is placed in a later collection (docs/DEVICES.md, "Rules by intent").
+    public internal(set) var removedPhotos: Set<UInt64> = []
 }
 
 /// A pin's photo album: one collection at a time.
@@ -61,6 +71,9 @@ public struct Album: Hashable, Sendable {
     public internal(set) var phase: Phase = .notRequested
     /// The current collection's request, once made.
     public internal(set) var request: AlbumRequest?
+    /// The device whose AlbumRequested the current collection answers, in a store of several
+    /// devices: only that device's results are folded (nil in a store of one).
+    public internal(set) var requestedBy: DeviceID?
     /// The sequence numbers of its AlbumRequested and PhotosListed.
     public internal(set) var requestedAt: UInt64?
     public internal(set) var listedAt: UInt64?

@@ -142,6 +142,8 @@ public enum StoreAudit {
                 return
             }
             if saved != state { result.problems.append("snapshot \(name) differs from the state replayed to \(sequence)") }
+        } catch let problem as SnapshotProblem where problem.isOutdated {
+            result.notes.append("snapshot \(name) is in an older format (\(problem)): opening replays the log instead and removes it")
         } catch {
             result.problems.append("snapshot \(name) cannot be used: \(error) (opening skips it)")
         }

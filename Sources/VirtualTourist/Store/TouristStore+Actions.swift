@@ -76,7 +76,9 @@ extension TouristStore {
     public func removePhoto(_ slot: UInt32, from pin: PinID, collection: UInt32? = nil) async throws -> RecordedEvent {
         try await run { state in
             let current = collection ?? state.pins[pin]?.album.collection ?? 0
-            return [ProposedEvent(event: .photoRemoved(pin: pin, collection: current, slot: slot))]
+            // Named, so that it stays out of the pin's later collections on every device.
+            let photo = state.pins[pin].flatMap { $0.album.collection == current ? $0.album.slot(slot)?.photo.identity : nil }
+            return [ProposedEvent(event: .photoRemoved(pin: pin, collection: current, slot: slot, photo: photo))]
         }[0]
     }
 

@@ -91,6 +91,8 @@ public final class TouristStore: Sendable {
             let state = try replay(
                 from: (consume base) ?? TouristState(), through: log.lastSequence, events: resumption.events(after:))
             resumption.replayed()
+            // Snapshots of an older format are of no use to this version: gone once replayed past.
+            if !skipped.isEmpty { try? snapshots.removeOutdated() }
             let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem, options: options.blobs)
             let processor = ActionProcessor(
                 log: log, state: state, lastSnapshot: snapshotSequence ?? 0,

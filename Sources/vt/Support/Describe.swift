@@ -69,8 +69,8 @@ enum Describe {
             return "pin \(short(pin)) collection \(collection): photo \(slot) failed: \(reason)"
         case .albumRequestFailed(let pin, let collection, let reason):
             return "pin \(short(pin)) collection \(collection): search failed: \(reason)"
-        case .photoRemoved(let pin, let collection, let slot):
-            return "pin \(short(pin)) collection \(collection): photo \(slot) removed"
+        case .photoRemoved(let pin, let collection, let slot, let photo):
+            return "pin \(short(pin)) collection \(collection): photo \(slot) removed" + (photo.map { " (\($0))" } ?? "")
         case .collectionReplaced(let pin, let old, let new):
             return "pin \(short(pin)): New Collection (\(old) → \(new))"
         case .placeForgotten(let pin, let erased):

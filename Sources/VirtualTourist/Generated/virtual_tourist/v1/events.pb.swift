@@ -394,7 +394,9 @@ nonisolated struct VirtualTourist_V1_AlbumRequestFailed: Sendable {
   init() {}
 }
 
-/// A photo was removed from its album; the other photos keep their slot numbers.
+/// A photo was removed from its album; the other photos keep their slot numbers. The photo is
+/// named too (added with devices: older events have neither field, and the fold takes them from
+/// the slot), so that it stays out of every later collection of the pin, from any device.
 nonisolated struct VirtualTourist_V1_PhotoRemoved: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -405,6 +407,12 @@ nonisolated struct VirtualTourist_V1_PhotoRemoved: Sendable {
   var collection: UInt32 = 0
 
   var slot: UInt32 = 0
+
+  /// the photo service's id for it
+  var remoteID: String = String()
+
+  /// the host of its image URL, lowercased
+  var service: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1178,7 +1186,7 @@ nonisolated extension VirtualTourist_V1_AlbumRequestFailed: SwiftProtobuf.Messag
 
 nonisolated extension VirtualTourist_V1_PhotoRemoved: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PhotoRemoved"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pin\0\u{1}collection\0\u{1}slot\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pin\0\u{1}collection\0\u{1}slot\0\u{3}remote_id\0\u{1}service\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1189,6 +1197,8 @@ nonisolated extension VirtualTourist_V1_PhotoRemoved: SwiftProtobuf.Message, Swi
       case 1: try { try decoder.decodeSingularFixed64Field(value: &self.pin) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.collection) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.slot) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.remoteID) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.service) }()
       default: break
       }
     }
@@ -1204,6 +1214,12 @@ nonisolated extension VirtualTourist_V1_PhotoRemoved: SwiftProtobuf.Message, Swi
     if self.slot != 0 {
       try visitor.visitSingularUInt32Field(value: self.slot, fieldNumber: 3)
     }
+    if !self.remoteID.isEmpty {
+      try visitor.visitSingularStringField(value: self.remoteID, fieldNumber: 4)
+    }
+    if !self.service.isEmpty {
+      try visitor.visitSingularStringField(value: self.service, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1211,6 +1227,8 @@ nonisolated extension VirtualTourist_V1_PhotoRemoved: SwiftProtobuf.Message, Swi
     if lhs.pin != rhs.pin {return false}
     if lhs.collection != rhs.collection {return false}
     if lhs.slot != rhs.slot {return false}
+    if lhs.remoteID != rhs.remoteID {return false}
+    if lhs.service != rhs.service {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

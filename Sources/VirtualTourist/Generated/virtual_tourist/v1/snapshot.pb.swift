@@ -115,6 +115,13 @@ nonisolated struct VirtualTourist_V1_PinState: @unchecked Sendable {
   /// Clears the value of `album`. Subsequent reads from it will return its default value.
   mutating func clearAlbum() {_uniqueStorage()._album = nil}
 
+  /// The photos removed from any of its collections (PhotoIdentity keys, docs/DEVICES.md):
+  /// none of them is placed in a later collection.
+  var removedPhotos: [UInt64] {
+    get {_storage._removedPhotos}
+    set {_uniqueStorage()._removedPhotos = newValue}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -158,6 +165,10 @@ nonisolated struct VirtualTourist_V1_AlbumState: Sendable {
 
   /// how many photos the listing had, before removals
   var listedPhotoCount: UInt32 = 0
+
+  /// In a store of several devices: the device (its 16-byte id) whose request the collection
+  /// answers; empty in a store of one.
+  var requestedBy: Data = Data()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -431,7 +442,7 @@ nonisolated extension VirtualTourist_V1_MapRegion: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension VirtualTourist_V1_PinState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PinState"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pin\0\u{1}latitude\0\u{1}longitude\0\u{3}dropped_at\0\u{1}album\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pin\0\u{1}latitude\0\u{1}longitude\0\u{3}dropped_at\0\u{1}album\0\u{3}removed_photos\0")
 
   fileprivate class _StorageClass {
     var _pin: UInt64 = 0
@@ -439,6 +450,7 @@ nonisolated extension VirtualTourist_V1_PinState: SwiftProtobuf.Message, SwiftPr
     var _longitude: Double = 0
     var _droppedAt: UInt64 = 0
     var _album: VirtualTourist_V1_AlbumState? = nil
+    var _removedPhotos: [UInt64] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -454,6 +466,7 @@ nonisolated extension VirtualTourist_V1_PinState: SwiftProtobuf.Message, SwiftPr
       _longitude = source._longitude
       _droppedAt = source._droppedAt
       _album = source._album
+      _removedPhotos = source._removedPhotos
     }
   }
 
@@ -477,6 +490,7 @@ nonisolated extension VirtualTourist_V1_PinState: SwiftProtobuf.Message, SwiftPr
         case 3: try { try decoder.decodeSingularDoubleField(value: &_storage._longitude) }()
         case 4: try { try decoder.decodeSingularUInt64Field(value: &_storage._droppedAt) }()
         case 5: try { try decoder.decodeSingularMessageField(value: &_storage._album) }()
+        case 6: try { try decoder.decodeRepeatedFixed64Field(value: &_storage._removedPhotos) }()
         default: break
         }
       }
@@ -504,6 +518,9 @@ nonisolated extension VirtualTourist_V1_PinState: SwiftProtobuf.Message, SwiftPr
       try { if let v = _storage._album {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
       } }()
+      if !_storage._removedPhotos.isEmpty {
+        try visitor.visitPackedFixed64Field(value: _storage._removedPhotos, fieldNumber: 6)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -518,6 +535,7 @@ nonisolated extension VirtualTourist_V1_PinState: SwiftProtobuf.Message, SwiftPr
         if _storage._longitude != rhs_storage._longitude {return false}
         if _storage._droppedAt != rhs_storage._droppedAt {return false}
         if _storage._album != rhs_storage._album {return false}
+        if _storage._removedPhotos != rhs_storage._removedPhotos {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -529,7 +547,7 @@ nonisolated extension VirtualTourist_V1_PinState: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension VirtualTourist_V1_AlbumState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".AlbumState"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}collection\0\u{1}phase\0\u{1}failure\0\u{1}page\0\u{3}per_page\0\u{1}pages\0\u{1}total\0\u{1}latitude\0\u{1}longitude\0\u{3}requested_at\0\u{3}listed_at\0\u{1}slots\0\u{3}listed_photo_count\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}collection\0\u{1}phase\0\u{1}failure\0\u{1}page\0\u{3}per_page\0\u{1}pages\0\u{1}total\0\u{1}latitude\0\u{1}longitude\0\u{3}requested_at\0\u{3}listed_at\0\u{1}slots\0\u{3}listed_photo_count\0\u{3}requested_by\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -550,6 +568,7 @@ nonisolated extension VirtualTourist_V1_AlbumState: SwiftProtobuf.Message, Swift
       case 11: try { try decoder.decodeSingularUInt64Field(value: &self.listedAt) }()
       case 12: try { try decoder.decodeRepeatedMessageField(value: &self.slots) }()
       case 13: try { try decoder.decodeSingularUInt32Field(value: &self.listedPhotoCount) }()
+      case 14: try { try decoder.decodeSingularBytesField(value: &self.requestedBy) }()
       default: break
       }
     }
@@ -595,6 +614,9 @@ nonisolated extension VirtualTourist_V1_AlbumState: SwiftProtobuf.Message, Swift
     if self.listedPhotoCount != 0 {
       try visitor.visitSingularUInt32Field(value: self.listedPhotoCount, fieldNumber: 13)
     }
+    if !self.requestedBy.isEmpty {
+      try visitor.visitSingularBytesField(value: self.requestedBy, fieldNumber: 14)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -612,6 +634,7 @@ nonisolated extension VirtualTourist_V1_AlbumState: SwiftProtobuf.Message, Swift
     if lhs.listedAt != rhs.listedAt {return false}
     if lhs.slots != rhs.slots {return false}
     if lhs.listedPhotoCount != rhs.listedPhotoCount {return false}
+    if lhs.requestedBy != rhs.requestedBy {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
