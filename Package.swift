@@ -197,6 +197,7 @@ let package = Package(
                 "BlobStore",
                 "Replication",
                 "NATSClient",
+                "DeviceLogs",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

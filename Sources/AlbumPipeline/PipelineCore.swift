@@ -67,6 +67,9 @@ actor PipelineCore {
         processed = max(processed, state.sequence)
         for pin in state.pinsInDropOrder {
             let album = pin.album
+            // In a store of several devices, a request is answered by the device that made it:
+            // only its results count (docs/DEVICES.md, "Rules by intent").
+            guard album.phase == .notRequested || album.requestedBy == state.localDevice else { continue }
             switch album.phase {
             case .notRequested:
                 if options.prefetch { startRequest(pin.id, collection: album.collection, cause: nil) }

@@ -29,7 +29,10 @@ struct PipelineWork: Sendable {
         }
         guard !Task.isCancelled else { return }
         let history = await photoHistory(for: request, pipeline: pipeline)
-        let photos = history.choose(from: page.photos).prefix(Int(request.perPage)).map(Self.listed)
+        // One slot a photo: a service that lists a photo twice gives it once (docs/DEVICES.md).
+        var seen = Set<PhotoIdentity>()
+        let photos = history.choose(from: page.photos).map(Self.listed).filter { seen.insert($0.identity).inserted }
+            .prefix(Int(request.perPage))
         let listing = PhotoListing(
             pin: request.pin, collection: request.collection, page: request.page,
             pages: UInt32(clamping: max(0, page.pages)), total: UInt64(max(0, page.total)), photos: Array(photos))

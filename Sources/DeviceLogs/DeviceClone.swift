@@ -58,6 +58,7 @@ public enum DeviceClone {
             var logs: [(DeviceID, String, DeviceFile?)] = [(devices.this.device, Path.join(source, "log"), devices.hasFile ? devices.this : nil)]
             logs += devices.copies.map { ($0.id, $0.logPath, $0.file) }
             for (id, path, file) in logs {
+                // A new copy: nothing to lag behind, so whose log it is does not matter.
                 progress?(.log(id))
                 let folder = StoreDevices.folder(store: partial, device: id)
                 try LogCopier.storage("create \(folder)") { try fileSystem.createDirectoryDurably(folder) }

@@ -32,9 +32,11 @@ public enum LogCopier {
     /// - Parameters:
     ///   - own: this device's id; a source with it is refused.
     ///   - configuration: how the copy is written (its codec also reads the source's blocks).
+    ///   - isDevicesOwnLog: whether `source` is the device's own log (not another store's copy of
+    ///     it): a copy elsewhere may lag behind this one, the device's own log may not.
     public static func update(
         copy: String, from source: String, refusing own: DeviceID?, configuration: LogConfiguration,
-        fileSystem: any FileSystem = PosixFileSystem()
+        isDevicesOwnLog: Bool = true, fileSystem: any FileSystem = PosixFileSystem()
     ) throws -> Report? {
         let reader = try open(source, configuration, fileSystem, "read the log at \(source)")
         guard let identity = try storage("read the log at \(source)", { try reader.identity() }) else { return nil }
@@ -60,8 +62,9 @@ public enum LogCopier {
                 "the copy at \(copy) holds another log (\(heldIdentity.map { hex($0.logID) } ?? "none")) than device \(device)'s; it was not touched")
         }
         let before = try storage("read the copy at \(copy)") { try held.lastSequence() }
-        try checkSameHistory(device: device, copy: held, source: reader, sourceLast: last, through: before)
+        try checkSameHistory(device: device, copy: held, source: reader, sourceLast: last, through: before, isDevicesOwnLog: isDevicesOwnLog)
         guard last > before else {
+            // Nothing new (or a copy elsewhere that lags behind this one).
             return Report(device: device, before: before, head: try head(of: held, at: before, copy))
         }
         let log = try storage("open the copy at \(copy) to write") { try EventLog.open(at: copy, configuration: configuration, fileSystem: fileSystem) }
@@ -137,23 +140,26 @@ public enum LogCopier {
         return run
     }
 
-    /// Refuses a source that is shorter than the copy or whose history differs from it, naming
-    /// the first event that differs (the heads differ from there on: a binary search finds it).
+    /// Refuses a source whose history differs from the copy, naming the first event that differs
+    /// (the heads differ from there on: a binary search finds it), and a device's own log that
+    /// is shorter than the copy (it lost events it had written). Another store's copy may be
+    /// shorter: it lags behind, and gives nothing.
     private static func checkSameHistory(
-        device: DeviceID, copy: LogReader, source: LogReader, sourceLast: UInt64, through held: UInt64
+        device: DeviceID, copy: LogReader, source: LogReader, sourceLast: UInt64, through held: UInt64, isDevicesOwnLog: Bool
     ) throws {
-        guard held > 0 else { return }
-        if sourceLast < held {
+        guard held > 0, sourceLast > 0 || isDevicesOwnLog else { return }
+        if sourceLast < held, isDevicesOwnLog {
             throw DeviceError(
                 .refused,
                 "device \(device)'s log at \(source.directory) ends at event \(sourceLast), but this store has its events through \(held): it lost or rewrote its history; nothing was taken")
         }
+        let shared = min(held, sourceLast)
         func same(_ sequence: UInt64) throws -> Bool {
             try storage("compare device \(device)'s heads at \(sequence)") { try copy.head(at: sequence) == source.head(at: sequence) }
         }
-        guard try !same(held) else { return }
+        guard try !same(shared) else { return }
         var low: UInt64 = 1  // the first differing event is in low...high
-        var high = held
+        var high = shared
         while low < high {
             let middle = low + (high - low) / 2
             if try same(middle) { low = middle + 1 } else { high = middle }

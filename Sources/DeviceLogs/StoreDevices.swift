@@ -24,8 +24,6 @@ public struct StoreDevices: Sendable {
         public var logPath: String
         /// Its last event and the head there.
         public var head: LogHead
-        /// Its last event's time (nil for a copy without events).
-        public var lastTime: LogTimestamp?
     }
 
     public let store: String
@@ -37,8 +35,13 @@ public struct StoreDevices: Sendable {
     public let hasFile: Bool
     /// The other devices' copies, by id.
     public let copies: [Copy]
+    /// Every other device this store knows of, by id: those with a copy, and those whose
+    /// `device.json` came without events (a device that has written nothing yet).
+    public let others: [DeviceID]
     /// Leftovers of an interrupted copy (`<id>/log.partial`), removed by the next sync or clone.
     public let leftovers: [String]
+    /// Copies that do not read back as logs (damage), each with why; not in ``copies``.
+    public let damaged: [(device: DeviceID, reason: String)]
 
     /// The path of the copy of `device` in `store`.
     public static func logPath(store: String, device: DeviceID) -> String {
@@ -70,7 +73,9 @@ public struct StoreDevices: Sendable {
         }
         let this = file ?? DeviceFile(map: own, device: own, name: nil)
         var copies: [Copy] = []
+        var others: [DeviceID] = []
         var leftovers: [String] = []
+        var damaged: [(device: DeviceID, reason: String)] = []
         let folder = Path.join(store, folderName)
         let names = try LogCopier.storage("list \(folder)") {
             try fileSystem.exists(folder) ? try fileSystem.listDirectory(folder).sorted() : []
@@ -79,14 +84,27 @@ public struct StoreDevices: Sendable {
             guard let id = DeviceID(parsing: name), id.description == name else {
                 throw DeviceError(.notAStore, "\(Path.join(folder, name)) is not a device's folder (a device's folder is named by its 32-digit id)")
             }
+            others.append(id)
             let copyFolder = Path.join(folder, name)
             let log = Path.join(copyFolder, "log")
             if try LogCopier.storage("look at \(log).partial", { try fileSystem.exists(log + ".partial") }) { leftovers.append(log + ".partial") }
             guard try LogCopier.storage("look at \(log)", { try fileSystem.exists(log) }) else { continue }
-            let reader = try LogCopier.storage("read the copy at \(log)") {
-                try LogReader(directory: log, fileSystem: fileSystem, payloadCodec: payloadCodec)
+            let reader: LogReader
+            let logID: [UInt8]?
+            let last: UInt64
+            let head: LogHead?
+            do {
+                reader = try LogCopier.storage("read the copy at \(log)") {
+                    try LogReader(directory: log, fileSystem: fileSystem, payloadCodec: payloadCodec)
+                }
+                logID = try LogCopier.storage("read the copy at \(log)") { try reader.identity() }?.logID
+                last = try LogCopier.storage("read the copy at \(log)") { try reader.lastSequence() }
+                head = try LogCopier.storage("read the copy at \(log)") { try reader.head(at: last) }
+            } catch let error as DeviceError where error.code == .refused {
+                // Damage in one copy: the others are still read (a sync takes it again whole).
+                damaged.append((id, error.message))
+                continue
             }
-            let logID = try LogCopier.storage("read the copy at \(log)") { try reader.identity() }?.logID
             guard logID == id.bytes else {
                 throw DeviceError(.notAStore, "\(log) holds the log of \(logID.map(hex) ?? "no device"), not of device \(id) its folder names")
             }
@@ -96,13 +114,11 @@ public struct StoreDevices: Sendable {
                     .notAStore,
                     "\(Path.join(copyFolder, DeviceFile.name)) is device \(copyFile.device)'s of map \(copyFile.map); this folder is device \(id)'s of map \(this.map)")
             }
-            let last = try LogCopier.storage("read the copy at \(log)") { try reader.lastSequence() }
-            let head = try LogCopier.storage("read the copy at \(log)") { try reader.head(at: last) }
-            let lastTime = try LogCopier.storage("read the copy at \(log)") { try reader.event(at: last)?.timestamp }
             guard let head else { throw DeviceError(.storage, "the copy at \(log) has no head at its last event \(last)") }
-            copies.append(Copy(id: id, file: copyFile, logPath: log, head: head, lastTime: last == 0 ? nil : lastTime))
+            copies.append(Copy(id: id, file: copyFile, logPath: log, head: head))
         }
-        return StoreDevices(store: store, this: this, hasFile: file != nil, copies: copies, leftovers: leftovers)
+        return StoreDevices(
+            store: store, this: this, hasFile: file != nil, copies: copies, others: others, leftovers: leftovers, damaged: damaged)
     }
 
     /// The identity of the log in `path` as a device id, nil when it has no data file yet.
@@ -113,9 +129,6 @@ public struct StoreDevices: Sendable {
         }
         return try identity.map { try DeviceID(logID: $0.logID) }
     }
-
-    /// The newest time of any copy: the floor of this device's ``HybridClock``.
-    public var newestCopyTime: LogTimestamp? { copies.compactMap(\.lastTime).max() }
 
     /// Every device of the map this store knows, this one first, then the copies by id.
     public var all: [DeviceID] { [this.device] + copies.map(\.id) }

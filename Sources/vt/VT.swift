@@ -21,6 +21,7 @@ struct VT: AsyncParsableCommand {
             StateCommand.self, DiffCommand.self, ReplayCommand.self, BisectCommand.self,
             VerifyCommand.self, RepairCommand.self, CompactCommand.self, UpgradeCommand.self, ForgetCommand.self, GCCommand.self, SnapshotCommand.self, ExportCommand.self, ImportCommand.self,
             ReplicateCommand.self, RestoreCommand.self, FollowCommand.self,
+            DeviceCommand.self, CloneCommand.self, SyncCommand.self,
             LogDemoCommand.self,
             PlaceCommand.self,
         ],

@@ -25,6 +25,17 @@ extension EventLog {
         }
     }
 
+    /// Takes the writer's lock of the log in `directory` without opening the log: for work beside
+    /// it that must not run while a writer has it open (a store's sync writes the other devices'
+    /// copies under its own log's lock, as an open store holds it). `release()` lets it go.
+    ///
+    /// - Throws: ``LogError`` `.locked` naming the holder; `.io`.
+    public static func writerLock(of directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws -> any HeldLock {
+        try takeLock(of: directory, holder: holderLine(), fileSystem: fileSystem.confined(to: directory)) { holder in
+            "the log at \(directory) is already open for writing by another program (\(holder))"
+        }
+    }
+
     static func holderLine() -> String {
         var name = [CChar](repeating: 0, count: 256)
         let host = gethostname(&name, name.count) == 0

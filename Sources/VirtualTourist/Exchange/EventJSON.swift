@@ -76,6 +76,10 @@ public struct EventJSON: Codable, Hashable, Sendable {
     /// PhotoRemoved: which photo (absent for removals written before devices existed).
     public var photo_id: String?
     public var service: String?
+    /// In a store of several devices: the device whose log holds the event, and its sequence
+    /// number there (`seq` is then its position in the merged order).
+    public var device: String?
+    public var device_seq: UInt64?
 
     public init(_ recorded: RecordedEvent) {
         seq = recorded.sequence
@@ -84,6 +88,8 @@ public struct EventJSON: Codable, Hashable, Sendable {
         cause = recorded.cause
         type = recorded.event.typeName
         pin = recorded.event.pin?.description
+        device = recorded.origin?.device.description
+        device_seq = recorded.origin?.sequence
         switch recorded.event {
         case .regionChanged(let region):
             latitude = region.center.latitude
@@ -137,7 +143,12 @@ public struct EventJSON: Codable, Hashable, Sendable {
 
     /// The event back, or a ``DomainError`` `.invalidArgument` naming the missing or bad field.
     public func recorded() throws -> RecordedEvent {
-        RecordedEvent(
+        if device != nil || device_seq != nil {
+            throw DomainError(
+                .invalidArgument,
+                "event \(seq) was written by device \(device ?? "?"): an export of several devices cannot be imported yet (docs/DEVICES.md); clone the store instead")
+        }
+        return RecordedEvent(
             sequence: seq, timestamp: LogTimestamp(microsecondsSinceEpoch: time_us), cause: cause, event: try event())
     }
 

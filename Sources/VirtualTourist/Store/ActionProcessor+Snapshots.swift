@@ -5,6 +5,7 @@ import EventLog
 extension ActionProcessor {
     /// Starts writing a snapshot off the action path when the state passed a multiple of the interval.
     func startSnapshotIfDue() {
+        guard localDevice == nil else { return }  // no merged snapshots yet (docs/DEVICES.md)
         // The state that crossed the multiple is the one written first (not whatever is published
         // by the time the task runs), so where snapshots land does not depend on the scheduler.
         let crossed: (TouristState, LogHead)? = shared.withLock { shared in

@@ -1,3 +1,4 @@
+import DeviceLogs
 import BlobStore
 import EventLog
 import Synchronization
@@ -55,12 +56,23 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
     private var scratch: TouristState
     /// Those events, in order.
     private var unsettled: [RecordedEvent] = []
+    /// In a store of several devices: how this device's events are numbered in the merged order
+    /// (nil in a store of one, where a position is a sequence number). No snapshots are written
+    /// there yet (docs/DEVICES.md, "What is built").
+    private var numbering: MergedNumbering?
+    /// This device, in a store of several devices, and the events copied from the others
+    /// (set once: readable from any thread).
+    let localDevice: DeviceID?
+    let mergedOffset: UInt64
 
     init(
         log: EventLog, state: TouristState, lastSnapshot: UInt64, snapshots: SnapshotFolder, blobs: BlobStore,
-        refusal: String? = nil
+        refusal: String? = nil, numbering: MergedNumbering? = nil
     ) {
         self.refusal = refusal
+        self.numbering = numbering
+        self.localDevice = numbering?.device
+        self.mergedOffset = numbering?.offset ?? 0
         self.log = log
         self.snapshots = snapshots
         self.blobs = blobs
@@ -171,7 +183,7 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         // The published head, not the log's: after a failed sync the log's head can be past
         // the last events the store accepted.
         let (lastSnapshot, head) = shared.withLock { ($0.lastSnapshot, $0.publishedHead) }
-        if state.sequence > lastSnapshot {
+        if numbering == nil, state.sequence > lastSnapshot {
             _ = writeSnapshot(state, head)
         }
         let subscribers = shared.withLock { shared in
@@ -211,26 +223,31 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
     /// `scratch`, numbers and times them as the slot says, and encodes them. The state changes
     /// only if the log takes them (`accepted`).
     private func prepare(_ build: Build, at slot: CommitSlot, into outcome: ActionOutcome) -> PreparedEvents {
-        precondition(slot.firstSequence == scratch.sequence + 1, "only the store's processor appends to its log")
+        let offset = numbering?.offset ?? 0
+        precondition(slot.firstSequence + offset == scratch.sequence + 1, "only the store's processor appends to its log")
         outcome.refusal = nil
         do {
             let proposed = try build(scratch)
             var target = scratch
             var recorded: [RecordedEvent] = []
             for (index, proposal) in proposed.enumerated() {
+                // A cause is stored as a sequence number of this device's log: in a store of
+                // several devices, a position is mapped back (another device's event is no cause here).
                 let cause: UInt64? = switch proposal.cause {
                 case .none: nil
-                case .sequence(let sequence): sequence
-                case .earlierInAction(let position): recorded[position].sequence
+                case .sequence(let position): numbering.map { $0.ownSequence(atPosition: position) } ?? position
+                case .earlierInAction(let earlier): recorded[earlier].origin?.sequence ?? recorded[earlier].sequence
                 }
-                if let problem = target.problem(with: proposal.event) { throw problem }
+                if let problem = target.problem(with: proposal.event, by: numbering?.device) { throw problem }
                 if case .photoDownloaded(let photo) = proposal.event, try !blobs.contains(photo.digest) {
                     // An event never names a blob that is not stored (docs/BLOBS.md).
                     throw DomainError(
                         .invalidArgument, "the image \(photo.digest) is not stored; store its bytes before recording it")
                 }
+                let own = slot.firstSequence + UInt64(index)
                 let event = RecordedEvent(
-                    sequence: slot.firstSequence + UInt64(index), timestamp: slot.time, cause: cause, event: proposal.event)
+                    sequence: own + offset, timestamp: slot.time, cause: cause, event: proposal.event,
+                    origin: numbering.map { EventOrigin(device: $0.device, sequence: own) })
                 target.apply(event)
                 recorded.append(event)
             }
@@ -253,7 +270,8 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         unsettled = []
         switch outcome {
         case .success(let head):
-            precondition(head.sequence == scratch.sequence, "the settled record ends where the accepted actions do")
+            precondition(head.sequence + (numbering?.offset ?? 0) == scratch.sequence, "the settled record ends where the accepted actions do")
+            numbering?.appended(events.map(\.sequence))
             state = scratch
             publish(StoreChange(events: events, state: state), head: head)
             startSnapshotIfDue()
@@ -271,6 +289,9 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
     /// and applies them without the rules: the original checked them. For a replica.
     func appendReplicated(_ events: [LogEvent]) async throws -> (events: [RecordedEvent], head: LogHead) {
         guard let first = events.first else { return ([], shared.withLock { $0.publishedHead }) }
+        guard numbering == nil else {
+            throw DomainError(.invalidArgument, "a store of several devices takes other devices' events by sync, not as a replica")
+        }
         guard first.sequence == state.sequence + 1 else {
             throw DomainError(.invalidArgument, "replicated event \(first.sequence) does not follow this store's last event, \(state.sequence)")
         }

@@ -114,6 +114,8 @@ public enum StoreAudit {
             result.problems.append("the log could not be replayed: \(error)")
         }
         progress?("replaying", Int64(through), Int64(through))
+        // With other devices' copies, the photos to find are those of the merged state.
+        if let merged = verifyDevices(folder: folder, fileSystem: fileSystem, into: &result) { state = merged }
         let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem)
         result.referencedPhotos = state.photoReferences.count
         for digest in state.referencedDigests.sorted(by: { $0.description < $1.description }) where try !blobs.contains(digest) {

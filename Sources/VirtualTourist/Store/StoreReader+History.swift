@@ -179,6 +179,7 @@ extension StoreReader {
     /// without decoding 130,000 photos; the state it folds is never handed out.
     func pinsOnMap() throws -> [PinID: UInt64] {
         do {
+            if let merged { return try merged.state(at: lastSequence).pins.mapValues(\.droppedAt) }
             let skeleton = try snapshots.newest(atOrBefore: lastSequence, heads: log.headInBackground, pinsOnly: true).0 ?? TouristState()
             return try TouristStore.replay(log, from: skeleton, through: lastSequence).pins.mapValues(\.droppedAt)
         } catch {

@@ -16,6 +16,12 @@ extension StoreReader {
         aboutPinsIn pins: ClosedRange<UInt64>, from: UInt64, through: UInt64, threshold: UInt64,
         decodingOnly wanted: ((LogEvent) -> Bool)?, keeping keeps: @escaping (PinID) -> Bool
     ) throws -> [RecordedEvent] {
+        if let merged {
+            // No key summaries across devices yet: every event is read.
+            var found: [RecordedEvent] = []
+            try merged.forEach(from: from, through: through) { if let pin = $0.event.pin, pins.contains(pin.rawValue), keeps(pin) { found.append($0) } }
+            return found
+        }
         let ranges = try log.ranges(mayHoldKeysIn: pins, function: EventCodec.pinKeys.name, from: from, through: through)
         return try Self.inHalves(self, ranges: ranges, threshold: threshold) { log, ranges in
             var found: [RecordedEvent] = []

@@ -23,13 +23,20 @@ public final class StoreReader {
     let fileSystem: any FileSystem
     let log: LogReader
     let snapshots: SnapshotFolder
+    /// In a store of several devices, the merged history: positions are in its order, and
+    /// every read goes through it (docs/DEVICES.md).
+    let merged: MergedHistory?
 
-    init(folder: String, lastSequence: UInt64, fileSystem: any FileSystem, log: LogReader, snapshots: SnapshotFolder) {
+    init(
+        folder: String, lastSequence: UInt64, fileSystem: any FileSystem, log: LogReader, snapshots: SnapshotFolder,
+        merged: MergedHistory? = nil
+    ) {
         self.folder = folder
         self.lastSequence = lastSequence
         self.fileSystem = fileSystem
         self.log = log
         self.snapshots = snapshots
+        self.merged = merged
     }
 
     /// Opens the store in `folder` for reading.
@@ -51,9 +58,11 @@ public final class StoreReader {
         }
         do {
             let log = try LogReader(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
+            let merged = try MergedHistory.open(store: folder, fileSystem: fileSystem)
             return StoreReader(
-                folder: folder, lastSequence: try log.lastSequence(), fileSystem: fileSystem, log: log,
-                snapshots: SnapshotFolder(path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, snapshotInterval)))
+                folder: folder, lastSequence: try merged?.count ?? log.lastSequence(), fileSystem: fileSystem, log: log,
+                snapshots: SnapshotFolder(path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, snapshotInterval)),
+                merged: merged)
         } catch let error as LogError where error.code == .notALog {
             throw DomainError(.notAStore, "\(folder) is not a Virtual Tourist store: \(error.message)", cause: error)
         } catch {
@@ -75,6 +84,7 @@ public final class StoreReader {
         }
         precondition(known.map { $0.sequence <= sequence } ?? true)
         do {
+            if let merged { return try merged.state(at: sequence, after: known) }
             let base = try known ?? snapshots.newest(atOrBefore: sequence, heads: log.headInBackground).0 ?? TouristState()
             return try TouristStore.replay(log, from: consume base, through: sequence)
         } catch {
@@ -108,6 +118,7 @@ public final class StoreReader {
     /// The sequence number of the last event at or before `time` (0 if none).
     public func sequence(atTime time: LogTimestamp) throws -> UInt64 {
         do {
+            if let merged { return try merged.position(atTime: time) }
             let cursor = try log.events(since: time.adding(microseconds: 1))
             guard let after = try cursor.next(), after.sequence <= lastSequence else { return lastSequence }
             return after.sequence - 1
@@ -127,6 +138,7 @@ public final class StoreReader {
             throw DomainError(.invalidArgument, "there is no event \(sequence); " + Self.range(lastSequence))
         }
         do {
+            if let merged { return try mergedCauses(of: sequence, in: merged) }
             var chain: [RecordedEvent] = []
             var next: UInt64? = sequence
             while let current = next, let event = try log.event(at: current) {
@@ -148,6 +160,7 @@ public final class StoreReader {
         _ body: (RecordedEvent) throws -> Void
     ) throws {
         do {
+            if let merged { return try merged.forEach(from: from, through: min(through ?? lastSequence, lastSequence), body) }
             try Self.scan(log, from: from, through: min(through ?? lastSequence, lastSequence), decodingOnly: nil, body)
         } catch {
             throw TouristStore.storageError(error, doing)
@@ -166,6 +179,18 @@ public final class StoreReader {
             if let wanted, !wanted(event) { continue }
             try body(try EventCodec.decode(event))
         }
+    }
+
+    /// The causes in a merged history: a cause is a sequence number of the event's own device's log.
+    private func mergedCauses(of position: UInt64, in merged: MergedHistory) throws -> [RecordedEvent] {
+        var chain: [RecordedEvent] = []
+        try merged.forEach(from: position, through: position) { chain.append($0) }
+        while let last = chain.last, let origin = last.origin, let cause = last.cause, cause < origin.sequence,
+            let found = try merged.position(of: EventOrigin(device: origin.device, sequence: cause))
+        {
+            chain.append(found)
+        }
+        return chain
     }
 
     /// The sequence numbers of the snapshots on disk, ascending.

@@ -41,6 +41,11 @@ extension TouristStore {
     @discardableResult
     public func forget(_ pin: PinID, progress: (@Sendable (String) -> Void)? = nil) async throws -> ForgetReport {
         if let refusal = processor.refusal { throw DomainError(.readOnly, refusal) }
+        if localDevice != nil {
+            throw DomainError(
+                .invalidArgument,
+                "forgetting a place in a store of several devices is not built yet (docs/DEVICES.md, \"What is built\"): nothing was changed")
+        }
         guard log.format == .v2 else {
             throw DomainError(.invalidArgument, "the store at \(folder) has a format-1 log, which cannot erase events; run vt upgrade first")
         }

@@ -10,7 +10,8 @@ extension TouristStore {
         do {
             return StoreReader(
                 folder: folder, lastSequence: lastSequence, fileSystem: fileSystem,
-                log: try LogReader(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec), snapshots: snapshots)
+                log: try LogReader(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec), snapshots: snapshots,
+                merged: try mergedHistory())
         } catch {
             throw Self.storageError(error, "the log of \(folder) cannot be read")
         }

@@ -1,4 +1,5 @@
 import BlobStore
+import DeviceLogs
 import EventLog
 import FileIO
 import Synchronization
@@ -38,6 +39,7 @@ public final class TouristStore: Sendable {
     /// `forget.pending` only while a forget is under way (docs/EVENTS.md, "Forgetting a place").
     static let entries: Set<String> = [
         "log", "snapshots", "blobs", "replication", "log.format1", "log.upgrade", forgetMarkerName, forgetMarkerName + ".tmp",
+        StoreDevices.folderName, DeviceFile.name, DeviceFile.name + ".tmp",
         ForgetProgress.countName, ForgetProgress.countName + ".tmp",
     ]
 
@@ -56,6 +58,9 @@ public final class TouristStore: Sendable {
         let fileSystem = fileSystem.confined(to: folder)
         let started = ContinuousClock.now
         try prepare(folder, options: options, fileSystem: fileSystem)
+        if let history = try MergedHistory.open(store: folder, fileSystem: fileSystem) {
+            return try await openMerged(at: folder, history: history, options: options, fileSystem: fileSystem, started: started)
+        }
         let snapshots = SnapshotFolder(
             path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
         // The newest snapshot loads while the log recovers; it is used only once it is checked
@@ -121,7 +126,7 @@ public final class TouristStore: Sendable {
         }
     }
 
-    private init(
+    init(
         folder: String, report: OpenReport, options: StoreOptions, fileSystem: any FileSystem, log: EventLog,
         snapshots: SnapshotFolder, processor: ActionProcessor, blobs: BlobStore
     ) {

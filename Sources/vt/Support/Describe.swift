@@ -87,8 +87,11 @@ enum Describe {
         let sequence = String(recorded.sequence)
         let padded = String(repeating: " ", count: max(0, 6 - sequence.count)) + sequence
         let type = recorded.event.typeName.padding(toLength: 19, withPad: " ", startingAt: 0)
-        let cause = recorded.cause.map { Terminal.styled("  (cause \($0))", .dim) } ?? ""
-        return "\(Terminal.styled(padded, .yellow))  \(Terminal.styled(recorded.timestamp.description, .dim))  "
+        // In a store of several devices: which device wrote it, and its number in that device's log
+        // (a cause is a number of the same log).
+        let origin = recorded.origin.map { Terminal.styled("\($0.device.short)#\($0.sequence)", .magenta) + "  " } ?? ""
+        let cause = recorded.cause.map { Terminal.styled("  (cause \(recorded.origin == nil ? "" : "#")\($0))", .dim) } ?? ""
+        return "\(Terminal.styled(padded, .yellow))  \(Terminal.styled(recorded.timestamp.description, .dim))  \(origin)"
             + "\(Terminal.styled(type, .cyan)) \(event(recorded.event))\(cause)"
     }
 

@@ -1,0 +1,175 @@
+import BlobStore
+import DeviceLogs
+import EventLog
+import FileIO
+
+/// What one sync between two store folders did (docs/DEVICES.md, "Commands").
+public struct SyncReport: Sendable {
+    /// The logs this store took (or found it had), and the ones it gave.
+    public var taken: [LogCopier.Report] = []
+    public var given: [LogCopier.Report] = []
+    /// Photos copied each way.
+    public var photosTaken = 0
+    public var photosGiven = 0
+    /// Why nothing was given, when the other store is open in another program (its next sync
+    /// takes what it lacks).
+    public var notGiven: String?
+    /// Logs refused, each with its reason (the device and the event are named); the rest synced.
+    public var refused: [String] = []
+
+    public var eventsTaken: UInt64 { taken.reduce(0) { $0 + $1.copied } }
+    public var eventsGiven: UInt64 { given.reduce(0) { $0 + $1.copied } }
+}
+
+/// Sync between two store folders of one map, and the making of a new device (docs/DEVICES.md).
+/// Each side's log is locked while its copies are written (it is how a store says it is open),
+/// so a store open in another program is read, never written.
+public enum StoreSync {
+    /// Takes what `store` lacks from `other` (every log the other has: its own and its copies,
+    /// and the photos their state shows), then gives `other` what it lacks, unless another
+    /// program holds it. Idempotent; interrupted anywhere, the next sync finishes the work.
+    ///
+    /// - Throws: ``DomainError`` `.notAStore` when either folder is not a store; `.invalidArgument`
+    ///   when they belong to different maps or are the same device; `.storage` when `store` is
+    ///   open in another program or the disk fails.
+    public static func sync(store: String, with other: String, options: StoreOptions = StoreOptions()) throws -> SyncReport {
+        try sync(store: store, with: other, options: options, fileSystem: PosixFileSystem())
+    }
+
+    /// The same, through `fileSystem` (tests: one that fails a chosen call).
+    static func sync(store: String, with other: String, options: StoreOptions, fileSystem: any FileSystem) throws -> SyncReport {
+        let ours = try devices(of: store, fileSystem)
+        let theirs = try devices(of: other, fileSystem)
+        guard ours.this.map == theirs.this.map else {
+            throw DomainError(
+                .invalidArgument,
+                "\(other) is a device of map \(theirs.this.map), and \(store) of map \(ours.this.map): only devices of one map sync (make one with vt clone)")
+        }
+        guard ours.this.device != theirs.this.device else {
+            throw DomainError(.invalidArgument, "\(other) is this same device (\(ours.this.device)), not another one of its map")
+        }
+        var report = SyncReport()
+        let ourLock = try lock(store, fileSystem, "sync into it")
+        defer { ourLock.release() }
+        if !ours.hasFile { try save(ours.this, in: store, fileSystem) }
+        report.taken = copy(from: theirs, into: store, refusing: ours.this.device, options, fileSystem, refused: &report.refused)
+        report.photosTaken = try copyPhotos(from: other, into: store, fileSystem)
+
+        let theirLock: any HeldLock
+        do { theirLock = try lock(other, fileSystem, "give it this device's events") } catch let error as DomainError {
+            report.notGiven = error.message
+            return report
+        }
+        defer { theirLock.release() }
+        let now = try devices(of: store, fileSystem)
+        if !theirs.hasFile { try save(theirs.this, in: other, fileSystem) }
+        report.given = copy(from: now, into: other, refusing: theirs.this.device, options, fileSystem, refused: &report.refused)
+        report.photosGiven = try copyPhotos(from: store, into: other, fileSystem)
+        return report
+    }
+
+    /// A new device of `source`'s map in `destination` (``DeviceClone``), named `name`.
+    public static func clone(
+        from source: String, to destination: String, name: String?, options: StoreOptions = StoreOptions(),
+        progress: (@Sendable (DeviceClone.Step) -> Void)? = nil
+    ) throws -> DeviceClone.Report {
+        do {
+            return try DeviceClone.clone(from: source, to: destination, name: name, configuration: options.log, progress: progress)
+        } catch let error as DeviceError {
+            throw domainError(error)
+        }
+    }
+
+    /// This store's devices (``StoreDevices``).
+    public static func devices(of store: String) throws -> StoreDevices { try devices(of: store, PosixFileSystem()) }
+
+    /// Names this device (its `device.json`).
+    public static func rename(store: String, to name: String) throws -> DeviceFile {
+        if let problem = DeviceFile.problem(withName: name) { throw DomainError(.invalidArgument, problem) }
+        let fileSystem = PosixFileSystem()
+        var file = try devices(of: store, fileSystem).this
+        file.name = name
+        try save(file, in: store, fileSystem)
+        return file
+    }
+
+    static func devices(of store: String, _ fileSystem: any FileSystem) throws -> StoreDevices {
+        do { return try StoreDevices.read(store: store, payloadCodec: EventCodec.blockCodec, fileSystem: fileSystem) } catch let error as DeviceError {
+            throw domainError(error)
+        }
+    }
+
+    /// Takes `store`'s log's writer lock (as an open store holds it), or says who holds it.
+    private static func lock(_ store: String, _ fileSystem: any FileSystem, _ doing: String) throws -> any HeldLock {
+        do { return try EventLog.writerLock(of: Path.join(store, "log"), fileSystem: fileSystem) } catch let error as LogError {
+            if error.code == .locked {
+                throw DomainError(.storage, "\(store) is open in another program, so this sync cannot \(doing): \(error.message)", cause: error)
+            }
+            throw DomainError(.storage, "cannot open the log of \(store): \(error.message)", cause: error)
+        }
+    }
+
+    /// Copies every log `from` holds (its own and its copies) into `store`'s copies, except
+    /// `own`; a log that is refused is named in `refused` and the others go on.
+    private static func copy(
+        from source: StoreDevices, into store: String, refusing own: DeviceID, _ options: StoreOptions, _ fileSystem: any FileSystem,
+        refused: inout [String]
+    ) -> [LogCopier.Report] {
+        var logs: [(DeviceFile, String, isOwn: Bool)] = [(source.this, Path.join(source.store, "log"), true)]
+        logs += source.copies.map { ($0.file ?? DeviceFile(map: source.this.map, device: $0.id, name: nil), $0.logPath, false) }
+        var reports: [LogCopier.Report] = []
+        for (device, reason) in source.damaged where device != own {
+            refused.append("device \(device): its copy in \(source.store) does not verify, so nothing of it was taken: \(reason)")
+        }
+        for (file, path, isOwn) in logs where file.device != own {
+            do {
+                let folder = StoreDevices.folder(store: store, device: file.device)
+                try fileSystem.createDirectoryDurably(Path.directory(of: folder))
+                try fileSystem.createDirectoryDurably(folder)
+                if let copied = try LogCopier.update(
+                    copy: Path.join(folder, "log"), from: path, refusing: own, configuration: options.log, isDevicesOwnLog: isOwn,
+                    fileSystem: fileSystem)
+                {
+                    reports.append(copied)
+                }
+                try file.save(in: folder, fileSystem: fileSystem)
+            } catch {
+                refused.append("device \(file.device)\(file.name.map { " (\($0))" } ?? ""): \(error)")
+            }
+        }
+        return reports
+    }
+
+    /// Copies into `store` the photos its merged state shows that it does not have and `source` does.
+    private static func copyPhotos(from source: String, into store: String, _ fileSystem: any FileSystem) throws -> Int {
+        let sourceFolder = Path.join(source, "blobs")
+        guard try fileSystem.exists(sourceFolder) else { return 0 }
+        let from = try BlobStore(directory: sourceFolder, fileSystem: fileSystem)
+        let into = try BlobStore(directory: Path.join(store, "blobs"), fileSystem: fileSystem)
+        // Listing both folders costs far less than the fold that says which photos are wanted.
+        let missing = Set(try from.storedBlobs().map(\.digest)).subtracting(try into.storedBlobs().map(\.digest))
+        guard !missing.isEmpty, let history = try MergedHistory.open(store: store, fileSystem: fileSystem) else { return 0 }
+        let wanted = try history.state(at: history.count).referencedDigests.intersection(missing)
+        var copied = 0
+        for digest in wanted.sorted(by: { $0.description < $1.description }) {
+            guard let bytes = try from.get(digest), BlobDigest.of(bytes) == digest else { continue }
+            try into.put(bytes).release()
+            copied += 1
+        }
+        return copied
+    }
+
+    private static func save(_ file: DeviceFile, in store: String, _ fileSystem: any FileSystem) throws {
+        do { try file.save(in: store, fileSystem: fileSystem) } catch let error as DeviceError { throw domainError(error) }
+    }
+
+    static func domainError(_ error: DeviceError) -> DomainError {
+        let code: DomainError.Code = switch error.code {
+        case .invalidArgument: .invalidArgument
+        case .notAStore: .notAStore
+        case .refused: .invalidArgument
+        case .storage: .storage
+        }
+        return DomainError(code, error.message, cause: error)
+    }
+}

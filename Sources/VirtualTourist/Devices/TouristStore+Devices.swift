@@ -1,0 +1,59 @@
+import BlobStore
+import DeviceLogs
+import EventLog
+import FileIO
+
+/// A store of several devices (docs/DEVICES.md): opened by folding every device's log in the
+/// merged order, with this device's new events numbered after everything it has copied.
+extension TouristStore {
+    /// This device's id in a store of several devices; nil in a store of one.
+    public var localDevice: DeviceID? { processor.localDevice }
+
+    /// Opens a store that holds other devices' logs: the merged fold from the first event (no
+    /// merged snapshots yet), a hybrid clock after every copied event, and the positions of this
+    /// device's own events for the causes its new events name.
+    static func openMerged(
+        at folder: String, history: MergedHistory, options: StoreOptions, fileSystem: any FileSystem, started: ContinuousClock.Instant
+    ) async throws -> TouristStore {
+        let snapshots = SnapshotFolder(path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
+        var configuration = options.log.withPinKeys
+        let clock = HybridClock(base: configuration.clock)
+        configuration.clock = clock
+        let log: EventLog
+        do {
+            log = try EventLog.open(at: Path.join(folder, "log"), configuration: configuration, fileSystem: fileSystem)
+        } catch let error as LogError {
+            throw DomainError(.storage, "the store at \(folder) cannot be opened: \(error.message)", cause: error)
+        }
+        do {
+            let merged = history.with(ownLast: log.lastSequence)
+            let (state, ownPositions, newestCopied) = try merged.fold()
+            if let newestCopied { clock.observe(newestCopied) }
+            let numbering = MergedNumbering(device: merged.local, offset: state.sequence - log.lastSequence, ownPositions: ownPositions)
+            let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem, options: options.blobs)
+            let processor = ActionProcessor(
+                log: log, state: state, lastSnapshot: 0, snapshots: snapshots, blobs: blobs,
+                refusal: options.replicaOf.map { "this store is a read-only replica of \($0); make changes on the original store" },
+                numbering: numbering)
+            let report = OpenReport(
+                logRecovery: log.recovery, snapshot: nil, skippedSnapshots: [], replayedEvents: state.sequence,
+                duration: ContinuousClock.now - started)
+            let store = TouristStore(
+                folder: folder, report: report, options: options, fileSystem: fileSystem, log: log, snapshots: snapshots,
+                processor: processor, blobs: blobs)
+            if let interval = options.collectionInterval { store.startCollecting(every: interval) }
+            return store
+        } catch {
+            try? log.close()
+            throw storageError(error, "the store at \(folder) cannot be read")
+        }
+    }
+
+    /// The merged history as far as this store's state goes (nil in a store of one device).
+    func mergedHistory() throws -> MergedHistory? {
+        guard localDevice != nil else { return nil }
+        // The copies do not change while the store is open, so the state's position less the
+        // events copied is how far this device's own log goes in it.
+        return try MergedHistory.open(store: folder, fileSystem: fileSystem)?.with(ownLast: state.sequence - processor.mergedOffset)
+    }
+}

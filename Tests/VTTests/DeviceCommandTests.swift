@@ -1,0 +1,41 @@
+import Foundation
+import StorageTestSupport
+import Testing
+
+/// `vt device`, `vt clone` and `vt sync` through the built program, as a person would use them.
+@Suite struct DeviceCommandTests {
+    let vt = CLI()
+
+    @Test func aClonedDeviceWritesAndSyncsAndTheLogSaysWhichDeviceWroteWhat() throws {
+        let folder = TemporaryFolder.made("device-commands")
+        let phone = folder.sub("phone"), laptop = folder.sub("laptop")
+        #expect(try vt("pin", "drop", "48.8584", "2.2945", "--store", phone).status == 0)
+        let alone = try vt("device", "--store", phone, "--json")
+        let first = try CLI.object(alone.output)
+        #expect(first["map"] as? String == first["device"] as? String, "a store of one device is its map's first device")
+        #expect((first["others"] as? [Any])?.isEmpty == true)
+
+        let cloned = try vt("clone", "--from", phone, "--to", laptop, "--name", "laptop")
+        #expect(cloned.status == 0, "\(cloned.output)\(cloned.errors)")
+        #expect(cloned.output.contains("(laptop) of map \(first["map"] as! String)"))
+        let device = try CLI.object(try vt("device", "--store", laptop, "--json").output)
+        #expect(device["name"] as? String == "laptop" && device["map"] as? String == first["map"] as? String)
+        #expect(try vt("pin", "drop", "41.8902", "12.4922", "--store", laptop).output.contains("(event 2)"))
+
+        let synced = try vt("sync", "--store", laptop, "--with", phone)
+        #expect(synced.status == 0, "\(synced.output)\(synced.errors)")
+        #expect(synced.output.contains("took 0 event(s)") && synced.output.contains("gave 1 event(s)"))
+        let log = try vt("log", "--store", phone)
+        let lines = CLI.lines(log.output)
+        let laptopID = String((device["device"] as! String).prefix(8))
+        #expect(lines.count == 2 && lines[1].contains("\(laptopID)#1") && lines[0].contains("#1"))
+        #expect(try vt("verify", "--store", phone).output.contains("merged 2 events of 2 devices"))
+
+        // Bad input: a name that is no name, a destination that holds something, another map.
+        #expect(try vt("device", "--store", phone, "--name", "").status == 1)
+        #expect(try vt("clone", "--from", phone, "--to", laptop).errors.contains("not an empty folder"))
+        #expect(try vt("pin", "drop", "1", "1", "--store", folder.sub("other")).status == 0)
+        let strangers = try vt("sync", "--store", phone, "--with", folder.sub("other"))
+        #expect(strangers.status == 1 && strangers.errors.contains("only devices of one map sync"))
+    }
+}
