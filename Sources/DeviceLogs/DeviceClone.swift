@@ -46,12 +46,23 @@ public enum DeviceClone {
         let destination = destination.count > 1 && destination.hasSuffix("/") ? String(destination.dropLast()) : destination
         try checkDestination(destination, fileSystem)
         let devices = try StoreDevices.read(store: source, payloadCodec: configuration.payloadCodec, fileSystem: fileSystem)
+        if let (device, reason) = devices.damaged.first {
+            throw DeviceError(.refused, "the source's copy of device \(device)'s log is damaged, so it cannot be cloned whole: \(reason)")
+        }
         var device = DeviceID.random()
         while devices.all.contains(device) { device = DeviceID.random() }
         var report = Report(map: devices.this.map, device: device, name: name)
         let partial = destination + ".partial"
         report.removedPartial = try LogCopier.storage("look at \(partial)") { try fileSystem.exists(partial) }
-        if report.removedPartial { try LogCopier.storage("remove \(partial)") { try fileSystem.removeTree(partial) } }
+        if report.removedPartial {
+            // Only an interrupted clone's leftovers: a clone's layout, or nothing yet.
+            let entries = try LogCopier.storage("look into \(partial)") { try fileSystem.listDirectory(partial) }
+            guard Set(entries).isSubset(of: [StoreDevices.folderName, "log", "blobs", DeviceFile.name, DeviceFile.name + ".tmp"]) else {
+                throw DeviceError(
+                    .invalidArgument, "\(partial) holds other things than an interrupted clone's; move it away, then clone again")
+            }
+            try LogCopier.storage("remove \(partial)") { try fileSystem.removeTree(partial) }
+        }
         do {
             try LogCopier.storage("create \(partial)") { try fileSystem.createDirectoryDurably(Path.join(partial, StoreDevices.folderName)) }
             // The source's own log, then its copies: every device of the map it knows.

@@ -61,7 +61,9 @@ public struct DeviceFile: Hashable, Sendable {
         }
         guard case .number(let format)? = members["format"] else { throw refuse("\"format\" must be a whole number") }
         guard format == Self.format else {
-            throw refuse("it is in format \(format), written by a newer version; this version reads format \(Self.format)")
+            throw refuse(
+                "it is in format \(format)" + (format > Self.format ? ", written by a newer version" : ", which no version writes")
+                    + "; this version reads format \(Self.format)")
         }
         func id(_ key: String) throws -> DeviceID {
             guard case .text(let text)? = members[key], let id = DeviceID(parsing: text) else {

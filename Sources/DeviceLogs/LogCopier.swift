@@ -45,13 +45,16 @@ public enum LogCopier {
             throw DeviceError(.refused, "the log at \(source) is this device's own (\(device)); a device takes only other devices' logs")
         }
         let last = try storage("read the log at \(source)") { try reader.lastSequence() }
-        guard last > 0 else { return nil }
+        let exists = try storage("look at \(copy)") { try fileSystem.exists(copy) }
+        // An empty log gives nothing to a new copy; against a copy that has events, it is checked
+        // like any other (a device's own log that lost every event is refused).
+        guard last > 0 || exists else { return nil }
         let partial = copy + ".partial"
         if try storage("look at \(partial)", { try fileSystem.exists(partial) }) {
             // An interrupted first copy: it was never renamed into place, so nothing refers to it.
             try storage("remove \(partial)") { try fileSystem.removeTree(partial) }
         }
-        guard try storage("look at \(copy)", { try fileSystem.exists(copy) }) else {
+        guard exists else {
             return try build(partial, renamedTo: copy, device: device, identity: identity, from: reader, through: last, configuration, fileSystem)
         }
         let held = try open(copy, configuration, fileSystem, "read the copy at \(copy)")

@@ -40,7 +40,8 @@ public struct StoreDevices: Sendable {
     public let others: [DeviceID]
     /// Leftovers of an interrupted copy (`<id>/log.partial`), removed by the next sync or clone.
     public let leftovers: [String]
-    /// Copies that do not read back as logs (damage), each with why; not in ``copies``.
+    /// Copies that do not read back as logs (damage), each with why; not in ``copies``. Removing
+    /// the copy's folder and syncing with a device that has the log takes it again whole.
     public let damaged: [(device: DeviceID, reason: String)]
 
     /// The path of the copy of `device` in `store`.
@@ -80,13 +81,19 @@ public struct StoreDevices: Sendable {
         let names = try LogCopier.storage("list \(folder)") {
             try fileSystem.exists(folder) ? try fileSystem.listDirectory(folder).sorted() : []
         }
-        for name in names {
+        for name in names where !name.hasPrefix(".") {  // a file manager's hidden files are not devices
             guard let id = DeviceID(parsing: name), id.description == name else {
                 throw DeviceError(.notAStore, "\(Path.join(folder, name)) is not a device's folder (a device's folder is named by its 32-digit id)")
             }
-            others.append(id)
             let copyFolder = Path.join(folder, name)
             let log = Path.join(copyFolder, "log")
+            // A device is known once its log or its device.json came (a folder made for a copy
+            // that was then refused holds neither).
+            if try LogCopier.storage("look into \(copyFolder)", {
+                try fileSystem.exists(log) || fileSystem.exists(Path.join(copyFolder, DeviceFile.name))
+            }) {
+                others.append(id)
+            }
             if try LogCopier.storage("look at \(log).partial", { try fileSystem.exists(log + ".partial") }) { leftovers.append(log + ".partial") }
             guard try LogCopier.storage("look at \(log)", { try fileSystem.exists(log) }) else { continue }
             let reader: LogReader
@@ -101,7 +108,8 @@ public struct StoreDevices: Sendable {
                 last = try LogCopier.storage("read the copy at \(log)") { try reader.lastSequence() }
                 head = try LogCopier.storage("read the copy at \(log)") { try reader.head(at: last) }
             } catch let error as DeviceError where error.code == .refused {
-                // Damage in one copy: the others are still read (a sync takes it again whole).
+                // Damage in one copy: the others are still read, and whoever reads this says
+                // which (a store refuses to open until the copy is removed and synced again).
                 damaged.append((id, error.message))
                 continue
             }

@@ -29,7 +29,14 @@ import Testing
         let lines = CLI.lines(log.output)
         let laptopID = String((device["device"] as! String).prefix(8))
         #expect(lines.count == 2 && lines[1].contains("\(laptopID)#1") && lines[0].contains("#1"))
-        #expect(try vt("verify", "--store", phone).output.contains("merged 2 events of 2 devices"))
+        // The laptop drags the phone's pin: alone, the laptop's log names a pin it never dropped;
+        // verify weighs the rules in the merged fold, where the drag is sound.
+        let pinID = String(CLI.lines(try vt("pins", "--store", laptop).output)[0].prefix(16))
+        #expect(try vt("pin", "drag", pinID, "45.0", "7.0", "--store", laptop).status == 0)
+        #expect(try vt("sync", "--store", phone, "--with", laptop).status == 0)
+        let verified = try vt("verify", "--store", phone)
+        #expect(verified.status == 0 && verified.output.contains("merged 3 events of 2 devices"), "\(verified.output)")
+        #expect(try vt("log", "--store", phone, "--follow").errors.contains("following a store of several devices is not built yet"))
 
         // Bad input: a name that is no name, a destination that holds something, another map.
         #expect(try vt("device", "--store", phone, "--name", "").status == 1)

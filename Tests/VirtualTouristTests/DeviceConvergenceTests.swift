@@ -13,20 +13,28 @@ import Testing
 /// orders, some syncs failing part-way at a random call; after a last round of syncs every
 /// device has the same merged history, the same state (but for the map region, each device's
 /// own), the same heads, and the rules' promises hold. A failing seed is printed and replays
-/// alone: `VT_CONVERGENCE_SEED=<seed>`; `VT_CONVERGENCE_SEEDS=<n>` runs more.
-@Suite(.serialized) struct DeviceConvergenceTests {
-    static var seeds: [UInt64] {
+/// alone: `VT_CONVERGENCE_SEED=<seed>`; `VT_CONVERGENCE_SEEDS=<n>` runs more. The seeds are dealt
+/// to ten shards that the suite runs beside its other tests, so that no one long test is last.
+@Suite struct DeviceConvergenceTests {
+    static let shards = 10
+
+    static func seeds(of shard: Int) -> [UInt64] {
         let environment = ProcessInfo.processInfo.environment
-        if let one = environment["VT_CONVERGENCE_SEED"].flatMap(UInt64.init) { return [one] }
-        let count = environment["VT_CONVERGENCE_SEEDS"].flatMap(UInt64.init) ?? 1_000
-        return Array(1...count)
+        let all: [UInt64]
+        if let one = environment["VT_CONVERGENCE_SEED"].flatMap(UInt64.init) {
+            all = [one]
+        } else {
+            all = Array(1...(environment["VT_CONVERGENCE_SEEDS"].flatMap(UInt64.init) ?? 1_000))
+        }
+        return all.filter { Int($0 % UInt64(shards)) == shard }
     }
 
-    @Test func threeDevicesConvergeWhateverTheyDoAndHoweverTheySync() async throws {
+    @Test(arguments: 0..<shards)
+    func threeDevicesConvergeWhateverTheyDoAndHoweverTheySync(shard: Int) async throws {
         let root = ConvergenceRun.scratchRoot()
         defer { try? FileManager.default.removeItem(atPath: root) }
         var failed: [UInt64] = []
-        for seed in Self.seeds {
+        for seed in Self.seeds(of: shard) {
             var run = ConvergenceRun(seed: seed, root: root + "/\(seed)")
             do {
                 let problems = try await run.play()
@@ -98,24 +106,26 @@ struct ConvergenceRun {
         // The first device starts the map with a session of its own; the others are its clones.
         try await session(on: 0)
         for device in 1..<3 {
-            _ = try StoreSync.clone(from: paths[0], to: paths[device], name: "device \(device)", options: options(device))
+            let (from, to, options) = (paths[0], paths[device], options(device))
+            _ = try await offPool { try StoreSync.clone(from: from, to: to, name: "device \(device)", options: options) }
         }
-        for _ in 0..<Int.random(in: 3...8, using: &random) {
+        for _ in 0..<Int.random(in: 3...7, using: &random) {
             if Int.random(in: 0..<10, using: &random) < 6 {
                 try await session(on: Int.random(in: 0..<3, using: &random))
             } else {
                 let a = Int.random(in: 0..<3, using: &random)
                 let b = (a + Int.random(in: 1...2, using: &random)) % 3
-                try sync(a, b, interruptedAt: Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 1...60, using: &random) : nil)
+                try await sync(a, b, interruptedAt: Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 1...60, using: &random) : nil)
             }
         }
         // Each sync goes both ways, so one ring brings every device everything.
-        for (a, b) in [(0, 1), (1, 2), (2, 0)] { try sync(a, b, interruptedAt: nil) }
-        return try check()
+        for (a, b) in [(0, 1), (1, 2), (2, 0)] { try await sync(a, b, interruptedAt: nil) }
+        let (paths, appended) = (paths, appended)
+        return try await offPool { try Self.check(paths: paths, appended: appended) }
     }
 
     /// One sync, perhaps failing at its `interruptedAt`-th file-system call.
-    mutating func sync(_ a: Int, _ b: Int, interruptedAt: Int?) throws {
+    mutating func sync(_ a: Int, _ b: Int, interruptedAt: Int?) async throws {
         let fileSystem = InstrumentedFileSystem()
         if let interruptedAt {
             let calls = Mutex(0)
@@ -125,7 +135,8 @@ struct ConvergenceRun {
             }
         }
         do {
-            let report = try StoreSync.sync(store: paths[a], with: paths[b], options: options(a), fileSystem: fileSystem)
+            let (store, other, options) = (paths[a], paths[b], options(a))
+            let report = try await offPool { try StoreSync.sync(store: store, with: other, options: options, fileSystem: fileSystem) }
             if interruptedAt == nil, !report.refused.isEmpty { throw ConvergenceFailure("sync \(a)↔\(b) refused: \(report.refused)") }
         } catch let failure as ConvergenceFailure {
             throw failure
@@ -137,7 +148,7 @@ struct ConvergenceRun {
     /// A device opens its store, acts a few times, and closes it.
     mutating func session(on device: Int) async throws {
         let store = try await TouristStore.open(at: paths[device], options: options(device))
-        for _ in 0..<Int.random(in: 4...16, using: &random) {
+        for _ in 0..<Int.random(in: 3...12, using: &random) {
             clocks[device].advance(microseconds: Int64.random(in: 0...2_000_000, using: &random))
             if try await act(on: store) { appended += 1 }
         }
@@ -212,7 +223,7 @@ struct ConvergenceRun {
     }
 
     /// Every promise, compared across the three devices.
-    func check() throws -> [String] {
+    static func check(paths: [String], appended: Int) throws -> [String] {
         var problems: [String] = []
         var histories: [[String]] = []
         var states: [TouristState] = []
@@ -223,13 +234,15 @@ struct ConvergenceRun {
             let devices = try StoreSync.devices(of: path)
             var history: [String] = []
             // A store that holds no other device's events (the others wrote none) is a store of one.
+            // The state this device shows: folded as this device (the store's own fold).
+            var state = reader.hasSeveralDevices ? TouristState(localDevice: devices.this.device) : TouristState()
             try reader.forEachEvent {
+                state.apply($0)
                 history.append("\(($0.origin?.device ?? devices.this.device).short)#\($0.origin?.sequence ?? $0.sequence)")
                 // Every photo a person removed, from the history itself (not the state's own record).
                 if case .photoRemoved(let pin, _, _, let photo?) = $0.event { removals.insert("\(pin)/\(photo)") }
             }
             histories.append(history)
-            var state = try reader.currentState()
             state.region = nil  // each device's own view
             state.localDevice = nil
             states.append(state)
@@ -268,4 +281,12 @@ final class SeededPinIDs: PinIDGenerator, @unchecked Sendable {
     private let random: Mutex<SplitMix>
     init(seed: UInt64) { random = Mutex(SplitMix(seed: seed)) }
     func next() -> PinID { PinID(random.withLock { UInt64.random(in: 1...UInt64.max, using: &$0) }) }
+}
+
+/// Runs `work` on a thread of its own: the syncs and checks are long file work, which on the
+/// cooperative pool would starve the suite's network tests of threads (docs/DEVELOPING.md).
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
 }

@@ -154,6 +154,25 @@ import Testing
         }
     }
 
+    @Test func noSyncOrCloneWhileAForgetIsUnderWay() async throws {
+        let folder = TemporaryFolder.made("device-forget-pending")
+        let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
+        let phone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
+        _ = try await phone.dropPin(at: paris)
+        try await phone.close()
+        _ = try StoreSync.clone(from: folder.sub("phone"), to: folder.sub("laptop"), name: nil, options: options(clock))
+        // A forget cut short leaves its marker: the place's events are still whole.
+        _ = FileManager.default.createFile(atPath: folder.sub("phone/forget.pending"), contents: Data("{}".utf8))
+        #expect { try StoreSync.sync(store: folder.sub("laptop"), with: folder.sub("phone")) } throws: {
+            "\($0)".contains("a forget is under way in \(folder.sub("phone"))")
+        }
+        #expect { try StoreSync.clone(from: folder.sub("phone"), to: folder.sub("tablet"), name: nil) } throws: {
+            "\($0)".contains("a forget is under way")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.sub("tablet")))
+        #expect(!FileManager.default.fileExists(atPath: folder.sub("phone/devices")))
+    }
+
     @Test func forgettingAPlaceInAStoreOfSeveralDevicesIsRefusedForNow() async throws {
         let folder = TemporaryFolder.made("device-forget")
         let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)

@@ -38,6 +38,8 @@ public enum StoreSync {
 
     /// The same, through `fileSystem` (tests: one that fails a chosen call).
     static func sync(store: String, with other: String, options: StoreOptions, fileSystem: any FileSystem) throws -> SyncReport {
+        try refuseWhileForgetting(store, fileSystem)
+        try refuseWhileForgetting(other, fileSystem)
         let ours = try devices(of: store, fileSystem)
         let theirs = try devices(of: other, fileSystem)
         guard ours.this.map == theirs.this.map else {
@@ -52,7 +54,7 @@ public enum StoreSync {
         let ourLock = try lock(store, fileSystem, "sync into it")
         defer { ourLock.release() }
         if !ours.hasFile { try save(ours.this, in: store, fileSystem) }
-        report.taken = copy(from: theirs, into: store, refusing: ours.this.device, options, fileSystem, refused: &report.refused)
+        report.taken = try copy(from: theirs, into: store, refusing: ours.this.device, options, fileSystem, refused: &report.refused)
         report.photosTaken = try copyPhotos(from: other, into: store, fileSystem)
 
         let theirLock: any HeldLock
@@ -63,7 +65,7 @@ public enum StoreSync {
         defer { theirLock.release() }
         let now = try devices(of: store, fileSystem)
         if !theirs.hasFile { try save(theirs.this, in: other, fileSystem) }
-        report.given = copy(from: now, into: other, refusing: theirs.this.device, options, fileSystem, refused: &report.refused)
+        report.given = try copy(from: now, into: other, refusing: theirs.this.device, options, fileSystem, refused: &report.refused)
         report.photosGiven = try copyPhotos(from: store, into: other, fileSystem)
         return report
     }
@@ -73,11 +75,21 @@ public enum StoreSync {
         from source: String, to destination: String, name: String?, options: StoreOptions = StoreOptions(),
         progress: (@Sendable (DeviceClone.Step) -> Void)? = nil
     ) throws -> DeviceClone.Report {
+        try refuseWhileForgetting(source, PosixFileSystem())
         do {
             return try DeviceClone.clone(from: source, to: destination, name: name, configuration: options.log, progress: progress)
         } catch let error as DeviceError {
             throw domainError(error)
         }
+    }
+
+    /// A forget cut short leaves the place's events whole until the store is next opened, which
+    /// finishes it: they must not be copied to another device meanwhile.
+    private static func refuseWhileForgetting(_ store: String, _ fileSystem: any FileSystem) throws {
+        guard try fileSystem.exists(Path.join(store, TouristStore.forgetMarkerName)) else { return }
+        throw DomainError(
+            .invalidArgument,
+            "a forget is under way in \(store) (it was cut short); open that store once for a change (vt gc --dry-run --store \(store) does) so that it finishes, then sync")
     }
 
     /// This store's devices (``StoreDevices``).
@@ -110,11 +122,12 @@ public enum StoreSync {
     }
 
     /// Copies every log `from` holds (its own and its copies) into `store`'s copies, except
-    /// `own`; a log that is refused is named in `refused` and the others go on.
+    /// `own`; a log that is refused is named in `refused` and the others go on. Any other
+    /// failure (the disk) stops the sync: what was copied so far stays, whole.
     private static func copy(
         from source: StoreDevices, into store: String, refusing own: DeviceID, _ options: StoreOptions, _ fileSystem: any FileSystem,
         refused: inout [String]
-    ) -> [LogCopier.Report] {
+    ) throws -> [LogCopier.Report] {
         var logs: [(DeviceFile, String, isOwn: Bool)] = [(source.this, Path.join(source.store, "log"), true)]
         logs += source.copies.map { ($0.file ?? DeviceFile(map: source.this.map, device: $0.id, name: nil), $0.logPath, false) }
         var reports: [LogCopier.Report] = []
@@ -133,8 +146,13 @@ public enum StoreSync {
                     reports.append(copied)
                 }
                 try file.save(in: folder, fileSystem: fileSystem)
-            } catch {
+            } catch let error as DeviceError where error.code == .refused || error.code == .notAStore {
                 refused.append("device \(file.device)\(file.name.map { " (\($0))" } ?? ""): \(error)")
+                // A folder made for a copy that never came is no device.
+                let folder = StoreDevices.folder(store: store, device: file.device)
+                if (try? fileSystem.listDirectory(folder))?.isEmpty == true { try? fileSystem.removeDirectory(folder) }
+            } catch let error as DeviceError {
+                throw StoreSync.domainError(error)
             }
         }
         return reports

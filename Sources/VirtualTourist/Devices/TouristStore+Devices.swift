@@ -9,12 +9,20 @@ extension TouristStore {
     /// This device's id in a store of several devices; nil in a store of one.
     public var localDevice: DeviceID? { processor.localDevice }
 
+    /// Whether the store in `folder` knows another device: one look at `devices/`, then the copies.
+    static func knowsOtherDevices(_ folder: String, _ fileSystem: any FileSystem) throws -> Bool {
+        guard try fileSystem.exists(Path.join(folder, StoreDevices.folderName)) else { return false }
+        return try MergedHistory.open(store: folder, fileSystem: fileSystem) != nil
+    }
+
     /// Opens a store that holds other devices' logs: the merged fold from the first event (no
     /// merged snapshots yet), a hybrid clock after every copied event, and the positions of this
-    /// device's own events for the causes its new events name.
+    /// device's own events for the causes its new events name. The copies are read under the
+    /// log's writer lock, which a sync holds while it writes them. Nil when the store knows no
+    /// other device after all (nothing is left open then).
     static func openMerged(
-        at folder: String, history: MergedHistory, options: StoreOptions, fileSystem: any FileSystem, started: ContinuousClock.Instant
-    ) async throws -> TouristStore {
+        at folder: String, options: StoreOptions, fileSystem: any FileSystem, started: ContinuousClock.Instant
+    ) async throws -> TouristStore? {
         let snapshots = SnapshotFolder(path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
         var configuration = options.log.withPinKeys
         let clock = HybridClock(base: configuration.clock)
@@ -26,6 +34,10 @@ extension TouristStore {
             throw DomainError(.storage, "the store at \(folder) cannot be opened: \(error.message)", cause: error)
         }
         do {
+            guard let history = try MergedHistory.open(store: folder, fileSystem: fileSystem) else {
+                try? log.close()
+                return nil
+            }
             let merged = history.with(ownLast: log.lastSequence)
             let (state, ownPositions, newestCopied) = try merged.fold()
             if let newestCopied { clock.observe(newestCopied) }

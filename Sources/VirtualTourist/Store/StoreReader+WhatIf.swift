@@ -29,8 +29,14 @@ extension StoreReader {
                 result.skipped.append(recorded)
                 result.state.sequence = recorded.sequence
             } else {
-                if let problem = result.state.problem(with: recorded.event) { result.refused.append((recorded, problem)) }
+                // The fold's own verdict (in a store of several devices it also weighs who wrote the
+                // event, and applies a stale removal that names its photo); the rules say why.
+                let problem = result.state.problem(with: recorded.event, by: recorded.origin?.device)
+                let ignored = result.state.ignoredEvents
                 result.state.apply(recorded)
+                if result.state.ignoredEvents > ignored {
+                    result.refused.append((recorded, problem ?? DomainError(.wrongAlbumState, "the fold passed over it")))
+                }
             }
             if recorded.sequence % 8192 == 0 {
                 progress?("replaying", Int64(recorded.sequence - base), Int64(through - base))

@@ -193,6 +193,9 @@ public final class StoreReader {
         return chain
     }
 
+    /// Whether the store has several devices (positions are in the merged order).
+    public var hasSeveralDevices: Bool { merged != nil }
+
     /// The sequence numbers of the snapshots on disk, ascending.
     public func snapshotSequences() throws -> [UInt64] {
         do { return try snapshots.sequences() } catch {

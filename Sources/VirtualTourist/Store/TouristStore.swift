@@ -58,8 +58,10 @@ public final class TouristStore: Sendable {
         let fileSystem = fileSystem.confined(to: folder)
         let started = ContinuousClock.now
         try prepare(folder, options: options, fileSystem: fileSystem)
-        if let history = try MergedHistory.open(store: folder, fileSystem: fileSystem) {
-            return try await openMerged(at: folder, history: history, options: options, fileSystem: fileSystem, started: started)
+        if try knowsOtherDevices(folder, fileSystem),
+            let store = try await openMerged(at: folder, options: options, fileSystem: fileSystem, started: started)
+        {
+            return store
         }
         let snapshots = SnapshotFolder(
             path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: max(1, options.snapshotInterval))
@@ -87,6 +89,16 @@ public final class TouristStore: Sendable {
             throw DomainError(.storage, "the store at \(folder) cannot be opened: \(error.message)", cause: error)
         }
         let log = resumption.log
+        // A sync may have made this a store of several devices between the look above and the
+        // writer's lock (a sync holds that lock while it writes): looked at again under it.
+        if try knowsOtherDevices(folder, fileSystem) {
+            _ = preloading.wait()
+            try? log.close()
+            guard let store = try await openMerged(at: folder, options: options, fileSystem: fileSystem, started: started) else {
+                throw DomainError(.storage, "the store at \(folder) changed while it opened; open it again")
+            }
+            return store
+        }
         do {
             let (base, skipped) = try snapshots.newest(
                 atOrBefore: log.lastSequence, heads: resumption.head(at:), preloaded: preloading.wait())
@@ -97,7 +109,7 @@ public final class TouristStore: Sendable {
                 from: (consume base) ?? TouristState(), through: log.lastSequence, events: resumption.events(after:))
             resumption.replayed()
             // Snapshots of an older format are of no use to this version: gone once replayed past.
-            if !skipped.isEmpty { try? snapshots.removeOutdated() }
+            if !skipped.isEmpty { _ = try? snapshots.removeOutdated() }
             let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem, options: options.blobs)
             let processor = ActionProcessor(
                 log: log, state: state, lastSnapshot: snapshotSequence ?? 0,

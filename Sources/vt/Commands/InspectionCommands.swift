@@ -38,6 +38,10 @@ struct LogCommand: AsyncParsableCommand {
 
     func run() async throws {
         let reader = try global.reader()
+        if follow, reader.hasSeveralDevices {
+            throw RuntimeError(
+                message: "following a store of several devices is not built yet (docs/DEVICES.md, \"What is built\"); vt log lists its merged history")
+        }
         let types = try types()
         let since = try since.map { try ArgumentValues.time($0) }
         let until = try until.map { try ArgumentValues.time($0) }
