@@ -238,7 +238,9 @@ func bitmapCount(_ place: (latitude: Double, longitude: Double), catalogue: Demo
     /// Twelve downloads started together, as the pipeline starts six and more: the double holds
     /// each request until the test lets it go, so the client's three at once show as three held
     /// (a client that allowed more would have more held; one that allowed fewer, fewer).
-    @Test(.timeLimit(.minutes(2))) func neverMoreThanThreeRequestsAtOnce() async throws {
+    // The limit is a guard against a hang, not a measure: on CI's two cores the suite's file-heavy
+    // tests took it past two minutes once (docs/DEVELOPING.md).
+    @Test(.timeLimit(.minutes(5))) func neverMoreThanThreeRequestsAtOnce() async throws {
         try await withCommonsDouble { double in
             let source = CommonsPhotoSource(client: try commonsClient(double))
             let place = DemoPlaces.many
