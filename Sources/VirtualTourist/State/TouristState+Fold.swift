@@ -1,3 +1,5 @@
+import DeviceLogs
+
 /// The fold: the only way state is computed. Pure (no I/O, no clock), so replaying the same
 /// events always gives the same state. Cost: O(1) per event, except PhotosListed (O(photos))
 /// and the events that empty an album (O(its photos)).
@@ -11,8 +13,7 @@ extension TouristState {
         switch recorded.event {
         case .photoDownloaded(let photo):
             guard let index = pins.index(forKey: photo.pin),
-                pins.values[index].album.requestedBy == recorded.origin?.device,
-                Self.fold(photo, at: recorded.sequence, into: &pins.values[index])
+                Self.fold(photo, by: recorded.origin?.device, at: recorded.sequence, into: &pins.values[index])
             else {
                 ignoredEvents += 1
                 return
@@ -21,8 +22,9 @@ extension TouristState {
             return
         case .photoDownloadFailed(let pin, let collection, let number, let reason):
             guard let index = pins.index(forKey: pin),
-                pins.values[index].album.requestedBy == recorded.origin?.device,
-                Self.foldFailure(collection: collection, slot: number, reason: reason, at: recorded.sequence, into: &pins.values[index])
+                Self.foldFailure(
+                    collection: collection, slot: number, reason: reason, by: recorded.origin?.device, at: recorded.sequence,
+                    into: &pins.values[index])
             else {
                 ignoredEvents += 1
                 return
@@ -71,14 +73,13 @@ extension TouristState {
             pins[request.pin]!.album.requestedBy = recorded.origin?.device
 
         case .photosListed(let listing):
-            let removed = pins[listing.pin]!.removedPhotos
-            modifyAlbum(listing.pin) { album in
-                album.phase = .listed
-                album.listedAt = at
-                album.pages = listing.pages
-                album.total = listing.total
-                album.listedPhotoCount = listing.photos.count
-                album.slots = Self.placeholders(for: listing.photos, leavingOut: removed)
+            modifyPin(listing.pin) { pin in
+                pin.album.phase = .listed
+                pin.album.listedAt = at
+                pin.album.pages = listing.pages
+                pin.album.total = listing.total
+                pin.album.listedPhotoCount = listing.photos.count
+                pin.album.slots = Self.placeholders(for: listing.photos, leavingOut: pin.removedPhotos)
             }
 
         case .photoDownloaded, .photoDownloadFailed:
@@ -108,10 +109,10 @@ extension TouristState {
         for event in events { apply(event) }
     }
 
-    private mutating func modifyAlbum(_ pin: PinID, _ change: (inout Album) -> Void) {
-        // Through the values' index, the album is changed in place; `pins[pin]!` would move
-        // the pin out of the table and back.
-        change(&pins.values[pins.index(forKey: pin)!].album)
+    private mutating func modifyPin(_ pin: PinID, _ change: (inout Pin) -> Void) {
+        // Through the values' index, the pin is changed in place; `pins[pin]!` would move it out
+        // of the table and back.
+        change(&pins.values[pins.index(forKey: pin)!])
     }
 
     private mutating func startNewCollection(of pin: PinID, number: UInt32) {
@@ -133,9 +134,11 @@ extension TouristState {
         }
     }
 
-    /// A downloaded photo into its slot, if the rules let it: false when they do not.
-    private static func fold(_ photo: DownloadedPhoto, at sequence: UInt64, into pin: inout Pin) -> Bool {
-        guard case .success(let position) = downloadPosition(photo, in: pin) else { return false }
+    /// A downloaded photo into its slot, if the rules let it (in a store of several devices, from
+    /// the device whose request the album answers): false when they do not. The pin is changed
+    /// where it lies: reading its album through the table's getter would copy it whole.
+    private static func fold(_ photo: DownloadedPhoto, by device: DeviceID?, at sequence: UInt64, into pin: inout Pin) -> Bool {
+        guard pin.album.requestedBy == device, case .success(let position) = downloadPosition(photo, in: pin) else { return false }
         pin.album.slots[position].state = .downloaded(digest: photo.digest, byteCount: photo.byteCount, mediaType: photo.mediaType)
         pin.album.slots[position].resolvedAt = sequence
         return true
@@ -143,9 +146,9 @@ extension TouristState {
 
     /// A failed download into its slot, if the rules let it.
     private static func foldFailure(
-        collection: UInt32, slot number: UInt32, reason: String, at sequence: UInt64, into pin: inout Pin
+        collection: UInt32, slot number: UInt32, reason: String, by device: DeviceID?, at sequence: UInt64, into pin: inout Pin
     ) -> Bool {
-        guard case .success(let position) = failurePosition(collection: collection, slot: number, reason: reason, in: pin) else {
+        guard pin.album.requestedBy == device, case .success(let position) = failurePosition(collection: collection, slot: number, reason: reason, in: pin) else {
             return false
         }
         pin.album.slots[position].state = .failed(reason: reason)
@@ -160,7 +163,7 @@ extension TouristState {
     private static func placeholders(for photos: [ListedPhoto], leavingOut removed: Set<UInt64>) -> [PhotoSlot] {
         var slots: [PhotoSlot] = []
         slots.reserveCapacity(photos.count)
-        for position in photos.indices where removed.isEmpty || !removed.contains(photos[position].identity.key) {
+        for position in photos.indices where removed.isEmpty || !removed.contains(photos[position].identityKey) {
             slots.append(PhotoSlot(number: UInt32(position), photo: photos[position], state: .placeholder, resolvedAt: nil))
         }
         return slots
@@ -175,14 +178,15 @@ extension TouristState {
         collection: UInt32, slot number: UInt32, photo: PhotoIdentity?, into pin: inout Pin, releasing references: inout PhotoReferences
     ) -> Bool {
         var position: Int? = nil
+        let named = photo?.key
         if collection == pin.album.collection, let found = pin.album.position(of: number),
-            photo == nil || pin.album.slots[found].photo.identity == photo
+            named == nil || pin.album.slots[found].photo.identityKey == named
         {
             position = found
-        } else if let photo {
-            position = pin.album.slots.firstIndex { $0.photo.identity == photo }
+        } else if let named {
+            position = pin.album.slots.firstIndex { $0.photo.identityKey == named }
         }
-        guard let key = photo?.key ?? position.map({ pin.album.slots[$0].photo.identity.key }) else { return false }
+        guard let key = named ?? position.map({ pin.album.slots[$0].photo.identityKey }) else { return false }
         pin.removedPhotos.insert(key)
         if let position { release([pin.album.slots.remove(at: position)], from: &references) }
         return true

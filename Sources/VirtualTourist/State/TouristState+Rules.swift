@@ -21,10 +21,11 @@ extension TouristState {
         case .photoDownloadFailed(let id, _, _, _), .albumRequestFailed(let id, _, _): pin = id
         default: return nil
         }
-        guard let asked = pins[pin]?.album.requestedBy, asked != device else { return nil }
+        // Read where it lies: `pins[pin]?` would copy the pin (its album's slots) to read one field.
+        guard let index = pins.index(forKey: pin), let asked = pins.values[index].album.requestedBy, asked != device else { return nil }
         return DomainError(
             .wrongAlbumState,
-            "pin \(pin)'s album (collection \(pins[pin]!.album.collection)) was asked for on device \(asked.short); only its results count")
+            "pin \(pin)'s album (collection \(pins.values[index].album.collection)) was asked for on device \(asked.short); only its results count")
     }
 
     /// Why `event` cannot happen now, or nil when it can.
