@@ -181,7 +181,9 @@ struct NATSConnectionTests {
             let reconnectsBefore = nats.reconnectCount
 
             try await servers.kill(using)
-            #expect(await eventually { nats.isConnected && nats.reconnectCount == reconnectsBefore + 1 }, "reconnected within 30 s")
+            // At least once: on a loaded machine a first attempt can time out and the client try
+            // again (a CI run saw it never settle on exactly one).
+            #expect(await eventually { nats.isConnected && nats.reconnectCount > reconnectsBefore }, "reconnected within 120 s")
             #expect(nats.connectedServer?.port != servers.port(using))
             try await nats.flush()
 
