@@ -19,8 +19,16 @@ public enum LogCopier {
         /// The copy's last event before and after.
         public var before: UInt64
         public var head: LogHead
+        /// Events copied already erased (``Arrivals``).
+        public var erasedOnArrival: UInt64 = 0
         public var copied: UInt64 { head.sequence - before }
     }
+
+    /// Says, for each event about to be copied, whether the copy must take it erased, and what
+    /// it keeps then (docs/DEVICES.md, "Forgetting a place on several devices": a device that
+    /// has not heard of a forget sends the place's events whole). Called in log order, after the
+    /// event's run verified and before it is written; an error stops the copy there.
+    public typealias Arrivals = (LogEvent) throws -> [UInt8]?
 
     /// The most raw bytes of events read before they are checked and written as one run.
     static let runBytes = 16 << 20
@@ -34,9 +42,10 @@ public enum LogCopier {
     ///   - configuration: how the copy is written (its codec also reads the source's blocks).
     ///   - isDevicesOwnLog: whether `source` is the device's own log (not another store's copy of
     ///     it): a copy elsewhere may lag behind this one, the device's own log may not.
+    ///   - arrivals: which events the copy takes erased (none when nil).
     public static func update(
         copy: String, from source: String, refusing own: DeviceID?, configuration: LogConfiguration,
-        isDevicesOwnLog: Bool = true, fileSystem: any FileSystem = PosixFileSystem()
+        isDevicesOwnLog: Bool = true, arrivals: Arrivals? = nil, fileSystem: any FileSystem = PosixFileSystem()
     ) throws -> Report? {
         let reader = try open(source, configuration, fileSystem, "read the log at \(source)")
         guard let identity = try storage("read the log at \(source)", { try reader.identity() }) else { return nil }
@@ -55,7 +64,8 @@ public enum LogCopier {
             try storage("remove \(partial)") { try fileSystem.removeTree(partial) }
         }
         guard exists else {
-            return try build(partial, renamedTo: copy, device: device, identity: identity, from: reader, through: last, configuration, fileSystem)
+            return try build(
+                partial, renamedTo: copy, device: device, identity: identity, from: reader, through: last, arrivals, configuration, fileSystem)
         }
         let held = try open(copy, configuration, fileSystem, "read the copy at \(copy)")
         let heldIdentity = try storage("read the copy at \(copy)") { try held.identity() }
@@ -74,8 +84,9 @@ public enum LogCopier {
         defer { try? log.close() }
         var chain = EventChain(head: try head(of: held, at: before, copy).hash, after: before)
         var next = before + 1
+        var erased: UInt64 = 0
         while next <= last {
-            let run = try readRun(of: device, from: reader, at: next, through: last, chain: &chain)
+            let run = try readRun(of: device, from: reader, at: next, through: last, chain: &chain, arrivals, erased: &erased)
             _ = try storage("append to the copy at \(copy)") { try log.appendAsBlock(run) }
             guard log.head == LogHead(sequence: chain.sequence, hash: chain.head) else {
                 throw DeviceError(.storage, "the copy at \(copy) did not take device \(device)'s events \(next)…\(chain.sequence) as sent")
@@ -83,21 +94,22 @@ public enum LogCopier {
             next = chain.sequence + 1
         }
         try storage("close the copy at \(copy)") { try log.close() }
-        return Report(device: device, before: before, head: LogHead(sequence: chain.sequence, hash: chain.head))
+        return Report(device: device, before: before, head: LogHead(sequence: chain.sequence, hash: chain.head), erasedOnArrival: erased)
     }
 
     /// A new copy, built beside its place and renamed into it once whole and synced.
     private static func build(
         _ partial: String, renamedTo copy: String, device: DeviceID, identity: LogIdentity, from reader: LogReader,
-        through last: UInt64, _ configuration: LogConfiguration, _ fileSystem: any FileSystem
+        through last: UInt64, _ arrivals: Arrivals?, _ configuration: LogConfiguration, _ fileSystem: any FileSystem
     ) throws -> Report {
         var builder = try storage("create \(partial)") {
             try LogBuilder(directory: partial, identity: identity, configuration: configuration, fileSystem: fileSystem)
         }
         do {
             var chain = EventChain(head: identity.anchor)
+            var erased: UInt64 = 0
             while chain.sequence < last {
-                for event in try readRun(of: device, from: reader, at: chain.sequence + 1, through: last, chain: &chain) {
+                for event in try readRun(of: device, from: reader, at: chain.sequence + 1, through: last, chain: &chain, arrivals, erased: &erased) {
                     try builder.add(event)
                 }
             }
@@ -107,7 +119,7 @@ public enum LogCopier {
             }
             try fileSystem.rename(partial, to: copy)
             try fileSystem.syncDirectory(Path.directory(of: copy))
-            return Report(device: device, before: 0, head: head)
+            return Report(device: device, before: 0, head: head, erasedOnArrival: erased)
         } catch {
             builder.abandon()
             if let error = error as? DeviceError { throw error }
@@ -117,9 +129,11 @@ public enum LogCopier {
 
     /// Reads events from `first` on, up to ``runBytes``, hashes them onto `chain` and checks the
     /// result against the source's own head there: a source whose events do not hash to its own
-    /// heads is refused before anything of the run is written.
+    /// heads is refused before anything of the run is written. Then `arrivals` says which events
+    /// the copy takes erased.
     private static func readRun(
-        of device: DeviceID, from reader: LogReader, at first: UInt64, through last: UInt64, chain: inout EventChain
+        of device: DeviceID, from reader: LogReader, at first: UInt64, through last: UInt64, chain: inout EventChain,
+        _ arrivals: Arrivals?, erased: inout UInt64
     ) throws -> [LogEvent] {
         var run: [LogEvent] = []
         var bytes = 0
@@ -139,6 +153,12 @@ public enum LogCopier {
             throw DeviceError(
                 .refused,
                 "device \(device)'s log at \(reader.directory) does not verify: its events \(first)…\(end) do not hash to its own head there; nothing of them was taken")
+        }
+        guard let arrivals else { return run }
+        for index in run.indices where !run[index].isErased {
+            guard let kept = try arrivals(run[index]) else { continue }
+            run[index] = try storage("erase device \(device)'s event \(run[index].sequence) on arrival") { try run[index].erased(keeping: kept) }
+            erased += 1
         }
         return run
     }

@@ -38,6 +38,15 @@ import Testing
         #expect(verified.status == 0 && verified.output.contains("merged 3 events of 2 devices"), "\(verified.output)")
         #expect(try vt("log", "--store", phone, "--follow").errors.contains("following a store of several devices is not built yet"))
 
+        // The phone forgets the laptop's pin; one sync from the laptop erases it there too.
+        let laptopPin = try #require(CLI.lines(try vt("pins", "--store", laptop).output).map { String($0.prefix(16)) }.first { $0 != pinID })
+        #expect(try vt("forget", laptopPin, "--yes", "--store", phone).status == 0)
+        let forgetting = try vt("sync", "--store", laptop, "--with", phone)
+        #expect(forgetting.status == 0 && forgetting.output.contains("place \(laptopPin) was forgotten on another device: erased here"), "\(forgetting.output)")
+        #expect(!FileManager.default.fileExists(atPath: laptop + "/forget.arrived"))
+        #expect(try vt("pins", "--store", laptop).output.contains(laptopPin) == false)
+        #expect(try vt("verify", "--store", laptop).status == 0)
+
         // Bad input: a name that is no name, a destination that holds something, another map.
         #expect(try vt("device", "--store", phone, "--name", "").status == 1)
         #expect(try vt("clone", "--from", phone, "--to", laptop).errors.contains("not an empty folder"))

@@ -9,10 +9,11 @@ import Testing
 @testable import VirtualTourist
 
 /// Convergence, property-based (docs/DEVICES.md): three devices of one map act at random (every
-/// action, downloads landing late, New Collection, removals), syncing in random pairs and
+/// action, downloads landing late, New Collection, removals, forgets), syncing in random pairs and
 /// orders, some syncs failing part-way at a random call; after a last round of syncs every
 /// device has the same merged history, the same state (but for the map region, each device's
-/// own), the same heads, and the rules' promises hold. A failing seed is printed and replays
+/// own), the same heads, and the rules' promises hold: nothing of a forgotten place is left whole
+/// in any log of any device. A failing seed is printed and replays
 /// alone: `VT_CONVERGENCE_SEED=<seed>`; `VT_CONVERGENCE_SEEDS=<n>` runs more. The seeds are dealt
 /// to ten shards that the suite runs beside its other tests, so that no one long test is last.
 @Suite struct DeviceConvergenceTests {
@@ -124,8 +125,10 @@ struct ConvergenceRun {
         return try await offPool { try Self.check(paths: paths, appended: appended) }
     }
 
-    /// One sync, perhaps failing at its `interruptedAt`-th file-system call.
+    /// One sync, perhaps failing at its `interruptedAt`-th file-system call, between the
+    /// finishing of forgets that `vt sync` does before and after it.
     mutating func sync(_ a: Int, _ b: Int, interruptedAt: Int?) async throws {
+        for device in [a, b] { _ = try await StoreSync.finishForgets(in: paths[device], options: options(device)) }
         let fileSystem = InstrumentedFileSystem()
         if let interruptedAt {
             let calls = Mutex(0)
@@ -143,6 +146,7 @@ struct ConvergenceRun {
         } catch where interruptedAt != nil {
             // Failed part-way, as a full disk or a failing drive would stop it: the next sync finishes.
         }
+        for device in [a, b] { _ = try await StoreSync.finishForgets(in: paths[device], options: options(device)) }
     }
 
     /// A device opens its store, acts a few times, and closes it.
@@ -167,7 +171,7 @@ struct ConvergenceRun {
         }
         do {
             // A map with few pins gets more first.
-            switch state.pins.count < 3 && Bool.random(using: &random) ? 0 : Int.random(in: 0..<15, using: &random) {
+            switch state.pins.count < 3 && Bool.random(using: &random) ? 0 : Int.random(in: 0..<16, using: &random) {
             case 0, 1:
                 _ = try await store.dropPin(at: place())
             case 2:
@@ -206,9 +210,12 @@ struct ConvergenceRun {
             case 11, 12:
                 guard let pin = pick({ !$0.album.slots.isEmpty }) else { return false }
                 try await store.removePhoto(pin.album.slots[Int.random(in: 0..<pin.album.slots.count, using: &random)].number, from: pin.id)
-            default:
+            case 13, 14:
                 guard let pin = pick({ $0.album.isNewCollectionEnabled }) else { return false }
                 try await store.replaceCollection(of: pin.id, page: 2, perPage: 4)
+            default:
+                guard let pin = pick({ _ in true }), Bool.random(using: &random) else { return false }
+                try await store.forget(pin.id)
             }
             return true
         } catch let error as DomainError where error.code != .storage {
@@ -229,6 +236,7 @@ struct ConvergenceRun {
         var states: [TouristState] = []
         var heads: [[String: String]] = []
         var removals: Set<String> = []
+        var forgotten: Set<PinID> = []
         for path in paths {
             let reader = try StoreReader.open(at: path)
             let devices = try StoreSync.devices(of: path)
@@ -241,6 +249,7 @@ struct ConvergenceRun {
                 history.append("\(($0.origin?.device ?? devices.this.device).short)#\($0.origin?.sequence ?? $0.sequence)")
                 // Every photo a person removed, from the history itself (not the state's own record).
                 if case .photoRemoved(let pin, _, _, let photo?) = $0.event { removals.insert("\(pin)/\(photo)") }
+                if case .placeForgotten(let pin, _) = $0.event { forgotten.insert(pin) }
             }
             histories.append(history)
             state.region = nil  // each device's own view
@@ -255,6 +264,9 @@ struct ConvergenceRun {
             for copy in devices.copies { known[copy.id.description] = copy.head.hash.description }
             heads.append(known)
         }
+        for path in paths {
+            problems += try wholeEvents(of: forgotten, in: path).map { "\(path) holds \($0) whole, about a forgotten place" }
+        }
         if histories[1] != histories[0] || histories[2] != histories[0] { problems.append("the merged histories differ") }
         if histories[0].count != Set(histories[0]).count { problems.append("an event appears twice in the merged history") }
         if heads[1] != heads[0] || heads[2] != heads[0] { problems.append("the devices' heads differ: \(heads)") }
@@ -268,6 +280,23 @@ struct ConvergenceRun {
             }
         }
         return problems
+    }
+
+    /// The events about `pins` that some log of the store in `path` holds whole.
+    static func wholeEvents(of pins: Set<PinID>, in path: String) throws -> [String] {
+        guard !pins.isEmpty else { return [] }
+        let devices = try StoreSync.devices(of: path)
+        var found: [String] = []
+        for (device, log) in [(devices.this.device, path + "/log")] + devices.copies.map({ ($0.id, $0.logPath) }) {
+            let cursor = try LogReader(directory: log, payloadCodec: EventCodec.blockCodec).events(from: 1)
+            while let event = try cursor.next() {
+                guard !event.isErased else { continue }
+                let recorded = try EventCodec.decode(event)
+                if case .placeForgotten = recorded.event { continue }
+                if let pin = recorded.event.pin, pins.contains(pin) { found.append("\(device.short)#\(event.sequence) (\(recorded.event.typeName))") }
+            }
+        }
+        return found
     }
 }
 

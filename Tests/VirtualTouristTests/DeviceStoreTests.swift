@@ -172,17 +172,4 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.sub("tablet")))
         #expect(!FileManager.default.fileExists(atPath: folder.sub("phone/devices")))
     }
-
-    @Test func forgettingAPlaceInAStoreOfSeveralDevicesIsRefusedForNow() async throws {
-        let folder = TemporaryFolder.made("device-forget")
-        let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
-        let phone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
-        let pin = try await phone.dropPin(at: paris)
-        try await phone.close()
-        _ = try StoreSync.clone(from: folder.sub("phone"), to: folder.sub("laptop"), name: nil, options: options(clock))
-        let laptop = try await TouristStore.open(at: folder.sub("laptop"), options: options(clock))
-        await #expect { try await laptop.forget(pin) } throws: { ($0 as! DomainError).code == .invalidArgument }
-        #expect(laptop.state.pins[pin] != nil && laptop.state.sequence == 1)
-        try await laptop.close()
-    }
 }

@@ -36,6 +36,22 @@ public struct LogEvent: Hashable, Sendable {
     public var keptBytes: ArraySlice<UInt8>? {
         isErased ? payload.dropFirst(LogFormat.digestSize) : nil
     }
+
+    /// The same event erased, keeping `kept` beside its payload's digest: what an erase would
+    /// leave of it, and hashing into the chain exactly as the event does (a copy of another
+    /// log can take an event erased, and still have that log's heads). An erased event stays
+    /// as it is.
+    ///
+    /// - Throws: ``LogError`` `.invalidArgument` when `kept` is longer than an erased event keeps.
+    public func erased(keeping kept: [UInt8]) throws -> LogEvent {
+        guard !isErased else { return self }
+        guard kept.count <= LogFormat.maxErasedKept else {
+            throw LogError(
+                .invalidArgument, "an erased event keeps at most \(LogFormat.maxErasedKept) bytes, not \(kept.count)", sequence: sequence)
+        }
+        let digest = payload.withUnsafeBytes { EventChain.digest(of: $0) }
+        return LogEvent(sequence: sequence, timestamp: timestamp, payload: ArraySlice(digest + kept), isErased: true)
+    }
 }
 
 /// A position in the log's hash chain: a sequence number that ends a batch, and that batch's

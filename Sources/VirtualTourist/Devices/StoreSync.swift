@@ -16,9 +16,15 @@ public struct SyncReport: Sendable {
     public var notGiven: String?
     /// Logs refused, each with its reason (the device and the event are named); the rest synced.
     public var refused: [String] = []
+    /// Places whose forget arrived in this store and in the other one (each store finishes them
+    /// when it next opens: ``StoreSync/finishForgets(in:options:)``).
+    public var forgetsTaken: [PinID] = []
+    public var forgetsGiven: [PinID] = []
 
     public var eventsTaken: UInt64 { taken.reduce(0) { $0 + $1.copied } }
     public var eventsGiven: UInt64 { given.reduce(0) { $0 + $1.copied } }
+    /// Events about forgotten places that came whole and were copied erased, both ways.
+    public var erasedOnArrival: UInt64 { (taken + given).reduce(0) { $0 + $1.erasedOnArrival } }
 }
 
 /// Sync between two store folders of one map, and the making of a new device (docs/DEVICES.md).
@@ -54,7 +60,8 @@ public enum StoreSync {
         let ourLock = try lock(store, fileSystem, "sync into it")
         defer { ourLock.release() }
         if !ours.hasFile { try save(ours.this, in: store, fileSystem) }
-        report.taken = try copy(from: theirs, into: store, refusing: ours.this.device, options, fileSystem, refused: &report.refused)
+        report.taken = try copy(
+            from: theirs, into: store, refusing: ours.this.device, options, fileSystem, refused: &report.refused, forgets: &report.forgetsTaken)
         report.photosTaken = try copyPhotos(from: other, into: store, fileSystem)
 
         let theirLock: any HeldLock
@@ -65,7 +72,8 @@ public enum StoreSync {
         defer { theirLock.release() }
         let now = try devices(of: store, fileSystem)
         if !theirs.hasFile { try save(theirs.this, in: other, fileSystem) }
-        report.given = try copy(from: now, into: other, refusing: theirs.this.device, options, fileSystem, refused: &report.refused)
+        report.given = try copy(
+            from: now, into: other, refusing: theirs.this.device, options, fileSystem, refused: &report.refused, forgets: &report.forgetsGiven)
         report.photosGiven = try copyPhotos(from: store, into: other, fileSystem)
         return report
     }
@@ -83,13 +91,33 @@ public enum StoreSync {
         }
     }
 
-    /// A forget cut short leaves the place's events whole until the store is next opened, which
-    /// finishes it: they must not be copied to another device meanwhile.
+    /// A forget cut short, or one that arrived and is not finished, leaves the place's events
+    /// whole until the store is next opened, which finishes it: they must not be copied to
+    /// another device meanwhile.
     private static func refuseWhileForgetting(_ store: String, _ fileSystem: any FileSystem) throws {
-        guard try fileSystem.exists(Path.join(store, TouristStore.forgetMarkerName)) else { return }
+        guard try hasForgetsToFinish(store, fileSystem) else { return }
         throw DomainError(
             .invalidArgument,
-            "a forget is under way in \(store) (it was cut short); open that store once for a change (vt gc --dry-run --store \(store) does) so that it finishes, then sync")
+            "a forget is under way in \(store) (it was cut short, or it arrived from another device); open that store once for a change (vt sync does, and so does vt gc --dry-run --store \(store)) so that it finishes, then sync")
+    }
+
+    static func hasForgetsToFinish(_ store: String, _ fileSystem: any FileSystem) throws -> Bool {
+        try fileSystem.exists(Path.join(store, TouristStore.forgetMarkerName))
+            || fileSystem.exists(Path.join(store, ForgottenPlaces.arrivedName))
+    }
+
+    /// Finishes the forgets that are under way in `store` (cut short, or arrived with a sync) by
+    /// opening it, which finishes them before anything reads it. False when there were none.
+    ///
+    /// - Throws: ``DomainError`` `.storage` when another program holds the store (it finished
+    ///   them when it opened) or the disk fails.
+    public static func finishForgets(in store: String, options: StoreOptions = StoreOptions()) async throws -> Bool {
+        guard try hasForgetsToFinish(store, PosixFileSystem()) else { return false }
+        var options = options
+        options.collectionInterval = nil
+        let opened = try await TouristStore.open(at: store, options: options)
+        try await opened.close()
+        return true
     }
 
     /// This store's devices (``StoreDevices``).
@@ -124,10 +152,14 @@ public enum StoreSync {
     /// Copies every log `from` holds (its own and its copies) into `store`'s copies, except
     /// `own`; a log that is refused is named in `refused` and the others go on. Any other
     /// failure (the disk) stops the sync: what was copied so far stays, whole.
+    /// Events about places forgotten in `store` are copied erased, and forgets new to it are
+    /// recorded in its `forget.arrived` first (and in `forgets`).
     private static func copy(
         from source: StoreDevices, into store: String, refusing own: DeviceID, _ options: StoreOptions, _ fileSystem: any FileSystem,
-        refused: inout [String]
+        refused: inout [String], forgets: inout [PinID]
     ) throws -> [LogCopier.Report] {
+        let forgotten = ForgottenPlaces(store: store, fileSystem: fileSystem)
+        defer { forgets = forgotten.arrived }
         var logs: [(DeviceFile, String, isOwn: Bool)] = [(source.this, Path.join(source.store, "log"), true)]
         logs += source.copies.map { ($0.file ?? DeviceFile(map: source.this.map, device: $0.id, name: nil), $0.logPath, false) }
         var reports: [LogCopier.Report] = []
@@ -141,7 +173,7 @@ public enum StoreSync {
                 try fileSystem.createDirectoryDurably(folder)
                 if let copied = try LogCopier.update(
                     copy: Path.join(folder, "log"), from: path, refusing: own, configuration: options.log, isDevicesOwnLog: isOwn,
-                    fileSystem: fileSystem)
+                    arrivals: forgotten.arrival, fileSystem: fileSystem)
                 {
                     reports.append(copied)
                 }

@@ -53,6 +53,10 @@ extension TouristStore {
             let store = TouristStore(
                 folder: folder, report: report, options: options, fileSystem: fileSystem, log: log, snapshots: snapshots,
                 processor: processor, blobs: blobs)
+            do { try await store.finishForgets() } catch {
+                try? await store.close()
+                throw storageError(error, "the store at \(folder) could not finish forgetting a place")
+            }
             if let interval = options.collectionInterval { store.startCollecting(every: interval) }
             return store
         } catch {

@@ -64,6 +64,24 @@ public enum EventCodec {
             cause: envelope.cause == 0 ? nil : envelope.cause, event: try event(from: payload, fail))
     }
 
+    /// The field number of the event an envelope holds (its `oneof` case: 10 for RegionChanged
+    /// … 21 for PlaceForgotten), read from the envelope's top-level fields without decoding
+    /// them; nil when the bytes are not an envelope read so simply (then decode them).
+    static func eventField(of payload: ArraySlice<UInt8>) -> Int? {
+        payload.withUnsafeBytes { bytes -> Int? in
+            var cursor = RawWire(bytes)
+            while let (field, wireType) = cursor.tag() {
+                if field >= Self.firstEventField { return wireType == 2 ? Int(field) : nil }
+                if wireType == 2 {
+                    guard cursor.lengthDelimited() != nil else { return nil }
+                } else if !cursor.skip(wireType) {
+                    return nil
+                }
+            }
+            return nil
+        }
+    }
+
     /// What an erased event keeps (docs/EVENTS.md, "Forgetting a place"): one byte, its type's
     /// field number in the envelope's `oneof`.
     public static func keptOnErase(_ event: DomainEvent) -> [UInt8] {

@@ -165,6 +165,14 @@ final class SnapshotFolder: Sendable {
         return removed
     }
 
+    /// Removes every snapshot and returns how many there were.
+    func removeAll() throws -> Int {
+        let all = try sequences()
+        for sequence in all { try fileSystem.removeFile(Path.join(path, SnapshotFile.name(for: sequence))) }
+        if !all.isEmpty { try fileSystem.syncDirectory(path) }
+        return all.count
+    }
+
     /// Removes the snapshots in a format older than this version reads (they are derived data
     /// it can never use: opening replays instead); returns their sequence numbers.
     @discardableResult

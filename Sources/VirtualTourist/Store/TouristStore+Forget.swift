@@ -12,6 +12,8 @@ public struct ForgetReport: Sendable, Hashable {
     public var erasedEvents: UInt64 = 0
     public var photosDeleted = 0
     public var snapshotsRewritten = 0
+    /// Snapshots removed: a store of several devices never reads them (docs/DEVICES.md).
+    public var snapshotsRemoved = 0
     public var quarantinedFilesRemoved = 0
     /// Whether `log.format1/` (the log before `vt upgrade`, holding every payload) was removed.
     public var formerLogRemoved = false
@@ -41,11 +43,6 @@ extension TouristStore {
     @discardableResult
     public func forget(_ pin: PinID, progress: (@Sendable (String) -> Void)? = nil) async throws -> ForgetReport {
         if let refusal = processor.refusal { throw DomainError(.readOnly, refusal) }
-        if localDevice != nil {
-            throw DomainError(
-                .invalidArgument,
-                "forgetting a place in a store of several devices is not built yet (docs/DEVICES.md, \"What is built\"): nothing was changed")
-        }
         guard log.format == .v2 else {
             throw DomainError(.invalidArgument, "the store at \(folder) has a format-1 log, which cannot erase events; run vt upgrade first")
         }
@@ -72,12 +69,13 @@ extension TouristStore {
             _ = try await forgetExclusively(other.pin, access: access, progress: progress)
             plan = nil
         }
+        if localDevice != nil { return try await forgetMerged(pin, plan: plan, access: access, progress: progress) }
         var report = ForgetReport(pin: pin)
         progress?("reading the history for pin \(pin)")
         let found = try scan(for: pin, through: access.state.sequence)
         guard found.mentioned || plan != nil else { throw TouristState.unknownPin(pin) }
         var merged = plan ?? ForgetPlan(pin: pin)
-        merged.targets.merge(found.targets) { planned, _ in planned }
+        for (sequence, kept) in found.erasing where merged.targets[sequence] == nil { merged.targets[sequence] = kept }
         merged.photos.formUnion(found.photos)
         if merged != plan { try writeForgetMarker(merged) }
 
@@ -107,7 +105,16 @@ extension TouristStore {
         access.replaceState(replayed)
 
         progress?("deleting the place's photos")
-        for digest in merged.photos.subtracting(found.otherPhotos).subtracting(replayed.referencedDigests) {
+        try deletePhotos(merged.photos.subtracting(found.otherPhotos).subtracting(replayed.referencedDigests), of: pin, report: &report)
+        try fileSystem.removeFile(forgetMarkerPath)
+        try fileSystem.syncDirectory(folder)
+        return report
+    }
+
+    /// The forget's last erasing steps: the place's photos, and `log.format1/` (the log before
+    /// `vt upgrade`, holding every payload).
+    func deletePhotos(_ photos: Set<PhotoDigest>, of pin: PinID, report: inout ForgetReport) throws {
+        for digest in photos {
             do { if try blobs.remove(digest) { report.photosDeleted += 1 } } catch {
                 throw Self.storageError(error, "could not delete photo \(digest) of pin \(pin)")
             }
@@ -118,9 +125,6 @@ extension TouristStore {
             try fileSystem.syncDirectory(folder)
             report.formerLogRemoved = true
         }
-        try fileSystem.removeFile(forgetMarkerPath)
-        try fileSystem.syncDirectory(folder)
-        return report
     }
 
     /// Erases again what every `PlaceForgotten` in the log says was forgotten (a store restored
@@ -164,51 +168,14 @@ extension TouristStore {
         return try outcome.withLock { $0! }.get()
     }
 
-    /// What the history says about a pin.
-    private struct Findings {
-        var mentioned = false
-        /// Events to erase (sequence → what each keeps: its type).
-        var targets: [UInt64: [UInt8]] = [:]
-        var forgottenAt: UInt64?
-        /// Photos the pin's albums downloaded, and photos other pins' albums did.
-        var photos: Set<PhotoDigest> = []
-        var otherPhotos: Set<PhotoDigest> = []
-    }
-
-    private func scan(for pin: PinID, through last: UInt64) throws -> Findings {
-        var found = Findings()
-        var places: [Coordinate] = []
-        var regions: [(UInt64, MapRegion)] = []
+    private func scan(for pin: PinID, through last: UInt64) throws -> PlaceScan<UInt64> {
+        var found = PlaceScan<UInt64>(pin: pin)
         guard last > 0 else { return found }
         let reader = try LogReader(directory: log.directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
         let cursor = try reader.events(from: 1, through: last)
         while let event = try cursor.next() {
             let recorded = try EventCodec.decode(event)
-            switch recorded.event {
-            case .forgotten:
-                continue
-            case .placeForgotten(let forgotten, _):
-                if forgotten == pin {
-                    found.mentioned = true
-                    found.forgottenAt = recorded.sequence
-                }
-                continue
-            case .regionChanged(let region) where region.latitudeSpan <= Self.forgottenRegionSpan:
-                regions.append((recorded.sequence, region))
-            case .photoDownloaded(let photo):
-                if photo.pin == pin { found.photos.insert(photo.digest) } else { found.otherPhotos.insert(photo.digest) }
-            case .pinDropped(_, let place), .pinDragged(_, let place):
-                if recorded.event.pin == pin { places.append(place) }
-            default:
-                break
-            }
-            if recorded.event.pin == pin {
-                found.mentioned = true
-                found.targets[recorded.sequence] = EventCodec.keptOnErase(recorded.event)
-            }
-        }
-        for (sequence, region) in regions where places.contains(where: region.shows) {
-            found.targets[sequence] = EventCodec.keptOnErase(.regionChanged(region))
+            found.read(recorded, at: recorded.sequence)
         }
         return found
     }
@@ -235,7 +202,7 @@ extension TouristStore {
         return (state, rewritten)
     }
 
-    private func writeForgetMarker(_ plan: ForgetPlan) throws {
+    func writeForgetMarker(_ plan: ForgetPlan) throws {
         try ForgetProgress.countOneMore(in: folder, fileSystem: fileSystem)
         try fileSystem.writeAtomically(plan.encoded(), to: forgetMarkerPath)
         try fileSystem.syncDirectory(folder)

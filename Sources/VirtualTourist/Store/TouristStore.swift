@@ -40,7 +40,7 @@ public final class TouristStore: Sendable {
     static let entries: Set<String> = [
         "log", "snapshots", "blobs", "replication", "log.format1", "log.upgrade", forgetMarkerName, forgetMarkerName + ".tmp",
         StoreDevices.folderName, DeviceFile.name, DeviceFile.name + ".tmp",
-        ForgetProgress.countName, ForgetProgress.countName + ".tmp",
+        ForgetProgress.countName, ForgetProgress.countName + ".tmp", ForgottenPlaces.arrivedName, ForgottenPlaces.arrivedName + ".tmp",
     ]
 
     var logPath: String { Path.join(folder, "log") }
@@ -123,6 +123,8 @@ public final class TouristStore: Sendable {
             let store = TouristStore(
                 folder: folder, report: report, options: options, fileSystem: fileSystem, log: log,
                 snapshots: snapshots, processor: processor, blobs: blobs)
+            // A sync cut short can list a forget it never copied: here, no device's event came.
+            try ForgottenPlaces.record([], adding: false, in: folder, fileSystem: fileSystem)
             if let pin = try interruptedForget(in: folder, fileSystem: fileSystem)?.pin {
                 // A forget was cut short: finish it before anyone reads what it was erasing.
                 do { try await store.forget(pin) } catch {

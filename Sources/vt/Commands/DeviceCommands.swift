@@ -91,13 +91,35 @@ struct SyncCommand: AsyncParsableCommand {
         var photos_given: Int
         var not_given: String?
         var refused: [String]
+        var places_forgotten_here: [String]
+        var places_forgotten_there: [String]
+        var erased_on_arrival: UInt64
+        /// Why a forget that arrived in the other store is not finished yet (it finishes when
+        /// that store next opens).
+        var forgets_pending_there: String?
     }
 
     func run() async throws {
-        let report = try StoreSync.sync(store: global.storePath, with: other)
+        let store = global.storePath
+        // Forgets that a sync cut short left in either store are finished first: a sync refuses
+        // to copy a place whose events are not erased yet.
+        _ = try await StoreSync.finishForgets(in: store)
+        do { _ = try await StoreSync.finishForgets(in: other) } catch {}  // held by its program, which finished them
+        let report = try StoreSync.sync(store: store, with: other)
+        if !report.forgetsTaken.isEmpty {
+            if !global.json { Terminal.note("erasing \(report.forgetsTaken.count) forgotten place(s) here") }
+            _ = try await StoreSync.finishForgets(in: store)
+        }
+        var pendingThere: String?
+        if !report.forgetsGiven.isEmpty {
+            if !global.json { Terminal.note("erasing \(report.forgetsGiven.count) forgotten place(s) in \(other)") }
+            do { _ = try await StoreSync.finishForgets(in: other) } catch { pendingThere = "\(error)" }
+        }
         let view = View(
             events_taken: report.eventsTaken, events_given: report.eventsGiven, photos_taken: report.photosTaken,
-            photos_given: report.photosGiven, not_given: report.notGiven, refused: report.refused)
+            photos_given: report.photosGiven, not_given: report.notGiven, refused: report.refused,
+            places_forgotten_here: report.forgetsTaken.map(\.description), places_forgotten_there: report.forgetsGiven.map(\.description),
+            erased_on_arrival: report.erasedOnArrival, forgets_pending_there: pendingThere)
         if global.json {
             try Output.json(view)
         } else {
@@ -107,6 +129,10 @@ struct SyncCommand: AsyncParsableCommand {
             } else {
                 print("gave \(view.events_given) event(s) and \(view.photos_given) photo(s) to \(other)")
             }
+            for pin in view.places_forgotten_here { print("place \(pin) was forgotten on another device: erased here") }
+            for pin in view.places_forgotten_there { print("place \(pin) was forgotten on a device of this map: erased in \(other)") }
+            if view.erased_on_arrival > 0 { print("\(view.erased_on_arrival) event(s) about forgotten places arrived and were erased") }
+            if let why = view.forgets_pending_there { print("the other store erases the forgotten places when it next opens: \(why)") }
             for refusal in view.refused { print(Terminal.styled("refused: ", .red) + refusal) }
         }
         if !report.refused.isEmpty { throw ExitCode(Exit.problemsFound) }

@@ -33,6 +33,7 @@ struct ForgetCommand: AsyncParsableCommand {
         } else {
             print("forgot pin \(report.pin) (event \(report.sequence)): \(Self.count(report.erasedEvents, "event")) erased,"
                 + " \(Self.count(report.photosDeleted, "photo")) deleted, \(Self.count(report.snapshotsRewritten, "snapshot")) rewritten"
+                + (report.snapshotsRemoved > 0 ? ", \(Self.count(report.snapshotsRemoved, "snapshot")) removed" : "")
                 + (report.quarantinedFilesRemoved > 0 ? ", \(report.quarantinedFilesRemoved) quarantined files removed" : "")
                 + (report.formerLogRemoved ? ", log.format1/ removed" : "")
                 + (report.resumed ? " (an interrupted forget, finished)" : ""))
@@ -48,6 +49,7 @@ struct ForgetJSON: Encodable {
     var erased_events: UInt64
     var photos_deleted: Int
     var snapshots_rewritten: Int
+    var snapshots_removed: Int
     var quarantined_files_removed: Int
     var former_log_removed: Bool
     var resumed: Bool
@@ -58,6 +60,7 @@ struct ForgetJSON: Encodable {
         erased_events = report.erasedEvents
         photos_deleted = report.photosDeleted
         snapshots_rewritten = report.snapshotsRewritten
+        snapshots_removed = report.snapshotsRemoved
         quarantined_files_removed = report.quarantinedFilesRemoved
         former_log_removed = report.formerLogRemoved
         resumed = report.resumed
