@@ -252,7 +252,7 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "ReliabilitySupport", "StoreCrashHelper", "VirtualTourist", "EventLog", "BlobStore", "FileIO",
-                "StorageTestSupport", "LegacyLogWriter",
+                "StorageTestSupport", "LegacyLogWriter", "DeviceLogs",
             ]
         ),
         .testTarget(

@@ -61,7 +61,8 @@ let package = Package(
             ]
         ),
         // Format 2's hot-tail records and sealed blocks, with round trips through their encoders;
-        // and the key summaries and tail checkpoints beside a log, on the tests' in-memory disk.
+        // the key summaries and tail checkpoints beside a log, on the tests' in-memory disk; and
+        // another device's log as a sync copies it.
         .executableTarget(
             name: "FuzzFormat2",
             dependencies: [
@@ -69,6 +70,7 @@ let package = Package(
                 .product(name: "EventLog", package: "VirtualTourist"),
                 .product(name: "FieldColumns", package: "VirtualTourist"),
                 .product(name: "FileIO", package: "VirtualTourist"),
+                .product(name: "DeviceLogs", package: "VirtualTourist"),
                 "StorageTestSupport",
             ]
         ),

@@ -84,7 +84,9 @@ public enum DeviceClone {
             try DeviceFile(map: devices.this.map, device: device, name: name).save(in: partial, fileSystem: fileSystem)
             (report.photos, report.photoBytes) = try copyPhotos(from: source, to: partial, fileSystem: fileSystem, progress: progress)
             try LogCopier.storage("put the clone in place at \(destination)") {
-                try fileSystem.syncDirectory(partial)
+                // Every name in the clone must be durable before it appears: a rename makes the
+                // folder's own name durable, not the names inside it.
+                try syncTree(partial, fileSystem)
                 try fileSystem.rename(partial, to: destination)
                 try fileSystem.syncDirectory(Path.directory(of: destination))
             }
@@ -93,6 +95,15 @@ public enum DeviceClone {
             throw error
         }
         return report
+    }
+
+    /// Syncs `folder` and every folder under it, deepest first.
+    private static func syncTree(_ folder: String, _ fileSystem: any FileSystem) throws {
+        for name in try fileSystem.listDirectory(folder) {
+            let path = Path.join(folder, name)
+            if try fileSystem.status(path)?.kind == .directory { try syncTree(path, fileSystem) }
+        }
+        try fileSystem.syncDirectory(folder)
     }
 
     /// A destination must be new or an empty folder, in a folder that exists.

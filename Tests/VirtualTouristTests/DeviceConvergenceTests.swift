@@ -311,11 +311,3 @@ final class SeededPinIDs: PinIDGenerator, @unchecked Sendable {
     init(seed: UInt64) { random = Mutex(SplitMix(seed: seed)) }
     func next() -> PinID { PinID(random.withLock { UInt64.random(in: 1...UInt64.max, using: &$0) }) }
 }
-
-/// Runs `work` on a thread of its own: the syncs and checks are long file work, which on the
-/// cooperative pool would starve the suite's network tests of threads (docs/DEVELOPING.md).
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
-}

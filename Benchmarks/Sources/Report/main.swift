@@ -80,6 +80,7 @@ do {
     if options.groups.contains("store") { try await StoreCases(options: options, report: report, workspace: workspace).run() }
     if options.groups.contains("blobs") { try BlobCases(options: options, report: report).run() }
     if options.groups.contains("layout") { try LayoutCases(options: options, report: report).run() }
+    if options.groups.contains("devices") { try await DeviceCases(options: options, report: report).run() }
 } catch {
     FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
     exit(1)

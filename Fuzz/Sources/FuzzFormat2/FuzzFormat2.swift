@@ -3,7 +3,8 @@
 // record or block that comes out valid must keep what the document promises (times never
 // decrease, the counts add up, erased events hold 32-byte digests) and must survive a round
 // trip through the encoder; for blocks, the chain it states is rehashed too. Or one of the
-// derived files beside a log, a key summary or a tail checkpoint (DerivedFiles.swift).
+// derived files beside a log, a key summary or a tail checkpoint (DerivedFiles.swift). Or a log's
+// block file as another device sends it, copied by a sync (CopiedLog.swift).
 //
 // Input: byte 0 holds the options below; the rest is the data (for a derived file, the bytes
 // XORed onto a genuine one).
@@ -22,6 +23,8 @@ struct Options: OptionSet {
     static let keySummary = Options(rawValue: 0x04)
     /// The data changes a log's tail checkpoint (`.head`).
     static let tailCheckpoint = Options(rawValue: 0x08)
+    /// The data changes a block file of a log that a sync copies from another device.
+    static let copiedLog = Options(rawValue: 0x10)
 }
 
 /// zstd's fastest level: the round trip checks the field form, not the compression.
@@ -33,7 +36,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let options = Options(rawValue: data[0])
     var bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     let decompressor = ZstdDecompressor()
-    if options.contains(.keySummary) {
+    if options.contains(.copiedLog) {
+        fuzzCopiedLog(bytes)
+    } else if options.contains(.keySummary) {
         fuzzKeySummary(bytes, fix: options.contains(.fixChecksums))
     } else if options.contains(.tailCheckpoint) {
         fuzzTailCheckpoint(bytes, fix: options.contains(.fixChecksums))

@@ -178,7 +178,7 @@ struct BlockFileWriter {
     }
 
     /// Step 5, the commit point: the block file gets its name, durably. A key summary of the
-    /// file it replaces (an erase's rewrite keeps every field a summary checks) goes first, and
+    /// file it replaces goes first, durably, and
     /// the new file's follows it (FORMAT.md, "Key summaries"); failing to write that one costs
     /// only speed, so it is not an error.
     func commit() throws {
@@ -186,6 +186,10 @@ struct BlockFileWriter {
         let summary = KeySummary.path(directory, firstSequence)
         if try io("look at \(summary)", { try fileSystem.exists(summary) }) {
             try io("remove \(summary)") { try fileSystem.removeFile(summary) }
+            // Durably gone before the new file is named: a disk that reorders unsynced changes
+            // could otherwise keep the rename and lose the removal, leaving the old file's
+            // summary beside the new one (an erase's rewrite carries fewer keys).
+            try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }
         }
         try io("rename \(from) to \(to)") { try fileSystem.rename(from, to: to) }
         try io("sync \(directory)") { try fileSystem.syncDirectory(directory) }

@@ -83,9 +83,18 @@ public enum StoreSync {
         from source: String, to destination: String, name: String?, options: StoreOptions = StoreOptions(),
         progress: (@Sendable (DeviceClone.Step) -> Void)? = nil
     ) throws -> DeviceClone.Report {
-        try refuseWhileForgetting(source, PosixFileSystem())
+        try clone(from: source, to: destination, name: name, options: options, fileSystem: PosixFileSystem(), progress: progress)
+    }
+
+    /// The same, through `fileSystem` (tests: a simulated disk).
+    static func clone(
+        from source: String, to destination: String, name: String?, options: StoreOptions, fileSystem: any FileSystem,
+        progress: (@Sendable (DeviceClone.Step) -> Void)? = nil
+    ) throws -> DeviceClone.Report {
+        try refuseWhileForgetting(source, fileSystem)
         do {
-            return try DeviceClone.clone(from: source, to: destination, name: name, configuration: options.log, progress: progress)
+            return try DeviceClone.clone(
+                from: source, to: destination, name: name, configuration: options.log, fileSystem: fileSystem, progress: progress)
         } catch let error as DeviceError {
             throw domainError(error)
         }
@@ -112,10 +121,14 @@ public enum StoreSync {
     /// - Throws: ``DomainError`` `.storage` when another program holds the store (it finished
     ///   them when it opened) or the disk fails.
     public static func finishForgets(in store: String, options: StoreOptions = StoreOptions()) async throws -> Bool {
-        guard try hasForgetsToFinish(store, PosixFileSystem()) else { return false }
+        try await finishForgets(in: store, options: options, fileSystem: PosixFileSystem())
+    }
+
+    static func finishForgets(in store: String, options: StoreOptions, fileSystem: any FileSystem) async throws -> Bool {
+        guard try hasForgetsToFinish(store, fileSystem) else { return false }
         var options = options
         options.collectionInterval = nil
-        let opened = try await TouristStore.open(at: store, options: options)
+        let opened = try await TouristStore.open(at: store, options: options, fileSystem: fileSystem)
         try await opened.close()
         return true
     }
