@@ -338,7 +338,14 @@ public final class SimulatedDisk: FileSystem, @unchecked Sendable {
         try mutex.withLock {
             try checkAlive("opendir", path)
             try requireDirectory(path, "opendir")
-            return names.keys.filter { $0 != path && Path.directory(of: $0) == path }.map { Path.name(of: $0) }
+            // A prefix test first: most names lie in other folders, and it stops at their first
+            // differing byte.
+            let prefix = path.hasSuffix("/") ? path : path + "/"
+            return names.keys.compactMap { name in
+                guard name.hasPrefix(prefix) else { return nil }
+                let rest = name.utf8.dropFirst(prefix.utf8.count)
+                return rest.isEmpty || rest.contains(UInt8(ascii: "/")) ? nil : String(decoding: rest, as: UTF8.self)
+            }
         }
     }
 
