@@ -14,6 +14,7 @@ import Testing
         let first = try CLI.object(alone.output)
         #expect(first["map"] as? String == first["device"] as? String, "a store of one device is its map's first device")
         #expect((first["others"] as? [Any])?.isEmpty == true)
+        #expect(CLI.lines(try vt("log", "--store", phone, "--device", String((first["device"] as! String).prefix(6))).output).count == 1)
 
         let cloned = try vt("clone", "--from", phone, "--to", laptop, "--name", "laptop")
         #expect(cloned.status == 0, "\(cloned.output)\(cloned.errors)")
@@ -37,6 +38,14 @@ import Testing
         let verified = try vt("verify", "--store", phone)
         #expect(verified.status == 0 && verified.output.contains("merged 3 events of 2 devices"), "\(verified.output)")
         #expect(try vt("log", "--store", phone, "--follow").errors.contains("following a store of several devices is not built yet"))
+        // One device's events, named by its name or by a prefix of its id.
+        let laptopLines = CLI.lines(try vt("log", "--store", phone, "--device", "laptop").output)
+        #expect(laptopLines.count == 2 && laptopLines.allSatisfy { $0.contains("\(laptopID)#") }, "\(laptopLines)")
+        let phoneID = String((first["device"] as! String).prefix(8))
+        #expect(CLI.lines(try vt("log", "--store", phone, "--device", phoneID).output).count == 1)
+        #expect(CLI.lines(try vt("log", "--store", folder.sub("phone"), "--device", phoneID, "--json").output).count == 1)
+        let unknown = try vt("log", "--store", phone, "--device", "tablet")
+        #expect(unknown.status == 1 && unknown.errors.contains("--device tablet names no device of this store"), "\(unknown.errors)")
 
         // The phone forgets the laptop's pin; one sync from the laptop erases it there too.
         let laptopPin = try #require(CLI.lines(try vt("pins", "--store", laptop).output).map { String($0.prefix(16)) }.first { $0 != pinID })

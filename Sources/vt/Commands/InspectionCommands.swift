@@ -16,6 +16,8 @@ struct LogCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only events of this type (repeatable): \(DomainEvent.typeNames.joined(separator: ", ")).", valueName: "TYPE"))
     var type: [String] = []
     @Option(help: "Only events about this pin (an id or unique prefix; removed pins too).") var pin: String?
+    @Option(help: ArgumentHelp("Only the events of this device: its id, a unique prefix of it, or its name (vt device lists them).", valueName: "DEVICE"))
+    var device: String?
     @Flag(help: "After the last event, wait for new ones and show them as they land (Ctrl-C to stop).") var follow = false
 
     func validate() throws {
@@ -43,6 +45,9 @@ struct LogCommand: AsyncParsableCommand {
                 message: "following a store of several devices is not built yet (docs/DEVICES.md, \"What is built\"); vt log lists its merged history")
         }
         let types = try types()
+        // A store of one device writes no origins: its events are all this device's.
+        let origin = try device.map { try DeviceArgument.resolve($0, store: global.storePath) }
+        let this = origin == nil ? nil : try StoreSync.devices(of: global.storePath).this.device
         let since = try since.map { try ArgumentValues.time($0) }
         let until = try until.map { try ArgumentValues.time($0) }
         var start = from ?? 1
@@ -55,6 +60,7 @@ struct LogCommand: AsyncParsableCommand {
         let wanted = { (event: RecordedEvent) -> Bool in
             (types.isEmpty || types.contains(event.event.typeName)) && (pinID == nil || event.event.pin == pinID)
                 && (since.map { event.timestamp >= $0 } ?? true) && (until.map { event.timestamp <= $0 } ?? true)
+                && (origin == nil || (event.origin?.device ?? this) == origin)
         }
         let show = { (event: RecordedEvent) throws in
             let line = global.json ? try EventJSON(event).encodedLine() : Describe.line(event)
