@@ -38,6 +38,8 @@ import Testing
         let verified = try vt("verify", "--store", phone)
         #expect(verified.status == 0 && verified.output.contains("merged 3 events of 2 devices"), "\(verified.output)")
         #expect(try vt("log", "--store", phone, "--follow").errors.contains("following a store of several devices is not built yet"))
+        let shown = try CLI.object(try vt("show", "3", "--store", phone, "--json").output)
+        #expect(shown["folded"] as? Bool == true && shown["not_folded_because"] == nil, "the laptop's drag of the phone's pin counts")
         // One device's events, named by its name or by a prefix of its id.
         let laptopLines = CLI.lines(try vt("log", "--store", phone, "--device", "laptop").output)
         #expect(laptopLines.count == 2 && laptopLines.allSatisfy { $0.contains("\(laptopID)#") }, "\(laptopLines)")

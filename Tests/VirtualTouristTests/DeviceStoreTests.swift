@@ -154,6 +154,34 @@ import Testing
         }
     }
 
+    @Test func theFoldsVerdictOnEachEventSaysWhichRuleDecided() async throws {
+        let folder = TemporaryFolder.made("device-verdict")
+        let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
+        let phone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
+        let pin = try await phone.dropPin(at: paris)
+        try await phone.close()
+        _ = try StoreSync.clone(from: folder.sub("phone"), to: folder.sub("laptop"), name: "laptop", options: options(clock))
+        // The phone removes the pin; the laptop, not knowing, drags it later and looks at Rome.
+        let onPhone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
+        let removal = try await onPhone.removePin(pin)
+        try await onPhone.close()
+        let onLaptop = try await TouristStore.open(at: folder.sub("laptop"), options: options(clock))
+        try await onLaptop.dragPin(pin, to: rome)
+        _ = try await onLaptop.changeRegion(to: MapRegion(center: rome, latitudeSpan: 1, longitudeSpan: 1))
+        try await onLaptop.close()
+        _ = try StoreSync.sync(store: folder.sub("phone"), with: folder.sub("laptop"))
+
+        let reader = try StoreReader.open(at: folder.sub("phone"))
+        var events: [RecordedEvent] = []
+        try reader.forEachEvent { events.append($0) }
+        #expect(events.map(\.event.typeName) == ["PinDropped", "PinRemoved", "PinDragged", "RegionChanged"])
+        guard case .folded = try reader.verdict(of: events[1]) else { Issue.record("the removal was folded"); return }
+        guard case .passedOver(let problem) = try reader.verdict(of: events[2]) else { Issue.record("the late drag was folded"); return }
+        #expect(problem.message.contains("\(pin)"), "\(problem.message)")
+        guard case .anotherDevicesView = try reader.verdict(of: events[3]) else { Issue.record("the laptop's view was merged"); return }
+        #expect(removal.sequence == 2)
+    }
+
     @Test func noSyncOrCloneWhileAForgetIsUnderWay() async throws {
         let folder = TemporaryFolder.made("device-forget-pending")
         let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)

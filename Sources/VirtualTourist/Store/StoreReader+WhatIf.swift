@@ -45,6 +45,31 @@ extension StoreReader {
         return result
     }
 
+    /// What the fold made of one event (`vt show`): in a store of several devices the rules by
+    /// intent decide between devices' concurrent actions (docs/DEVICES.md, "Rules by intent").
+    public enum Verdict: Sendable {
+        /// It changed the state as it says.
+        case folded
+        /// The rules passed over it, for this reason.
+        case passedOver(DomainError)
+        /// Another device's view of the map: kept in its log, never merged.
+        case anotherDevicesView
+    }
+
+    /// The fold's verdict on `recorded`, an event of this store's history: the state just before
+    /// it is made (time travel), then the event folded onto it.
+    public func verdict(of recorded: RecordedEvent) throws -> Verdict {
+        var state = try state(at: recorded.sequence - 1)
+        if case .regionChanged = recorded.event, let origin = recorded.origin, let local = state.localDevice, origin.device != local {
+            return .anotherDevicesView
+        }
+        let problem = state.problem(with: recorded.event, by: recorded.origin?.device)
+        let ignored = state.ignoredEvents
+        state.apply(recorded)
+        guard state.ignoredEvents > ignored else { return .folded }
+        return .passedOver(problem ?? DomainError(.wrongAlbumState, "the fold passed over it"))
+    }
+
     /// Where a condition turns true.
     public enum BisectOutcome: Hashable, Sendable {
         /// The condition is false after `sequence - 1` and true after `sequence`.

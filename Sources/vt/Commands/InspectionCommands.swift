@@ -89,12 +89,25 @@ struct ShowCommand: AsyncParsableCommand {
     struct View: Encodable {
         var event: EventJSON
         var causes: [EventJSON]
+        /// Whether the fold took the event, and why not when it did not.
+        var folded: Bool
+        var not_folded_because: String?
     }
 
     func run() async throws {
-        let chain = try global.reader().causes(of: sequence)
-        if global.json { return try Output.json(View(event: EventJSON(chain[0]), causes: chain.dropFirst().map(EventJSON.init))) }
+        let reader = try global.reader()
+        let chain = try reader.causes(of: sequence)
+        let why: String? = switch try reader.verdict(of: chain[0]) {
+        case .folded: nil
+        case .passedOver(let problem): "the rules passed over it: \(problem.message)"
+        case .anotherDevicesView: "another device's view of the map: kept in its log, never merged (each device opens where it was)"
+        }
+        if global.json {
+            return try Output.json(
+                View(event: EventJSON(chain[0]), causes: chain.dropFirst().map(EventJSON.init), folded: why == nil, not_folded_because: why))
+        }
         print(Describe.line(chain[0]))
+        if let why { print(Terminal.styled("not folded: ", .yellow) + why) }
         if case .photosListed(let listing) = chain[0].event {
             for (slot, photo) in listing.photos.enumerated() { print("        \(slot)  \(photo.remoteID)  \(photo.title.prefix(60))") }
         }
