@@ -58,13 +58,19 @@ import Testing
         #expect(origins == ["phone#1", "phone#2", "laptop#1", "laptop#2"])
     }
 
-    @Test func syncGoesBothWaysAndBothDevicesFoldTheSameState() async throws {
-        let folder = TemporaryFolder.made("device-sync")
-        let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
+    /// A phone with one pin at Paris, and the laptop cloned from it; returns the pin.
+    func phoneWithAPinAndItsClone(_ folder: TemporaryFolder, _ clock: TestClock) async throws -> PinID {
         let phone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
         let pin = try await phone.dropPin(at: paris)
         try await phone.close()
         _ = try StoreSync.clone(from: folder.sub("phone"), to: folder.sub("laptop"), name: "laptop", options: options(clock))
+        return pin
+    }
+
+    @Test func syncGoesBothWaysAndBothDevicesFoldTheSameState() async throws {
+        let folder = TemporaryFolder.made("device-sync")
+        let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
+        let pin = try await phoneWithAPinAndItsClone(folder, clock)
 
         // Concurrent drags: the later one wins on both devices.
         let onPhone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
@@ -157,10 +163,7 @@ import Testing
     @Test func theFoldsVerdictOnEachEventSaysWhichRuleDecided() async throws {
         let folder = TemporaryFolder.made("device-verdict")
         let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
-        let phone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
-        let pin = try await phone.dropPin(at: paris)
-        try await phone.close()
-        _ = try StoreSync.clone(from: folder.sub("phone"), to: folder.sub("laptop"), name: "laptop", options: options(clock))
+        let pin = try await phoneWithAPinAndItsClone(folder, clock)
         // The phone removes the pin; the laptop, not knowing, drags it later and looks at Rome.
         let onPhone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
         let removal = try await onPhone.removePin(pin)
