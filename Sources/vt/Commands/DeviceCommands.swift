@@ -130,9 +130,12 @@ struct SyncCommand: AsyncParsableCommand {
                 print("gave \(view.events_given) event(s) and \(view.photos_given) photo(s) to \(other)")
             }
             for pin in view.places_forgotten_here { print("place \(pin) was forgotten on another device: erased here") }
-            for pin in view.places_forgotten_there { print("place \(pin) was forgotten on a device of this map: erased in \(other)") }
+            if let why = view.forgets_pending_there {
+                print("the other store erases \(view.places_forgotten_there.count) forgotten place(s) when it next opens: \(why)")
+            } else {
+                for pin in view.places_forgotten_there { print("place \(pin) was forgotten on a device of this map: erased in \(other)") }
+            }
             if view.erased_on_arrival > 0 { print("\(view.erased_on_arrival) event(s) about forgotten places arrived and were erased") }
-            if let why = view.forgets_pending_there { print("the other store erases the forgotten places when it next opens: \(why)") }
             for refusal in view.refused { print(Terminal.styled("refused: ", .red) + refusal) }
         }
         if !report.refused.isEmpty { throw ExitCode(Exit.problemsFound) }
