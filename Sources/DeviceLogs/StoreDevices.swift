@@ -59,6 +59,36 @@ public struct StoreDevices: Sendable {
     /// - Throws: ``DeviceError`` `.notAStore` when the store has no log, a `device.json` names
     ///   another device than the log, or a copy is not the log its folder names or belongs to
     ///   another map; `.storage` when reading fails.
+    /// Whether the store in `store` knows another device, by the names in `devices/` alone (no
+    /// log is read): what ``others`` would hold is not empty.
+    ///
+    /// - Throws: ``DeviceError`` `.notAStore` for a folder there that is no device's, as ``read``.
+    public static func knowsAnother(store: String, fileSystem: any FileSystem = PosixFileSystem()) throws -> Bool {
+        let folder = Path.join(store, folderName)
+        guard try LogCopier.storage("look at \(folder)", { try fileSystem.exists(folder) }) else { return false }
+        for name in try LogCopier.storage("list \(folder)", { try fileSystem.listDirectory(folder) }) where !name.hasPrefix(".") {
+            _ = try device(named: name, in: folder)
+            if try isKnown(Path.join(folder, name), fileSystem) { return true }
+        }
+        return false
+    }
+
+    /// The device a folder of `devices/` is named for.
+    private static func device(named name: String, in folder: String) throws -> DeviceID {
+        guard let id = DeviceID(parsing: name), id.description == name else {
+            throw DeviceError(.notAStore, "\(Path.join(folder, name)) is not a device's folder (a device's folder is named by its 32-digit id)")
+        }
+        return id
+    }
+
+    /// A device is known once its log or its device.json came (a folder made for a copy that
+    /// was then refused holds neither).
+    private static func isKnown(_ copyFolder: String, _ fileSystem: any FileSystem) throws -> Bool {
+        try LogCopier.storage("look into \(copyFolder)") {
+            try fileSystem.exists(Path.join(copyFolder, "log")) || fileSystem.exists(Path.join(copyFolder, DeviceFile.name))
+        }
+    }
+
     public static func read(
         store: String, payloadCodec: (any BlockPayloadCodec)? = nil, fileSystem: any FileSystem = PosixFileSystem()
     ) throws -> StoreDevices {
@@ -82,18 +112,10 @@ public struct StoreDevices: Sendable {
             try fileSystem.exists(folder) ? try fileSystem.listDirectory(folder).sorted() : []
         }
         for name in names where !name.hasPrefix(".") {  // a file manager's hidden files are not devices
-            guard let id = DeviceID(parsing: name), id.description == name else {
-                throw DeviceError(.notAStore, "\(Path.join(folder, name)) is not a device's folder (a device's folder is named by its 32-digit id)")
-            }
+            let id = try device(named: name, in: folder)
             let copyFolder = Path.join(folder, name)
             let log = Path.join(copyFolder, "log")
-            // A device is known once its log or its device.json came (a folder made for a copy
-            // that was then refused holds neither).
-            if try LogCopier.storage("look into \(copyFolder)", {
-                try fileSystem.exists(log) || fileSystem.exists(Path.join(copyFolder, DeviceFile.name))
-            }) {
-                others.append(id)
-            }
+            if try isKnown(copyFolder, fileSystem) { others.append(id) }
             if try LogCopier.storage("look at \(log).partial", { try fileSystem.exists(log + ".partial") }) { leftovers.append(log + ".partial") }
             guard try LogCopier.storage("look at \(log)", { try fileSystem.exists(log) }) else { continue }
             let reader: LogReader

@@ -3,12 +3,6 @@ import EventLog
 import FileIO
 
 extension StoreAudit {
-    /// Whether the store knows another device (damage in the copies is reported elsewhere).
-    static func hasOtherDevices(folder: String, fileSystem: any FileSystem) -> Bool {
-        guard (try? fileSystem.exists(Path.join(folder, StoreDevices.folderName))) == true else { return false }
-        return (try? StoreDevices.read(store: folder, payloadCodec: EventCodec.blockCodec, fileSystem: fileSystem))?.others.isEmpty == false
-    }
-
     /// In a store of several devices: every copy's chain checked as the store's own log is, and
     /// the merged fold replayed; returns the merged state (the photos it shows must be stored),
     /// or nil in a store of one device.

@@ -9,10 +9,12 @@ extension TouristStore {
     /// This device's id in a store of several devices; nil in a store of one.
     public var localDevice: DeviceID? { processor.localDevice }
 
-    /// Whether the store in `folder` knows another device: one look at `devices/`, then the copies.
+    /// Whether the store in `folder` knows another device, by the names in `devices/` (the
+    /// copies are read once, by the merged open).
     static func knowsOtherDevices(_ folder: String, _ fileSystem: any FileSystem) throws -> Bool {
-        guard try fileSystem.exists(Path.join(folder, StoreDevices.folderName)) else { return false }
-        return try MergedHistory.open(store: folder, fileSystem: fileSystem) != nil
+        do { return try StoreDevices.knowsAnother(store: folder, fileSystem: fileSystem) } catch let error as DeviceError {
+            throw DomainError(error.code == .notAStore ? .notAStore : .storage, error.message, cause: error)
+        }
     }
 
     /// Opens a store that holds other devices' logs: the merged fold from the first event (no

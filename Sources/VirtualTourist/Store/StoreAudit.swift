@@ -1,4 +1,5 @@
 import BlobStore
+import DeviceLogs
 import EventLog
 import FileIO
 
@@ -89,7 +90,7 @@ public enum StoreAudit {
         var state = TouristState()
         // This device's log alone says nothing of the rules in a store of several devices (its
         // events may be about another device's pins): they are weighed in the merged fold below.
-        let severalDevices = hasOtherDevices(folder: folder, fileSystem: fileSystem)
+        let severalDevices = (try? StoreDevices.knowsAnother(store: folder, fileSystem: fileSystem)) == true
         do {
             let reader = try LogReader(directory: logPath, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
             if through > 0 {
