@@ -91,6 +91,8 @@ struct ConvergenceRun {
         // encoder is most of a debug build's sync.
         options.log.payloadCodec = nil
         options.pinIDs = idGenerators[device]
+        // Merged snapshots every few events, so that opens and syncs start from them.
+        options.snapshotInterval = 5
         return options
     }
 
@@ -122,7 +124,23 @@ struct ConvergenceRun {
         // Each sync goes both ways, so one ring brings every device everything.
         for (a, b) in [(0, 1), (1, 2), (2, 0)] { try await sync(a, b, interruptedAt: nil) }
         let (paths, appended) = (paths, appended)
-        return try await offPool { try Self.check(paths: paths, appended: appended) }
+        var problems = try await offPool { try Self.check(paths: paths, appended: appended) }
+        // Each device opens from its newest merged snapshot that the logs still begin with:
+        // the same state as the fold of every log from the first event.
+        for device in 0..<3 {
+            let store = try await TouristStore.open(at: paths[device], options: options(device))
+            let (opened, from) = (store.state, store.report.snapshot)
+            try await store.close()
+            let path = paths[device]
+            let folded = try await offPool { () throws -> TouristState? in
+                guard let history = try MergedHistory.open(store: path, fileSystem: PosixFileSystem()) else { return nil }
+                return try MergedHistory(local: history.local, logs: history.logs, fileSystem: history.fileSystem).fold().state
+            }
+            if let folded, opened != folded {
+                problems.append("device\(device) opens from its snapshot at \(from.map(String.init) ?? "none") to another state than the fold from the first event")
+            }
+        }
+        return problems
     }
 
     /// One sync, perhaps failing at its `interruptedAt`-th file-system call, between the

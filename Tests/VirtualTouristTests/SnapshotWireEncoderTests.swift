@@ -88,6 +88,14 @@ import TouristWorkload
         state.region = nil
         let withoutRegion = SnapshotWireEncoder.encode(state) == (try Self.protobufBytes(state))
         #expect(withoutRegion)
+        // Pins forgotten (version 4): swift-protobuf's packed bytes, and read back by both paths.
+        state.forgottenPins = [PinID(0), PinID(UInt64.max), PinID(0x3fa2_9c01_0000_0001)]
+        let bytes = SnapshotWireEncoder.encode(state)
+        #expect(bytes == (try Self.protobufBytes(state)))
+        #expect(SnapshotWireDecoder.state(bytes)?.forgottenPins == state.forgottenPins)
+        #expect(SnapshotWireDecoder.state(bytes[...], pinsOnly: true)?.forgottenPins == state.forgottenPins)
+        let general = try SnapshotCodec.state(from: VirtualTourist_V1_StateSnapshot(serializedBytes: bytes))
+        #expect(general.forgottenPins == state.forgottenPins)
     }
 
     @Test func theFileHeaderNamesThePayloadWrittenAfterIt() throws {

@@ -15,9 +15,10 @@ import FileIO
 /// forgotten.arrived   // the forgets this sync brought: the store finishes them when it opens
 /// ```
 ///
-/// Cost: the first event that arrives makes it read every log of the store once (only the
-/// envelopes' top-level fields, but for forgets); while no place is forgotten, each arriving
-/// event costs a look at those fields, and a full decoding otherwise.
+/// Cost: the first event that arrives makes it load the store's newest snapshot that its logs
+/// still begin with (its pins, not its albums: the pins forgotten are in it) and read every log
+/// after it (only the envelopes' top-level fields, but for forgets); while no place is
+/// forgotten, each arriving event costs a look at those fields, and a full decoding otherwise.
 final class ForgottenPlaces {
     /// The field number of `PlaceForgotten` in the envelope (docs/EVENTS.md).
     static let placeForgottenField = 21
@@ -50,19 +51,17 @@ final class ForgottenPlaces {
         return read
     }
 
-    /// The pins a `PlaceForgotten` in one of the store's logs names.
+    /// The pins a `PlaceForgotten` in one of the store's logs names: those of the newest
+    /// snapshot the logs still begin with, and those of the events after it.
     static func inLogs(of folder: String, fileSystem: any FileSystem) throws -> Set<PinID> {
-        var pins: Set<PinID> = []
-        var logs = [Path.join(folder, "log")]
-        if try fileSystem.exists(Path.join(folder, StoreDevices.folderName)) {
-            do {
-                logs += try StoreDevices.read(store: folder, payloadCodec: EventCodec.blockCodec, fileSystem: fileSystem).copies.map(\.logPath)
-            } catch let error as DeviceError {
-                throw StoreSync.domainError(error)
-            }
+        let history: MergedHistory
+        do { history = try MergedHistory.everyLog(of: folder, fileSystem: fileSystem) } catch let error as DeviceError {
+            throw StoreSync.domainError(error)
         }
-        for path in logs {
-            let cursor = try LogReader(directory: path, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec).events(from: 1)
+        var (start, _) = try history.start(atOrBefore: history.count, pinsOnly: true)
+        var pins = start.takeState().forgottenPins
+        for (log, folded) in zip(history.logs, start.folded) where log.last > folded {
+            let cursor = try history.reader(log).events(from: folded + 1, through: log.last)
             while let event = try cursor.next() {
                 guard !event.isErased, EventCodec.eventField(of: event.payload) ?? placeForgottenField == placeForgottenField,
                     case .placeForgotten(let pin, _) = try EventCodec.decode(event).event

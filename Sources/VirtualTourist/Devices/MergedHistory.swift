@@ -14,25 +14,31 @@ import FileIO
 /// let then = try history.state(at: 42)
 /// ```
 ///
-/// Cost: a pass over every log from its first event (no merged snapshots yet: docs/DEVICES.md,
-/// "What is built").
+/// Cost: the fold and time travel start from the newest merged snapshot that is still a prefix
+/// of the merged order (``start(atOrBefore:)``), so a late event costs a refold from the
+/// fork, not from the first event; `forEach` from position 1 reads every log.
 final class MergedHistory {
     struct Log {
         var device: DeviceID
         var directory: String
         var last: UInt64
+        /// A copy's chain head at `last`, as the store's devices listed it (nil for this device's log).
+        var head: LogHead? = nil
     }
 
     let local: DeviceID
     let logs: [Log]
     let fileSystem: any FileSystem
+    /// The store's snapshots, whose merged ones a fold may start from (nil: none used).
+    let snapshots: SnapshotFolder?
     /// Events in all the logs: the last position.
     let count: UInt64
 
-    init(local: DeviceID, logs: [Log], fileSystem: any FileSystem) {
+    init(local: DeviceID, logs: [Log], fileSystem: any FileSystem, snapshots: SnapshotFolder? = nil) {
         self.local = local
         self.logs = logs
         self.fileSystem = fileSystem
+        self.snapshots = snapshots
         count = logs.reduce(0) { $0 + $1.last }
     }
 
@@ -54,11 +60,28 @@ final class MergedHistory {
                 .storage,
                 "the copy of device \(device)'s log in \(folder) is damaged (\(reason)); remove \(StoreDevices.folder(store: folder, device: device)) and sync with a device that has it")
         }
+        return try MergedHistory(store: folder, devices: devices, fileSystem: fileSystem)
+    }
+
+    /// Every log of the store in `folder` (its own and the copies that read), also when it knows
+    /// no other device yet: what a sync into it weighs arriving events against.
+    ///
+    /// - Throws: ``DeviceError`` when the store's devices cannot be read.
+    static func everyLog(of folder: String, fileSystem: any FileSystem) throws -> MergedHistory {
+        try MergedHistory(
+            store: folder, devices: StoreDevices.read(store: folder, payloadCodec: EventCodec.blockCodec, fileSystem: fileSystem),
+            fileSystem: fileSystem)
+    }
+
+    /// This device's log as it is now and every copy that reads, with the store's snapshots.
+    private convenience init(store folder: String, devices: StoreDevices, fileSystem: any FileSystem) throws {
         let own = Path.join(folder, "log")
         let ownLast = try LogReader(directory: own, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec).lastSequence()
         let logs = [Log(device: devices.this.device, directory: own, last: ownLast)]
-            + devices.copies.map { Log(device: $0.id, directory: $0.logPath, last: $0.head.sequence) }
-        return MergedHistory(local: devices.this.device, logs: logs, fileSystem: fileSystem)
+            + devices.copies.map { Log(device: $0.id, directory: $0.logPath, last: $0.head.sequence, head: $0.head) }
+        // The interval matters only to the writing of snapshots, not here.
+        let snapshots = SnapshotFolder(path: Path.join(folder, "snapshots"), fileSystem: fileSystem, interval: 1)
+        self.init(local: devices.this.device, logs: logs, fileSystem: fileSystem, snapshots: snapshots)
     }
 
     /// The same logs, with this device's own read through `ownLast` (the store's own log as far
@@ -66,27 +89,36 @@ final class MergedHistory {
     func with(ownLast: UInt64) -> MergedHistory {
         var logs = logs
         logs[0].last = ownLast
-        return MergedHistory(local: local, logs: logs, fileSystem: fileSystem)
+        return MergedHistory(local: local, logs: logs, fileSystem: fileSystem, snapshots: snapshots)
     }
 
     /// Decodes the events at positions `from` through `through` in the merged order, one at a
-    /// time; events before `from` are read but not decoded.
-    func forEach(from: UInt64 = 1, through: UInt64? = nil, _ body: (RecordedEvent) throws -> Void) throws {
+    /// time; events before `from` are read but not decoded. With `resuming`, the events it
+    /// folded (a prefix of the merged order, ``start(atOrBefore:pinsOnly:)``) are not read at all.
+    func forEach(
+        from: UInt64 = 1, through: UInt64? = nil, resuming start: (position: UInt64, folded: [UInt64])? = nil,
+        _ body: (RecordedEvent) throws -> Void
+    ) throws {
         let through = min(through ?? count, count)
         guard through >= max(1, from) else { return }
-        var merged = try MergedOrder(logs.map { log in
-            (log.device, try LogReader(directory: log.directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
-                .events(from: 1, through: max(1, log.last)))
+        let folded = start?.folded ?? logs.map { _ in 0 }
+        precondition(start.map { $0.position < max(1, from) } ?? true, "a fold resumes only before the events it decodes")
+        var merged = try MergedOrder(zip(logs, folded).map { log, folded in
+            (log.device, try reader(log).events(from: folded + 1, through: max(folded + 1, log.last)))
         })
         let ends = logs.map(\.last)
-        var position: UInt64 = 0
+        var position: UInt64 = start?.position ?? 0
         while position < through, let (index, event) = try merged.next() {
-            // A log read "through 1" while empty, or past its frozen end, yields nothing to count.
+            // A log read "through" one past its frozen end yields an event not to count.
             guard event.sequence <= ends[index] else { continue }
             position += 1
             guard position >= from else { continue }
             try body(Self.decode(event, device: logs[index].device, at: position))
         }
+    }
+
+    func reader(_ log: Log) throws -> LogReader {
+        try LogReader(directory: log.directory, fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
     }
 
     /// An event of `device`'s log as the merged history holds it.
@@ -98,28 +130,53 @@ final class MergedHistory {
     }
 
     /// The state after position `position`, replayed on from `known` when given (a state of
-    /// this history at or before it), else from the start.
+    /// this history at or before it) or from the newest merged snapshot that fits, whichever is
+    /// nearer, else from the start.
     func state(at position: UInt64, after known: TouristState? = nil) throws -> TouristState {
-        var state = known ?? TouristState(localDevice: local)
-        try forEach(from: state.sequence + 1, through: position) { state.apply($0) }
+        var (start, _) = try self.start(atOrBefore: position)
+        var state: TouristState
+        if let known, known.sequence >= start.position, known.sequence <= position { state = known } else { state = start.takeState() }
+        try forEach(from: state.sequence + 1, through: position, resuming: start.resumption) { state.apply($0) }
         return state
     }
 
-    /// The whole fold, the positions of this device's own events (index: own sequence − 1), and
-    /// the newest time of the other devices' events (the hybrid clock's floor).
-    func fold() throws -> (state: TouristState, ownPositions: [UInt64], newestCopied: LogTimestamp?) {
-        var state = TouristState(localDevice: local)
-        var own: [UInt64] = []
-        var newest: LogTimestamp? = nil
-        try forEach { recorded in
-            if recorded.origin?.device == local {
-                own.append(recorded.sequence)
-            } else {
-                newest = max(newest ?? recorded.timestamp, recorded.timestamp)
-            }
-            state.apply(recorded)
+    /// The whole fold (from the newest merged snapshot that is still a prefix of this history),
+    /// where this device's events lie in it, the time of its last one, and the newest time of
+    /// the other devices' events (the hybrid clock's floor).
+    func fold() throws -> Fold {
+        var (start, skipped) = try self.start(atOrBefore: count)
+        var fold = Fold(state: start.takeState(), runs: start.runs, snapshot: start.snapshot, skipped: skipped)
+        for entry in start.frontier?.logs ?? [] where entry.last > 0 { fold.lastTimes[entry.device] = entry.lastTime }
+        try forEach(from: start.position + 1, resuming: start.resumption) { recorded in
+            let origin = recorded.origin!
+            if origin.device == local { MergedNumbering.append(recorded.sequence, to: &fold.runs) }
+            fold.lastTimes[origin.device] = recorded.timestamp
+            fold.state.apply(recorded)
         }
-        return (state, own, newest)
+        return fold
+    }
+
+    /// What ``fold()`` gives.
+    struct Fold {
+        var state: TouristState
+        /// Where this device's events lie in it.
+        var runs: [MergedFrontier.Run]
+        /// The merged snapshot the fold started from (its position), and the ones passed over.
+        var snapshot: UInt64?
+        var skipped: [SkippedSnapshot]
+        /// Each log's last event's time (times never go back along a log).
+        var lastTimes: [DeviceID: LogTimestamp] = [:]
+    }
+
+    /// The other devices' logs as a fold of the whole history leaves them: a merged snapshot's
+    /// frontier but for this device's log.
+    func copiedLogs(_ fold: Fold) -> [MergedFrontier.Log] {
+        logs.compactMap { log in
+            guard log.device != local, let head = log.head else { return nil }
+            return MergedFrontier.Log(
+                device: log.device, last: log.last, lastTime: fold.lastTimes[log.device] ?? LogTimestamp(microsecondsSinceEpoch: 0),
+                head: log.last == 0 ? [UInt8](repeating: 0, count: 32) : head.hash.bytes)
+        }
     }
 
     /// The position of the event `origin` names, if this history holds it.

@@ -17,9 +17,10 @@ extension TouristStore {
         }
     }
 
-    /// Opens a store that holds other devices' logs: the merged fold from the first event (no
-    /// merged snapshots yet), a hybrid clock after every copied event, and the positions of this
-    /// device's own events for the causes its new events name. The copies are read under the
+    /// Opens a store that holds other devices' logs: the merged fold from the newest merged
+    /// snapshot the logs still begin with (the fork, when a late event arrived), a hybrid clock
+    /// after every copied event, and the positions of this device's own events for the causes
+    /// its new events name. The copies are read under the
     /// log's writer lock, which a sync holds while it writes them. Nil when the store knows no
     /// other device after all (nothing is left open then).
     static func openMerged(
@@ -41,17 +42,19 @@ extension TouristStore {
                 return nil
             }
             let merged = history.with(ownLast: log.lastSequence)
-            let (state, ownPositions, newestCopied) = try merged.fold()
-            if let newestCopied { clock.observe(newestCopied) }
-            let numbering = MergedNumbering(device: merged.local, offset: state.sequence - log.lastSequence, ownPositions: ownPositions)
+            let fold = try merged.fold()
+            let state = fold.state
+            if let newestCopied = fold.lastTimes.filter({ $0.key != merged.local }).values.max() { clock.observe(newestCopied) }
+            let numbering = MergedNumbering(
+                device: merged.local, offset: state.sequence - log.lastSequence, runs: fold.runs, lastTime: fold.lastTimes[merged.local])
             let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem, options: options.blobs)
             let processor = ActionProcessor(
-                log: log, state: state, lastSnapshot: 0, snapshots: snapshots, blobs: blobs,
+                log: log, state: state, lastSnapshot: fold.snapshot ?? 0, snapshots: snapshots, blobs: blobs,
                 refusal: options.replicaOf.map { "this store is a read-only replica of \($0); make changes on the original store" },
-                numbering: numbering)
+                numbering: numbering, copiedLogs: merged.copiedLogs(fold))
             let report = OpenReport(
-                logRecovery: log.recovery, snapshot: nil, skippedSnapshots: [], replayedEvents: state.sequence,
-                duration: ContinuousClock.now - started)
+                logRecovery: log.recovery, snapshot: fold.snapshot, skippedSnapshots: fold.skipped,
+                replayedEvents: state.sequence - (fold.snapshot ?? 0), duration: ContinuousClock.now - started)
             let store = TouristStore(
                 folder: folder, report: report, options: options, fileSystem: fileSystem, log: log, snapshots: snapshots,
                 processor: processor, blobs: blobs)

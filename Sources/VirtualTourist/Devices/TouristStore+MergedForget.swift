@@ -28,6 +28,12 @@ extension TouristStore {
             let recorded = try await access.append([.placeForgotten(pin: pin, erasedEvents: UInt64(merged.count))])
             report.sequence = recorded[0].sequence
         }
+        // Every snapshot may hold the place, and still fits the logs once their events are
+        // erased (an erasure keeps the heads): gone before the erasure, so that no open after a
+        // crash starts from one (it finishes the forget, which folds from the first event).
+        progress?("removing the snapshots")
+        await access.snapshotsSettled()
+        report.snapshotsRemoved = try snapshots.removeAll()
         progress?("erasing \(merged.count) events from \(1 + merged.copyTargets.count) device logs")
         forgetTimeTravelMemo()
         defer { forgetTimeTravelMemo() }
@@ -53,11 +59,6 @@ extension TouristStore {
             throw Self.storageError(error, "could not erase pin \(pin)'s events from the logs of \(folder)")
         }
 
-        // This store folds from the first event and never reads its snapshots (they are its own
-        // log's alone, from before it knew another device), and they may hold the place.
-        progress?("removing the snapshots")
-        await access.snapshotsSettled()
-        report.snapshotsRemoved = try snapshots.removeAll()
         guard let history = try MergedHistory.open(store: folder, fileSystem: fileSystem)?.with(ownLast: log.lastSequence) else {
             throw DomainError(.storage, "the store at \(folder) no longer holds another device's log")
         }

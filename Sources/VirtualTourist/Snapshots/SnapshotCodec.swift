@@ -10,6 +10,7 @@ enum SnapshotCodec {
             snapshot.schemaVersion = EventCodec.schemaVersion
             snapshot.sequence = state.sequence
             snapshot.ignoredEvents = state.ignoredEvents
+            snapshot.forgottenPins = state.forgottenPins.map(\.rawValue).sorted()
             if let region = state.region {
                 snapshot.region = .with {
                     $0.centerLatitude = region.center.latitude
@@ -87,6 +88,7 @@ enum SnapshotCodec {
         var state = TouristState()
         state.sequence = snapshot.sequence
         state.ignoredEvents = snapshot.ignoredEvents
+        state.forgottenPins = Set(snapshot.forgottenPins.map(PinID.init))
         if snapshot.hasRegion {
             let r = snapshot.region
             state.region = MapRegion(

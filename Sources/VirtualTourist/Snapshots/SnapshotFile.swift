@@ -7,12 +7,13 @@ import SwiftProtobuf
 /// `StateSnapshot` message, zstd-compressed.
 enum SnapshotFile {
     static let magic = Array("VTSNAPSH".utf8)
-    /// Written and read: 3 (2 packed the slots' photos; 3 added each pin's removed photos and
-    /// each album's requesting device, docs/FORMAT.md). Snapshots of versions 1 and 2 lack the
-    /// removed photos a fold now keeps, so they are skipped and the log replayed instead, once;
-    /// a reader from before version 3 skips these snapshots by their version in the same way.
-    static let version: UInt16 = 3
-    static let readableVersions: ClosedRange<UInt16> = 3...3
+    /// Written and read: 4 (2 packed the slots' photos; 3 added each pin's removed photos and
+    /// each album's requesting device; 4 the pins forgotten, docs/FORMAT.md). Snapshots of
+    /// older versions lack state a fold now keeps, so they are skipped and the log replayed
+    /// instead, once; a reader from before version 4 skips these snapshots by their version in
+    /// the same way.
+    static let version: UInt16 = 4
+    static let readableVersions: ClosedRange<UInt16> = 4...4
     static let headerSize = 96
     static let maxRawLength: UInt64 = 1 << 30
     static let fileExtension = ".snap"

@@ -165,10 +165,10 @@ final class SnapshotFolder: Sendable {
         return removed
     }
 
-    /// Removes every snapshot and returns how many there were.
+    /// Removes every snapshot, merged ones too, and returns how many there were.
     func removeAll() throws -> Int {
-        let all = try sequences()
-        for sequence in all { try fileSystem.removeFile(Path.join(path, SnapshotFile.name(for: sequence))) }
+        let all = try sequences().map(SnapshotFile.name(for:)) + mergedPositions().map(MergedSnapshotFile.name(for:))
+        for name in all { try fileSystem.removeFile(Path.join(path, name)) }
         if !all.isEmpty { try fileSystem.syncDirectory(path) }
         return all.count
     }

@@ -38,6 +38,15 @@ enum SnapshotWireDecoder {
                 state.region = try EventWireDecoder.region(try reader.message(type))
             case 4: pinMessages.append(try reader.message(type))
             case 5: state.ignoredEvents = try reader.uint64(type)
+            case 6:
+                // Packed (as written) or one at a time (as a parser must also accept).
+                if type == .fixed64 {
+                    state.forgottenPins.insert(PinID(try reader.fixed64(type)))
+                } else {
+                    var packed = try reader.message(type)
+                    guard packed.remaining % 8 == 0 else { throw Unusual() }
+                    while packed.remaining > 0 { state.forgottenPins.insert(PinID(try packed.fixed64())) }
+                }
             default: try reader.skip(type)
             }
         }

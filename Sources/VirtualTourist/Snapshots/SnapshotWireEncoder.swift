@@ -24,6 +24,7 @@ enum SnapshotWireEncoder {
         let pinsSize = sizes.reduce(0) { $0 + Sizes.nested($1.pin) }
         var size = Sizes.uint(EventCodec.schemaVersion) + Sizes.uint(state.sequence) + Sizes.uint(state.ignoredEvents) + pinsSize
         if let region = state.region { size += Sizes.nested(regionSize(region)) }
+        if !state.forgottenPins.isEmpty { size += Sizes.nested(8 * state.forgottenPins.count) }
         return [UInt8](unsafeUninitializedCapacity: prefix + size) { buffer, count in
             let base = UnsafeMutableRawPointer(buffer.baseAddress!)
             var out = Writer(base + prefix)
@@ -36,6 +37,11 @@ enum SnapshotWireEncoder {
             writePins(pins, sizes: sizes, bytes: pinsSize, at: out.position)
             out.position += pinsSize
             out.uint(5, state.ignoredEvents)
+            if !state.forgottenPins.isEmpty {
+                // Packed, as swift-protobuf writes a repeated fixed64.
+                out.header(6, length: 8 * state.forgottenPins.count)
+                for pin in state.forgottenPins.map(\.rawValue).sorted() { out.fixed64(pin) }
+            }
             precondition(out.position - base == prefix + size, "the snapshot's sizes and bytes disagree")
             fillPrefix(UnsafeRawBufferPointer(start: base + prefix, count: size), UnsafeMutableRawBufferPointer(start: base, count: prefix))
             count = prefix + size

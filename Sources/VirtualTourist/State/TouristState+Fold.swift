@@ -98,6 +98,7 @@ extension TouristState {
             // Live, the pin may still be here; replayed, its events are erased and it never was.
             if let pin = pins[id] { release(pin.album.slots) }
             pins[id] = nil
+            forgottenPins.insert(id)
 
         case .forgotten:
             break

@@ -26,6 +26,10 @@ public struct TouristState: Hashable, Sendable {
     /// The device whose state this is, in a store of several devices (nil in a store of one):
     /// the map region is its own (docs/DEVICES.md, "Rules by intent").
     public internal(set) var localDevice: DeviceID?
+    /// The pins a `PlaceForgotten` named among the events folded (whether or not this store
+    /// knew the pin): what a sync takes erased when another device sends it (docs/DEVICES.md,
+    /// "Forgetting a place on several devices").
+    public internal(set) var forgottenPins: Set<PinID> = []
 
     public init() {}
 

@@ -1,17 +1,28 @@
 import EventLog
 
 /// Snapshots of the processor's published state: one whenever the log passes a multiple of the
-/// interval, written off the action path, never two at once.
+/// interval, written off the action path, never two at once. In a store of several devices they
+/// are merged snapshots, bound to the frontier the state folded (docs/FORMAT.md).
 extension ActionProcessor {
+    /// A published state and what binds a snapshot of it to its history.
+    struct SnapshotPoint {
+        var state: TouristState
+        var head: LogHead
+        var frontier: MergedFrontier?
+    }
+
+    private static func point(_ shared: Shared) -> SnapshotPoint {
+        SnapshotPoint(state: shared.published, head: shared.publishedHead, frontier: shared.publishedFrontier)
+    }
+
     /// Starts writing a snapshot off the action path when the state passed a multiple of the interval.
     func startSnapshotIfDue() {
-        guard localDevice == nil else { return }  // no merged snapshots yet (docs/DEVICES.md)
         // The state that crossed the multiple is the one written first (not whatever is published
         // by the time the task runs), so where snapshots land does not depend on the scheduler.
-        let crossed: (TouristState, LogHead)? = shared.withLock { shared in
+        let crossed: SnapshotPoint? = shared.withLock { shared in
             guard !shared.snapshotInFlight, isDue(shared) else { return nil }
             shared.snapshotInFlight = true
-            return (shared.published, shared.publishedHead)
+            return Self.point(shared)
         }
         if let crossed {
             // Encoding and writing a large state takes a while: off the action path. When it is
@@ -20,10 +31,10 @@ extension ActionProcessor {
             let task = Task.detached { [self] in
                 var next = crossed
                 while true {
-                    let written = writeSnapshot(next.0, next.1)
-                    let again: (TouristState, LogHead)? = shared.withLock { shared in
+                    let written = writeSnapshot(next)
+                    let again: SnapshotPoint? = shared.withLock { shared in
                         shared.snapshotInFlight = written && isDue(shared)
-                        return shared.snapshotInFlight ? (shared.published, shared.publishedHead) : nil
+                        return shared.snapshotInFlight ? Self.point(shared) : nil
                     }
                     guard let again else { return }
                     next = again
@@ -34,31 +45,26 @@ extension ActionProcessor {
     }
 
     /// Writes a snapshot of the published state now (waiting for one in flight, never beside
-    /// it) and returns the sequence it covers.
+    /// it) and returns the sequence (or merged position) it covers.
     func snapshotNow() async throws -> UInt64 {
-        guard localDevice == nil else {
-            throw DomainError(
-                .invalidArgument,
-                "snapshots of a store of several devices are not built yet (docs/DEVICES.md, \"What is built\"): it replays every device's log when it opens")
-        }
         while true {
-            let claimed: (TouristState, LogHead)? = shared.withLock { shared in
+            let claimed: SnapshotPoint? = shared.withLock { shared in
                 guard !shared.snapshotInFlight else { return nil }
                 shared.snapshotInFlight = true
-                return (shared.published, shared.publishedHead)
+                return Self.point(shared)
             }
-            guard let (state, head) = claimed else {
+            guard let claimed else {
                 try await Task.sleep(for: .milliseconds(5))
                 continue
             }
             var failure: (any Error)? = nil
-            do { try snapshots.write(state, head: head) } catch { failure = error }
+            do { try write(claimed) } catch { failure = error }
             shared.withLock { shared in
                 shared.snapshotInFlight = false
-                if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, state.sequence) }
+                if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, claimed.state.sequence) }
             }
             if let failure { throw failure }
-            return state.sequence
+            return claimed.state.sequence
         }
     }
 
@@ -71,13 +77,21 @@ extension ActionProcessor {
     /// Writes a snapshot and says whether it was written; a failure is kept for the store's
     /// report, not thrown (snapshots only save replay time). Runs off the action path: it
     /// touches only `snapshots` (immutable) and `shared` (locked).
-    func writeSnapshot(_ state: TouristState, _ head: LogHead) -> Bool {
+    func writeSnapshot(_ point: SnapshotPoint) -> Bool {
         var failure: (any Error)? = nil
-        do { try snapshots.write(state, head: head) } catch { failure = error }
+        do { try write(point) } catch { failure = error }
         shared.withLock { shared in
-            if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, state.sequence) }
+            if failure == nil { shared.lastSnapshot = max(shared.lastSnapshot, point.state.sequence) }
             if let failure { shared.snapshotFailure = failure }
         }
         return failure == nil
+    }
+
+    private func write(_ point: SnapshotPoint) throws {
+        if let frontier = point.frontier {
+            try snapshots.writeMerged(point.state, frontier: frontier)
+        } else {
+            try snapshots.write(point.state, head: point.head)
+        }
     }
 }

@@ -30,6 +30,9 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         var published: TouristState
         /// The log's head at `published.sequence`: a snapshot of `published` is bound to it.
         var publishedHead: LogHead
+        /// In a store of several devices, the events `published` folded, which a merged
+        /// snapshot of it is bound to.
+        var publishedFrontier: MergedFrontier?
         var subscribers: [Int: AsyncStream<StoreChange>.Continuation] = [:]
         var nextSubscriber = 0
         // Snapshot bookkeeping: read where records are settled, written by the snapshot task.
@@ -57,9 +60,11 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
     /// Those events, in order.
     private var unsettled: [RecordedEvent] = []
     /// In a store of several devices: how this device's events are numbered in the merged order
-    /// (nil in a store of one, where a position is a sequence number). No snapshots are written
-    /// there yet (docs/DEVICES.md, "What is built").
+    /// (nil in a store of one, where a position is a sequence number).
     private var numbering: MergedNumbering?
+    /// The other devices' logs as the state folded them (they do not change while the store is
+    /// open): with this device's log, the frontier of a merged snapshot.
+    private let copiedLogs: [MergedFrontier.Log]
     /// This device, in a store of several devices, and the events copied from the others
     /// (set once: readable from any thread).
     let localDevice: DeviceID?
@@ -67,10 +72,11 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
 
     init(
         log: EventLog, state: TouristState, lastSnapshot: UInt64, snapshots: SnapshotFolder, blobs: BlobStore,
-        refusal: String? = nil, numbering: MergedNumbering? = nil
+        refusal: String? = nil, numbering: MergedNumbering? = nil, copiedLogs: [MergedFrontier.Log] = []
     ) {
         self.refusal = refusal
         self.numbering = numbering
+        self.copiedLogs = copiedLogs
         self.localDevice = numbering?.device
         self.mergedOffset = numbering?.offset ?? 0
         self.log = log
@@ -78,7 +84,19 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         self.blobs = blobs
         self.state = state
         self.scratch = state
-        self.shared = Mutex(Shared(published: state, publishedHead: log.head, lastSnapshot: lastSnapshot))
+        let head = log.head
+        self.shared = Mutex(Shared(
+            published: state, publishedHead: head, publishedFrontier: numbering.map { Self.frontier($0, head, copiedLogs) },
+            lastSnapshot: lastSnapshot))
+    }
+
+    /// The events a state folded: the copies as they are, this device's log through `head`.
+    private static func frontier(_ numbering: MergedNumbering, _ head: LogHead, _ copied: [MergedFrontier.Log]) -> MergedFrontier {
+        let own = MergedFrontier.Log(
+            device: numbering.device, last: head.sequence,
+            lastTime: head.sequence == 0 ? LogTimestamp(microsecondsSinceEpoch: 0) : numbering.lastTime ?? LogTimestamp(microsecondsSinceEpoch: 0),
+            head: head.sequence == 0 ? [UInt8](repeating: 0, count: 32) : head.hash.bytes)
+        return MergedFrontier(local: numbering.device, logs: (copied + [own]).sorted { $0.device < $1.device }, runs: numbering.runs)
     }
 
     var published: TouristState { shared.withLock { $0.published } }
@@ -145,9 +163,11 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
 
     /// Makes `change.state` the published state, bound to `head`, and tells every subscriber.
     private func publish(_ change: StoreChange, head: LogHead) {
+        let frontier = numbering.map { Self.frontier($0, head, copiedLogs) }
         let subscribers = shared.withLock { shared in
             shared.published = change.state
             shared.publishedHead = head
+            shared.publishedFrontier = frontier
             return Array(shared.subscribers.values)
         }
         for subscriber in subscribers { subscriber.yield(change) }
@@ -182,9 +202,9 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         await shared.withLock { $0.snapshotTask }?.value
         // The published head, not the log's: after a failed sync the log's head can be past
         // the last events the store accepted.
-        let (lastSnapshot, head) = shared.withLock { ($0.lastSnapshot, $0.publishedHead) }
-        if numbering == nil, state.sequence > lastSnapshot {
-            _ = writeSnapshot(state, head)
+        let (lastSnapshot, head, frontier) = shared.withLock { ($0.lastSnapshot, $0.publishedHead, $0.publishedFrontier) }
+        if state.sequence > lastSnapshot {
+            _ = writeSnapshot(SnapshotPoint(state: state, head: head, frontier: frontier))
         }
         let subscribers = shared.withLock { shared in
             defer { shared.subscribers = [:] }
@@ -271,7 +291,7 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         switch outcome {
         case .success(let head):
             precondition(head.sequence + (numbering?.offset ?? 0) == scratch.sequence, "the settled record ends where the accepted actions do")
-            numbering?.appended(events.map(\.sequence))
+            numbering?.appended(events.map(\.sequence), lastTime: events.last?.timestamp)
             state = scratch
             publish(StoreChange(events: events, state: state), head: head)
             startSnapshotIfDue()

@@ -55,6 +55,10 @@ nonisolated struct VirtualTourist_V1_StateSnapshot: Sendable {
   /// events the fold skipped (0 for logs written by the store)
   var ignoredEvents: UInt64 = 0
 
+  /// The pins a PlaceForgotten names among the events folded, ascending (snapshot version 4):
+  /// a sync erases on arrival what another device sends about them (docs/DEVICES.md).
+  var forgottenPins: [UInt64] = []
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -343,7 +347,7 @@ fileprivate nonisolated let _protobuf_package = "virtual_tourist.v1"
 
 nonisolated extension VirtualTourist_V1_StateSnapshot: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StateSnapshot"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{1}sequence\0\u{1}region\0\u{1}pins\0\u{3}ignored_events\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{1}sequence\0\u{1}region\0\u{1}pins\0\u{3}ignored_events\0\u{3}forgotten_pins\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -356,6 +360,7 @@ nonisolated extension VirtualTourist_V1_StateSnapshot: SwiftProtobuf.Message, Sw
       case 3: try { try decoder.decodeSingularMessageField(value: &self._region) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.pins) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.ignoredEvents) }()
+      case 6: try { try decoder.decodeRepeatedFixed64Field(value: &self.forgottenPins) }()
       default: break
       }
     }
@@ -381,6 +386,9 @@ nonisolated extension VirtualTourist_V1_StateSnapshot: SwiftProtobuf.Message, Sw
     if self.ignoredEvents != 0 {
       try visitor.visitSingularUInt64Field(value: self.ignoredEvents, fieldNumber: 5)
     }
+    if !self.forgottenPins.isEmpty {
+      try visitor.visitPackedFixed64Field(value: self.forgottenPins, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -390,6 +398,7 @@ nonisolated extension VirtualTourist_V1_StateSnapshot: SwiftProtobuf.Message, Sw
     if lhs._region != rhs._region {return false}
     if lhs.pins != rhs.pins {return false}
     if lhs.ignoredEvents != rhs.ignoredEvents {return false}
+    if lhs.forgottenPins != rhs.forgottenPins {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
