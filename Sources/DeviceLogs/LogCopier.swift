@@ -108,6 +108,7 @@ public enum LogCopier {
         do {
             var chain = EventChain(head: identity.anchor)
             var erased: UInt64 = 0
+            try adoptBlockFiles(of: device, from: reader, through: last, into: &builder, chain: &chain, arrivals, fileSystem)
             while chain.sequence < last {
                 for event in try readRun(of: device, from: reader, at: chain.sequence + 1, through: last, chain: &chain, arrivals, erased: &erased) {
                     try builder.add(event)
@@ -124,6 +125,27 @@ public enum LogCopier {
             builder.abandon()
             if let error = error as? DeviceError { throw error }
             throw DeviceError(.storage, "could not copy device \(device)'s log into \(copy): \(error)", cause: error)
+        }
+    }
+
+    /// Takes the other log's block files whole while each starts where the copy is and ends
+    /// within `last` (FORMAT.md, "Taking another copy's block file whole"): checked block by
+    /// block, they need no encoding. A file holding an event the copy must take erased, and
+    /// whatever follows it, is left to the event-by-event copy.
+    private static func adoptBlockFiles(
+        of device: DeviceID, from reader: LogReader, through last: UInt64, into builder: inout LogBuilder, chain: inout EventChain,
+        _ arrivals: Arrivals?, _ fileSystem: any FileSystem
+    ) throws {
+        let files = try storage("list device \(device)'s block files in \(reader.directory)") { try reader.blockFiles() }
+        for file in files where file.firstSequence == chain.sequence + 1 && file.lastSequence <= last {
+            let took = try storage("take device \(device)'s block file \(file.path)") {
+                try builder.adopt(blockFileAt: file.path, sourceFileSystem: fileSystem) { events in
+                    guard let arrivals else { return true }
+                    return try events.allSatisfy { try $0.isErased || arrivals($0) == nil }
+                }
+            }
+            guard took else { return }
+            chain = EventChain(head: builder.head.hash, after: builder.head.sequence)
         }
     }
 

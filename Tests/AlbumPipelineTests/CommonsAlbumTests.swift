@@ -50,8 +50,10 @@ struct CommonsAlbums {
         return try await withThrowingTaskGroup(of: TouristState.self) { group in
             group.addTask { try await store.waitForState(where: condition) }
             group.addTask {
-                // Generous: a passing wait returns at once, and the whole suite runs in parallel.
-                try await Task.sleep(for: .seconds(120))
+                // A hang's guard, not a bound: a passing wait returns at once, and the whole suite
+                // runs in parallel on two cores (120 s was passed by a first collection of 120
+                // photos while the devices' tests ran beside it).
+                try await Task.sleep(for: .seconds(300))
                 Issue.record("timed out waiting for \(what)")
                 throw CancellationError()
             }

@@ -34,6 +34,43 @@ import Testing
         try source.close()
     }
 
+    @Test func aNewCopyTakesTheOtherLogsBlockFilesByteForByteUnlessAnEventMustArriveErased() throws {
+        let folder = TemporaryFolder.made("copier-adopt")
+        let source = try EventLog.open(at: folder.sub("phone"), configuration: DeviceLogFixtures.configuration(id: phone))
+        try DeviceLogFixtures.append(30, to: source, prefix: "phone")
+        _ = try source.compact()
+        try DeviceLogFixtures.append(30, to: source, prefix: "phone", from: 31)
+        _ = try source.compact()  // block files from 1 and from 31
+        try DeviceLogFixtures.append(5, to: source, prefix: "phone", from: 61)  // and a hot tail
+        var keyed = LogConfiguration()
+        keyed.blockKeys = BlockKeys(name: "length") { UInt64($0.count) }
+
+        let copy = folder.sub("copy")
+        let report = try #require(try LogCopier.update(copy: copy, from: source.directory, refusing: laptop, configuration: keyed))
+        #expect(report.copied == 65 && report.head == source.head)
+        for first in ["00000000000000000001", "00000000000000000031"] {
+            let mine = FileManager.default.contents(atPath: "\(copy)/\(first).blk")
+            #expect(mine != nil && mine == FileManager.default.contents(atPath: "\(source.directory)/\(first).blk"), "\(first).blk taken whole")
+            #expect(FileManager.default.fileExists(atPath: "\(copy)/\(first).keys"), "its key summary built from its blocks")
+        }
+        #expect(try LogVerifier.verify(directory: copy).isClean)
+        #expect(try DeviceLogFixtures.events(copy) == DeviceLogFixtures.events(source.directory))
+
+        // An event of the second file must arrive erased: the first file is still taken whole,
+        // the second goes through the encoder with that event erased, and the heads agree.
+        let erasing = folder.sub("erasing")
+        let erased = try #require(
+            try LogCopier.update(
+                copy: erasing, from: source.directory, refusing: laptop, configuration: keyed,
+                arrivals: { $0.sequence == 40 ? [] : nil }))
+        #expect(erased.erasedOnArrival == 1 && erased.head == source.head)
+        #expect(FileManager.default.contents(atPath: "\(erasing)/00000000000000000001.blk") == FileManager.default.contents(atPath: "\(source.directory)/00000000000000000001.blk"))
+        #expect(FileManager.default.contents(atPath: "\(erasing)/00000000000000000031.blk") != FileManager.default.contents(atPath: "\(source.directory)/00000000000000000031.blk"))
+        #expect(try DeviceLogFixtures.events(erasing).filter(\.isErased).map(\.sequence) == [40])
+        #expect(try LogVerifier.verify(directory: erasing).isClean)
+        try source.close()
+    }
+
     @Test func erasedEventsAreCopiedErasedAndTheHeadsStillAgree() throws {
         let folder = TemporaryFolder.made("copier-erased")
         let source = try EventLog.open(at: folder.sub("phone"), configuration: DeviceLogFixtures.configuration(id: phone))

@@ -36,9 +36,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         var failed: [UInt64] = []
         for seed in Self.seeds(of: shard) {
-            var run = ConvergenceRun(seed: seed, root: root + "/\(seed)")
             do {
-                let problems = try await run.play()
+                // The sessions' store work runs long between suspensions: off the cooperative pool.
+                let problems = try await onOwnQueue("convergence \(shard)") { [root] in
+                    var run = ConvergenceRun(seed: seed, root: root + "/\(seed)")
+                    return try await run.play()
+                }
                 if !problems.isEmpty {
                     failed.append(seed)
                     Issue.record("seed \(seed) (replay it alone: VT_CONVERGENCE_SEED=\(seed)): \(problems.prefix(5).joined(separator: "; "))")
@@ -91,8 +94,9 @@ struct ConvergenceRun {
         // encoder is most of a debug build's sync.
         options.log.payloadCodec = nil
         options.pinIDs = idGenerators[device]
-        // Merged snapshots every few events, so that opens and syncs start from them.
-        options.snapshotInterval = 5
+        // Every session's close writes a merged snapshot, which later opens and syncs start
+        // from (more often, written on the cooperative pool, they starved the suite's network
+        // tests).
         return options
     }
 

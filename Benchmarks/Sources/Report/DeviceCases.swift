@@ -40,7 +40,7 @@ struct DeviceCases {
             target: "≤ 4 B", verdict: Target.atMost(metadata, 4)))
         let copyBytes = Self.bytes(under: laptop + "/devices", endingWith: ".blk")
         report.note(
-            "the laptop's copy holds \(Figure.grouped(Double(events))) events in \(Figure.mebibytes(Double(copyBytes))) of block files, \(Figure.fixed(Double(copyBytes) / Double(events))) B an event (its runs are written as block files whole)")
+            "the laptop's copy holds \(Figure.grouped(Double(events))) events in \(Figure.mebibytes(Double(copyBytes))) of block files, \(Figure.fixed(Double(copyBytes) / Double(events))) B an event (the phone's block files taken whole, its hot tail encoded)")
 
         // A month apart: the laptop writes its own events, the phone ten times as many.
         let own = max(options.events / 100, 100), others = max(options.events / 10, 1_000)

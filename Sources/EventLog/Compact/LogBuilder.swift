@@ -17,15 +17,16 @@ import FileIO
 public struct LogBuilder {
     public let directory: String
     public let identity: LogIdentity
-    private let configuration: LogConfiguration
-    private let fileSystem: any FileSystem
+    // Internal, not private, for LogBuilder+Adopt.swift.
+    let configuration: LogConfiguration
+    let fileSystem: any FileSystem
     private var writer: BlockFileWriter?
     private var rawInFile = 0
-    private var chain: ChainHash
-    private var time = LogFormat.timeBeforeFirstEvent
+    var chain: ChainHash
+    var time = LogFormat.timeBeforeFirstEvent
     /// The sequence number the next event must have.
-    public private(set) var nextSequence: UInt64 = 1
-    private var finished = false
+    public internal(set) var nextSequence: UInt64 = 1
+    var finished = false
 
     /// Block files about the size compaction makes, as ``LogUpgrade`` writes them.
     private static let blocksPerFile = 8
@@ -72,7 +73,7 @@ public struct LogBuilder {
     }
 
     /// Writes the open block file out, checked and named.
-    private mutating func closeFile() throws {
+    mutating func closeFile() throws {
         guard var current = writer else { return }
         writer = nil
         do {
