@@ -49,6 +49,20 @@ import Testing
         let unknown = try vt("log", "--store", phone, "--device", "tablet")
         #expect(unknown.status == 1 && unknown.errors.contains("--device tablet names no device of this store"), "\(unknown.errors)")
 
+        // Numbers of one device's log: the laptop's event 2 (its drag) is the phone's position 3.
+        let drag = try CLI.object(try vt("show", "2", "--device", "laptop", "--store", phone, "--json").output)
+        let dragged = try #require(drag["event"] as? [String: Any])
+        #expect(dragged["seq"] as? Int == 3 && dragged["device_seq"] as? Int == 2 && dragged["type"] as? String == "PinDragged", "\(dragged)")
+        let before = try CLI.object(try vt("state", "--at", "1", "--device", "laptop", "--store", phone, "--json").output)
+        #expect(before["seq"] as? Int == 2 && (before["pins"] as? [Any])?.count == 2, "after the laptop's first event: both pins, none dragged")
+        #expect(try vt("diff", "0", "1", "--device", "laptop", "--store", phone).output.contains(pinID))
+        #expect(CLI.lines(try vt("history", pinID, "--device", "laptop", "--store", phone).output).count == 1, "only the laptop's drag")
+        let replayed = try CLI.object(try vt("replay", "--skip", "2", "--device", "laptop", "--store", phone, "--json").output)
+        #expect(((replayed["skipped"] as? [[String: Any]])?.first?["seq"] as? Int) == 3)
+        let missing = try vt("show", "9", "--device", "laptop", "--store", phone)
+        #expect(missing.status == 1 && missing.errors.contains("log holds events 1…2; it has no event 9"), "\(missing.errors)")
+        #expect(try vt("state", "--device", "laptop", "--store", phone).errors.contains("--device counts the numbers of --at"))
+
         // The phone forgets the laptop's pin; one sync from the laptop erases it there too.
         let laptopPin = try #require(CLI.lines(try vt("pins", "--store", laptop).output).map { String($0.prefix(16)) }.first { $0 != pinID })
         #expect(try vt("forget", laptopPin, "--yes", "--store", phone).status == 0)

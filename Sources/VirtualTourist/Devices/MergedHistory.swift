@@ -179,11 +179,20 @@ final class MergedHistory {
         }
     }
 
-    /// The position of the event `origin` names, if this history holds it.
+    /// The event `origin` names, at its position, if this history holds it. Only that event is
+    /// decoded: the others are merged by their keys alone.
     func position(of origin: EventOrigin) throws -> RecordedEvent? {
-        var found: RecordedEvent?
-        try forEach { if found == nil, $0.origin == origin { found = $0 } }
-        return found
+        guard let index = logs.firstIndex(where: { $0.device == origin.device }), origin.sequence >= 1,
+            origin.sequence <= logs[index].last
+        else { return nil }
+        var merged = try MergedOrder(logs.map { log in (log.device, try reader(log).events(from: 1, through: max(1, log.last))) })
+        var position: UInt64 = 0
+        while let (log, event) = try merged.next() {
+            guard event.sequence <= logs[log].last else { continue }
+            position += 1
+            if log == index, event.sequence == origin.sequence { return try Self.decode(event, device: origin.device, at: position) }
+        }
+        return nil
     }
 
     /// The position of the last event at or before `time` (0 if none).

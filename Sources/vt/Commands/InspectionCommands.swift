@@ -85,6 +85,7 @@ struct ShowCommand: AsyncParsableCommand {
         commandName: "show", abstract: "Show one event and its chain of causes (the events that led to it).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The event's sequence number.") var sequence: UInt64
+    @OptionGroup var numbers: DeviceNumbers
 
     struct View: Encodable {
         var event: EventJSON
@@ -96,7 +97,7 @@ struct ShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         let reader = try global.reader()
-        let chain = try reader.causes(of: sequence)
+        let chain = try reader.causes(of: try numbers.position(sequence, reader: reader, store: global.storePath))
         let why: String? = switch try reader.verdict(of: chain[0]) {
         case .folded: nil
         case .passedOver(let problem): "the rules passed over it: \(problem.message)"
@@ -126,10 +127,15 @@ struct HistoryCommand: AsyncParsableCommand {
         commandName: "history", abstract: "Every event about one pin, oldest first (removed pins too).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The pin's id, or a unique prefix of it.") var pin: String
+    @Option(help: ArgumentHelp("Only the events of this device: its id, a unique prefix of it, or its name (vt device lists them).", valueName: "DEVICE"))
+    var device: String?
 
     func run() async throws {
         let reader = try global.reader()
-        for event in try reader.history(matching: pin).events {
+        // A store of one device writes no origins: its events are all this device's.
+        let origin = try device.map { try DeviceArgument.resolve($0, store: global.storePath) }
+        let this = origin == nil ? nil : try StoreSync.devices(of: global.storePath).this.device
+        for event in try reader.history(matching: pin).events where origin == nil || (event.origin?.device ?? this) == origin {
             if global.json { print(try EventJSON(event).encodedLine()) } else { print(Describe.line(event)) }
         }
     }

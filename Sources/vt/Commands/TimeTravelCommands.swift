@@ -11,9 +11,11 @@ struct StateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The state at this time (ISO 8601, a date, or a span before now like 2h).", valueName: "TIME"))
     var atTime: String?
     @Flag(help: "List every album's photos too.") var photos = false
+    @OptionGroup var numbers: DeviceNumbers
 
     func validate() throws {
         if at != nil, atTime != nil { throw ValidationError("give --at or --at-time, not both") }
+        if numbers.device != nil, at == nil { throw ValidationError("--device counts the numbers of --at; give --at") }
         if let atTime { _ = try ArgumentValues.time(atTime) }
     }
 
@@ -21,7 +23,7 @@ struct StateCommand: AsyncParsableCommand {
         let reader = try global.reader()
         let state: TouristState
         if let at {
-            state = try reader.state(at: at)
+            state = try reader.state(at: try numbers.position(at, reader: reader, store: global.storePath))
         } else if let atTime {
             state = try reader.state(atTime: try ArgumentValues.time(atTime))
         } else {
@@ -40,10 +42,12 @@ struct DiffCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The earlier sequence number (0: the empty state).") var from: UInt64
     @Argument(help: "The later sequence number.") var to: UInt64
+    @OptionGroup var numbers: DeviceNumbers
 
     func run() async throws {
         let reader = try global.reader()
-        let diff = try reader.difference(from: from, to: to)
+        let ends = try numbers.positions([from, to], reader: reader, store: global.storePath)
+        let diff = try reader.difference(from: ends[0], to: ends[1])
         if global.json {
             Output.jsonLine(try StateDiffJSON.line(diff))
         } else {
@@ -64,6 +68,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "Stop after this event (default: the last).") var to: UInt64?
     @Option(parsing: .upToNextOption, help: ArgumentHelp("Leave out these events (repeatable, or several after one --skip).", valueName: "SEQ"))
     var skip: [UInt64] = []
+    @OptionGroup var numbers: DeviceNumbers
 
     struct View: Encodable {
         var skipped: [EventJSON]
@@ -81,8 +86,11 @@ struct ReplayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let reader = try global.reader()
+        let to = try to.map { try numbers.position($0, reader: reader, store: global.storePath) }
+        let skip = try numbers.positions(skip, reader: reader, store: global.storePath)
         let bar = ProgressBar()
-        let result = try global.reader().replay(through: to, skipping: Swift.Set(skip)) { bar.update($0, done: $1, total: $2) }
+        let result = try reader.replay(through: to, skipping: Swift.Set(skip)) { bar.update($0, done: $1, total: $2) }
         bar.finish()
         if global.json {
             return try Output.json(View(
@@ -119,6 +127,7 @@ struct BisectCommand: AsyncParsableCommand {
     @Option(help: "At least N pins are on the map.") var pinsAtLeast: Int?
     @Option(help: "Start of the range: a sequence number where the condition is false.") var from: UInt64 = 0
     @Option(help: "End of the range: a sequence number where the condition is true.") var to: UInt64?
+    @OptionGroup var numbers: DeviceNumbers
     @Flag(help: "Fold every event and find the first turn (slower, exact).") var first = false
 
     struct View: Encodable {
@@ -148,6 +157,8 @@ struct BisectCommand: AsyncParsableCommand {
             if gone { .pinGone(pinID!) } else if present { .pinPresent(pinID!) } else if let photosBelow { .photosBelow(pinID!, photosBelow) }
             else if let photosAtLeast { .photosAtLeast(pinID!, photosAtLeast) } else if let pinsBelow { .pinsBelow(pinsBelow) }
             else { .pinsAtLeast(pinsAtLeast!) }
+        let from = try numbers.position(from, reader: reader, store: global.storePath)
+        let to = try to.map { try numbers.position($0, reader: reader, store: global.storePath) }
         let bar = ProgressBar()
         let (outcome, checked) = try reader.bisect(condition, from: from, through: to, exhaustive: first) { bar.update($0, done: $1, total: $2) }
         bar.finish()
