@@ -95,6 +95,14 @@ import Testing
         }
         #expect(states[0] == states[1])
         #expect(states[0].pins[pin]?.coordinate == later)
+        // The phone's drag was folded, and the laptop's later one replaced its place.
+        let reader = try StoreReader.open(at: folder.sub("phone"))
+        var events: [RecordedEvent] = []
+        try reader.forEachEvent { events.append($0) }
+        #expect(events.map(\.event.typeName) == ["PinDropped", "PinDragged", "PinDragged"])
+        let replaced = try reader.decidingEvent(for: events[1], verdict: reader.verdict(of: events[1]))
+        #expect(replaced?.event.sequence == 3 && replaced?.how == "this later drag from another device replaced its place")
+        #expect(try reader.decidingEvent(for: events[2], verdict: reader.verdict(of: events[2])) == nil, "nothing replaced the last drag")
     }
 
     @Test func syncRefusesAnotherMapAndWritesNothingIntoAStoreHeldByAnotherProgram() async throws {
@@ -181,6 +189,8 @@ import Testing
         guard case .folded = try reader.verdict(of: events[1]) else { Issue.record("the removal was folded"); return }
         guard case .passedOver(let problem) = try reader.verdict(of: events[2]) else { Issue.record("the late drag was folded"); return }
         #expect(problem.message.contains("\(pin)"), "\(problem.message)")
+        let decided = try reader.decidingEvent(for: events[2], verdict: .passedOver(problem))
+        #expect(decided?.event.sequence == 2 && decided?.how == "this event had removed its pin")
         guard case .anotherDevicesView = try reader.verdict(of: events[3]) else { Issue.record("the laptop's view was merged"); return }
         #expect(removal.sequence == 2)
     }

@@ -93,22 +93,34 @@ struct ShowCommand: AsyncParsableCommand {
         /// Whether the fold took the event, and why not when it did not.
         var folded: Bool
         var not_folded_because: String?
+        /// The event that decided what became of this one, when another did.
+        var decided_by: Decided?
+    }
+
+    struct Decided: Encodable {
+        var event: EventJSON
+        var how: String
     }
 
     func run() async throws {
         let reader = try global.reader()
         let chain = try reader.causes(of: try numbers.position(sequence, reader: reader, store: global.storePath))
-        let why: String? = switch try reader.verdict(of: chain[0]) {
+        let verdict = try reader.verdict(of: chain[0])
+        let why: String? = switch verdict {
         case .folded: nil
         case .passedOver(let problem): "the rules passed over it: \(problem.message)"
         case .anotherDevicesView: "another device's view of the map: kept in its log, never merged (each device opens where it was)"
         }
+        let decided = try reader.decidingEvent(for: chain[0], verdict: verdict)
         if global.json {
             return try Output.json(
-                View(event: EventJSON(chain[0]), causes: chain.dropFirst().map(EventJSON.init), folded: why == nil, not_folded_because: why))
+                View(
+                    event: EventJSON(chain[0]), causes: chain.dropFirst().map(EventJSON.init), folded: why == nil, not_folded_because: why,
+                    decided_by: try decided.map { Decided(event: try EventJSON($0.event), how: $0.how) }))
         }
         print(Describe.line(chain[0]))
         if let why { print(Terminal.styled("not folded: ", .yellow) + why) }
+        if let decided { print(Terminal.styled("decided by: ", .yellow) + Describe.line(decided.event) + " — " + decided.how) }
         if case .photosListed(let listing) = chain[0].event {
             for (slot, photo) in listing.photos.enumerated() { print("        \(slot)  \(photo.remoteID)  \(photo.title.prefix(60))") }
         }
