@@ -8,7 +8,7 @@ import VirtualTourist
 
 /// New Collection past the geosearch's 500 hits, end to end: the pipeline, the store and the
 /// Commons double, at a place of 1,500 files (1,050 photos; the geosearch names 350 of them).
-@Suite(.serialized) struct CommonsWiderAlbumTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct CommonsWiderAlbumTests {
     static let place = Coordinate(latitude: 47.3769, longitude: 8.5417)
 
     static var catalogue: DemoCatalogue {

@@ -73,6 +73,8 @@ import Testing
         #expect(asked.cause == 1 && asked.origin?.sequence == 7 && asked.sequence == 9)
         // Time travel starts from a snapshot that fits too.
         #expect(try laptop.state(at: 5) == (try foldFromTheStart(path, ownLast: 3)))
+        // The slider moving on: from the state at 5, reading on from snapshot 4's frontier alone.
+        #expect(try laptop.state(at: 6) == (try foldFromTheStart(path, ownLast: 4)))
         try await laptop.close()
 
         let again = try await TouristStore.open(at: path, options: options(TestClock(start + 30_000_000)))

@@ -59,7 +59,7 @@ final class ForgottenPlaces {
             throw StoreSync.domainError(error)
         }
         var (start, _) = try history.start(atOrBefore: history.count, pinsOnly: true)
-        var pins = start.takeState().forgottenPins
+        var pins = start.takeState()!.forgottenPins
         for (log, folded) in zip(history.logs, start.folded) where log.last > folded {
             let cursor = try history.reader(log).events(from: folded + 1, through: log.last)
             while let event = try cursor.next() {

@@ -7,7 +7,8 @@ import FileIO
 /// uses one), else the first event.
 extension MergedHistory {
     struct Start {
-        private(set) var state: TouristState
+        /// Nil when only the snapshot's frontier was read (``start(atOrBefore:stateAbove:pinsOnly:)``).
+        private(set) var state: TouristState?
         /// Per log (in ``MergedHistory/logs`` order): the events already folded.
         var folded: [UInt64]
         var runs: [MergedFrontier.Run]
@@ -19,8 +20,8 @@ extension MergedHistory {
 
         /// The state, handed over once: kept here too, it would be copied whole by the first
         /// event folded onto it.
-        mutating func takeState() -> TouristState {
-            defer { state = TouristState(localDevice: state.localDevice) }
+        mutating func takeState() -> TouristState? {
+            defer { state = nil }
             return state
         }
     }
@@ -28,8 +29,10 @@ extension MergedHistory {
     /// The newest snapshot at or before `limit` that the logs still begin with, and the ones
     /// passed over and why (a late event before their end is not damage: the fork). Merged
     /// snapshots, and the `.snap` files of this device's log from before it knew another device:
-    /// those are merged snapshots of one log (``merged(_:of:at:)``).
-    func start(atOrBefore limit: UInt64, pinsOnly: Bool = false) throws -> (Start, [SkippedSnapshot]) {
+    /// those are merged snapshots of one log (``merged(_:of:at:)``). A snapshot at or before
+    /// `stateAbove` (a state the caller holds already) gives its frontier alone: where to go on
+    /// reading, without loading a state the caller does not need.
+    func start(atOrBefore limit: UInt64, stateAbove: UInt64? = nil, pinsOnly: Bool = false) throws -> (Start, [SkippedSnapshot]) {
         let first = Start(state: TouristState(localDevice: local), folded: logs.map { _ in 0 }, runs: [], frontier: nil)
         guard let snapshots else { return (first, []) }
         var skipped: [SkippedSnapshot] = []
@@ -38,6 +41,13 @@ extension MergedHistory {
             let name = isMerged ? MergedSnapshotFile.name(for: position) : SnapshotFile.name(for: position)
             var folded: [UInt64] = []
             do {
+                if let stateAbove, position <= stateAbove {
+                    let frontier = try isMerged
+                        ? snapshots.loadMergedFrontier(position)
+                        : oneLogFrontier(at: position, head: snapshots.header(of: position).batchHash)
+                    folded = try self.folded(by: frontier)
+                    return (Start(state: nil, folded: folded, runs: frontier.runs, frontier: frontier), skipped)
+                }
                 var frontier: MergedFrontier, state: TouristState
                 if isMerged {
                     (frontier, state) = try snapshots.loadMerged(position, pinsOnly: pinsOnly) { frontier in

@@ -133,9 +133,11 @@ final class MergedHistory {
     /// this history at or before it) or from the newest merged snapshot that fits, whichever is
     /// nearer, else from the start.
     func state(at position: UInt64, after known: TouristState? = nil) throws -> TouristState {
-        var (start, _) = try self.start(atOrBefore: position)
-        var state: TouristState
-        if let known, known.sequence >= start.position, known.sequence <= position { state = known } else { state = start.takeState() }
+        let known = known.flatMap { $0.sequence <= position ? $0 : nil }
+        var (start, _) = try self.start(atOrBefore: position, stateAbove: known?.sequence)
+        // A snapshot after `known` is nearer; one at or before it gave only where to read from.
+        var state = start.takeState() ?? known!
+        if let known, known.sequence > state.sequence { state = known }
         try forEach(from: state.sequence + 1, through: position, resuming: start.resumption) { state.apply($0) }
         return state
     }
@@ -145,7 +147,7 @@ final class MergedHistory {
     /// the other devices' events (the hybrid clock's floor).
     func fold() throws -> Fold {
         var (start, skipped) = try self.start(atOrBefore: count)
-        var fold = Fold(state: start.takeState(), runs: start.runs, snapshot: start.snapshot, skipped: skipped)
+        var fold = Fold(state: start.takeState()!, runs: start.runs, snapshot: start.snapshot, skipped: skipped)
         for entry in start.frontier?.logs ?? [] where entry.last > 0 { fold.lastTimes[entry.device] = entry.lastTime }
         try forEach(from: start.position + 1, resuming: start.resumption) { recorded in
             let origin = recorded.origin!

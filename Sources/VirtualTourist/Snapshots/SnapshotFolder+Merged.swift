@@ -54,6 +54,30 @@ extension SnapshotFolder {
         return result
     }
 
+    /// The frontier of one merged snapshot, read and checked alone (its state is not read).
+    func loadMergedFrontier(_ position: UInt64) throws -> MergedFrontier {
+        let file = Path.join(path, MergedSnapshotFile.name(for: position))
+        do {
+            let handle = try fileSystem.openFile(file, .readOnly)
+            defer { try? handle.close() }
+            var prefix = [UInt8](repeating: 0, count: 16)
+            let read = try prefix.withUnsafeMutableBytes { try handle.read(into: $0, at: 0) }
+            guard read == 16 else { throw SnapshotProblem("it is shorter than a frontier's header") }
+            let length = 16 + Int(UInt32(littleEndian: prefix.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self) }))
+            guard Int64(length) <= (try handle.size()) else { throw SnapshotProblem("its frontier's length is impossible") }
+            let section = try handle.read(count: length, at: 0)
+            let (frontier, _) = try section.withUnsafeBytes { bytes in try MergedFrontier.decode(bytes) }
+            guard frontier.position == position else {
+                throw SnapshotProblem("its frontier is at position \(frontier.position), not the \(position) its name says")
+            }
+            return frontier
+        } catch let problem as SnapshotProblem {
+            throw problem
+        } catch let error as IOError {
+            throw SnapshotProblem("it cannot be read (\(error))")
+        }
+    }
+
     /// Of `positions` (ascending), the ones retention drops: all but the oldest of each bucket
     /// of `interval` and the newest.
     static func pruned(_ positions: [UInt64], interval: UInt64) -> [UInt64] {

@@ -179,14 +179,8 @@ final class SnapshotFolder: Sendable {
     func removeOutdated() throws -> [UInt64] {
         var removed: [UInt64] = []
         for sequence in try sequences() {
-            let name = Path.join(path, SnapshotFile.name(for: sequence))
-            guard let file = try? fileSystem.openFile(name, .readOnly) else { continue }
-            var header = [UInt8](repeating: 0, count: SnapshotFile.headerSize)
-            let read = header.withUnsafeMutableBytes { (try? file.read(into: $0, at: 0)) ?? 0 }
-            try? file.close()
-            guard read == SnapshotFile.headerSize else { continue }
-            do { _ = try SnapshotFile.decodeHeader(header) } catch where error.isOutdated {
-                try fileSystem.removeFile(name)
+            do { _ = try header(of: sequence) } catch where error.isOutdated {
+                try fileSystem.removeFile(Path.join(path, SnapshotFile.name(for: sequence)))
                 removed.append(sequence)
             } catch {}
         }
@@ -196,13 +190,25 @@ final class SnapshotFolder: Sendable {
 
     /// Keeps the oldest snapshot of each bucket of `interval` events, and the newest.
     func prune() throws {
-        let all = try sequences()
-        guard let newest = all.last else { return }
-        var seenBuckets = Set<UInt64>()
-        for sequence in all {
-            let bucket = sequence / interval
-            if seenBuckets.insert(bucket).inserted || sequence == newest { continue }
+        for sequence in Self.pruned(try sequences(), interval: interval) {
             try? fileSystem.removeFile(Path.join(path, SnapshotFile.name(for: sequence)))
         }
+    }
+
+    /// One snapshot's header, read and checked alone.
+    func header(of sequence: UInt64) throws(SnapshotProblem) -> SnapshotFile.Header {
+        let name = Path.join(path, SnapshotFile.name(for: sequence))
+        var header = [UInt8](repeating: 0, count: SnapshotFile.headerSize)
+        do {
+            let file = try fileSystem.openFile(name, .readOnly)
+            defer { try? file.close() }
+            let read = try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+            guard read == SnapshotFile.headerSize else { throw SnapshotProblem("it is shorter than a snapshot header") }
+        } catch let problem as SnapshotProblem {
+            throw problem
+        } catch {
+            throw SnapshotProblem("it cannot be read (\(error))")
+        }
+        return try SnapshotFile.decodeHeader(header)
     }
 }

@@ -62,8 +62,8 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
     /// In a store of several devices: how this device's events are numbered in the merged order
     /// (nil in a store of one, where a position is a sequence number).
     private var numbering: MergedNumbering?
-    /// The other devices' logs as the state folded them (they do not change while the store is
-    /// open): with this device's log, the frontier of a merged snapshot.
+    /// The other devices' logs as the state folded them, by device (they do not change while the
+    /// store is open): with this device's log, the frontier of a merged snapshot.
     private let copiedLogs: [MergedFrontier.Log]
     /// This device, in a store of several devices, and the events copied from the others
     /// (set once: readable from any thread).
@@ -76,6 +76,7 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
     ) {
         self.refusal = refusal
         self.numbering = numbering
+        let copiedLogs = copiedLogs.sorted { $0.device < $1.device }
         self.copiedLogs = copiedLogs
         self.localDevice = numbering?.device
         self.mergedOffset = numbering?.offset ?? 0
@@ -90,13 +91,16 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
             lastSnapshot: lastSnapshot))
     }
 
-    /// The events a state folded: the copies as they are, this device's log through `head`.
+    /// The events a state folded: the copies as they are (`copied`, by device), this device's log
+    /// through `head`.
     private static func frontier(_ numbering: MergedNumbering, _ head: LogHead, _ copied: [MergedFrontier.Log]) -> MergedFrontier {
         let own = MergedFrontier.Log(
             device: numbering.device, last: head.sequence,
             lastTime: head.sequence == 0 ? LogTimestamp(microsecondsSinceEpoch: 0) : numbering.lastTime ?? LogTimestamp(microsecondsSinceEpoch: 0),
             head: head.sequence == 0 ? [UInt8](repeating: 0, count: 32) : head.hash.bytes)
-        return MergedFrontier(local: numbering.device, logs: (copied + [own]).sorted { $0.device < $1.device }, runs: numbering.runs)
+        var logs = copied
+        logs.insert(own, at: logs.firstIndex { $0.device > own.device } ?? logs.count)
+        return MergedFrontier(local: numbering.device, logs: logs, runs: numbering.runs)
     }
 
     var published: TouristState { shared.withLock { $0.published } }
