@@ -8,21 +8,22 @@ public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) asy
     }
 }
 
-/// Runs `work`, and the tasks it starts that do not say otherwise, on a serial queue of its
-/// own rather than the cooperative pool: for a test whose async work (a store's actions, its
-/// folds and writes) runs long between suspensions, which on the pool would starve the suite's
-/// network tests of its two threads (docs/DEVELOPING.md).
-public func onOwnQueue<T: Sendable>(_ label: String, _ work: @Sendable () async throws -> T) async throws -> T {
-    try await withTaskExecutorPreference(QueueExecutor(label: label)) { try await work() }
+/// Runs `work`, and the tasks it starts that do not say otherwise, on `executor`'s serial queue
+/// rather than the cooperative pool: for a test whose async work (a store's actions, its folds
+/// and writes) runs long between suspensions, which on the pool would starve the suite's
+/// network tests of its two threads (docs/DEVELOPING.md). Tasks that share one executor share
+/// its one thread, so they cannot take both cores from the servers beside them either.
+public func onQueue<T: Sendable>(_ executor: QueueExecutor, _ work: @Sendable () async throws -> T) async throws -> T {
+    try await withTaskExecutorPreference(executor) { try await work() }
 }
 
 /// A task executor on one serial dispatch queue (not the cooperative pool's threads).
-final class QueueExecutor: TaskExecutor {
+public final class QueueExecutor: TaskExecutor {
     private let queue: DispatchQueue
 
-    init(label: String) { queue = DispatchQueue(label: label) }
+    public init(label: String) { queue = DispatchQueue(label: label) }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         queue.async { job.runSynchronously(on: executor) }

@@ -18,6 +18,9 @@ import Testing
 /// to ten shards that the suite runs beside its other tests, so that no one long test is last.
 @Suite struct DeviceConvergenceTests {
     static let shards = 10
+    /// The shards' store work, on one thread between them: off the cooperative pool, and at most
+    /// one core (ten queues of their own took both from the network tests beside them).
+    static let queue = QueueExecutor(label: "convergence")
 
     static func seeds(of shard: Int) -> [UInt64] {
         let environment = ProcessInfo.processInfo.environment
@@ -38,7 +41,7 @@ import Testing
         for seed in Self.seeds(of: shard) {
             do {
                 // The sessions' store work runs long between suspensions: off the cooperative pool.
-                let problems = try await onOwnQueue("convergence \(shard)") { [root] in
+                let problems = try await onQueue(Self.queue) { [root] in
                     var run = ConvergenceRun(seed: seed, root: root + "/\(seed)")
                     return try await run.play()
                 }
