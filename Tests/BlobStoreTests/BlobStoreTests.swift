@@ -54,7 +54,7 @@ func modificationTime(_ path: String) throws -> Duration {
     try PosixFileSystem().status(path)!.modificationTime
 }
 
-@Suite struct BlobStoreTests {
+@Suite(.heavy) struct BlobStoreTests {
     @Test func bytesAreStoredUnderTheirDigestFannedOutByTheFirstByte() throws {
         let folder = Folder()
         let store = try BlobStore(directory: folder.path)

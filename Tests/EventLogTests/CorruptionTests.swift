@@ -7,7 +7,7 @@ import Testing
 
 /// Damage that is not a torn tail is found, named (file, offset, sequence), and never
 /// skipped: opening or reading stops, and the bytes on disk stay as they were.
-@Suite struct CorruptionTests {
+@Suite(.heavy) struct CorruptionTests {
     @Test func aFlippedByteInAnEarlierSegmentIsNamedWhenRead() throws {
         let directory = TemporaryFolder.made("flip")
         try makeSegmentedLog(directory.path, events: 200)

@@ -1,12 +1,13 @@
 @testable import EventLog
 @testable import FieldColumns
 import SeededRandom
+import StorageTestSupport
 import Testing
 
 /// Codec 2 (FORMAT.md, "Codec 2: field columns"): payloads taken apart along their protobuf
 /// wire format come back byte for byte, whatever they hold; what is not canonical protobuf is
 /// kept whole; a damaged field form is refused, never half-read.
-@Suite struct FieldColumnsTests {
+@Suite(.heavy) struct FieldColumnsTests {
     /// A protobuf message written by hand, so the tests control every byte.
     struct Proto {
         var bytes: [UInt8] = []

@@ -6,7 +6,7 @@ import Testing
 /// ``LogResumption``: the one way an owner with checkpoints of its own (a store's snapshots)
 /// opens the log. Whatever checkpoint it names, the heads it gives are the log's heads, the
 /// events after a checkpoint are the log's events, and appends go on after `replayed()`.
-@Suite struct LogResumptionTests {
+@Suite(.heavy) struct LogResumptionTests {
     static func resumeAndCheck(_ folder: TemporaryFolder, clock: TestClock, checkpoint: UInt64?, appended: Int) throws {
         let plain = try LogReader(directory: folder.path)
         let resumption = try EventLog.resume(

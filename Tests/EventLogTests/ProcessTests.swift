@@ -6,7 +6,7 @@ import StorageTestSupport
 import Testing
 
 /// Guarantees that need a second process: one writer per log, and durability across kill -9.
-@Suite(.serialized) struct ProcessTests {
+@Suite(.serialized, .heavy) struct ProcessTests {
     @Test func aSecondWriterIsRefusedAndToldWhoHoldsTheLog() throws {
         let directory = TemporaryFolder.made("lock")
         let holder = try HelperProcess(["hold", directory.path])

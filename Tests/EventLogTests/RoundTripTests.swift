@@ -4,7 +4,7 @@ import Foundation
 import StorageTestSupport
 import Testing
 
-@Suite struct RoundTripTests {
+@Suite(.heavy) struct RoundTripTests {
     /// Appends `count` synthetic events in appends of up to `perAppend`, with the clock moving a
     /// little between appends, and returns the clock readings of each event.
     @discardableResult

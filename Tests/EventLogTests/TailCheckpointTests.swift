@@ -8,7 +8,7 @@ import Testing
 /// the active segment, the next open starts from it instead of rehashing the segment when the
 /// records still end where it says, checks it in the background, and refuses appends when it
 /// was wrong; any other checkpoint is not used.
-@Suite struct TailCheckpointTests {
+@Suite(.heavy) struct TailCheckpointTests {
     static func configuration(_ clock: TestClock) -> LogConfiguration {
         Format2LogTests.format2(clock: clock, segmentSize: 64 << 10)
     }

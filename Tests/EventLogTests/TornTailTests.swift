@@ -7,7 +7,7 @@ import Testing
 
 /// A crash in the middle of an append leaves a torn last batch. Opening the log for writing
 /// cuts it off, reports it, keeps a copy, and carries on after the batches before it.
-@Suite struct TornTailTests {
+@Suite(.heavy) struct TornTailTests {
     /// The shape of the log's last batch.
     enum LastBatch: String, CaseIterable, Sendable {
         /// A single tiny event, stored raw.

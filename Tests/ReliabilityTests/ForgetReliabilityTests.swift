@@ -17,7 +17,7 @@ import Glibc
 /// the place is either wholly there (nothing was recorded yet) or wholly gone, because the open
 /// finishes a forget that had begun; every head hash before the forget is unchanged; and running
 /// the forget again ends with the place gone.
-@Suite struct ForgetReliabilityTests {
+@Suite(.heavy) struct ForgetReliabilityTests {
     static let folder = "/disk/store"
     static let secret = PinID(0x5EC2_E700_0000_0001)
     static let secretPlace = Coordinate(latitude: 12.3456789, longitude: -65.4321987)

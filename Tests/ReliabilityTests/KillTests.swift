@@ -12,7 +12,7 @@ import Testing
 /// resumes on it. After the last kill, the whole store is checked again from its first event.
 ///
 /// `VT_KILLS` sets the number of kills (30 by default; RELIABILITY.md runs 1,000).
-@Suite(.serialized) struct KillTests {
+@Suite(.serialized, .heavy) struct KillTests {
     static let kills = Int(ProcessInfo.processInfo.environment["VT_KILLS"] ?? "") ?? 30
 
     @Test func acknowledgedWorkSurvivesKill9AtRandomMoments() async throws {

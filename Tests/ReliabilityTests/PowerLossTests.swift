@@ -14,7 +14,7 @@ import Glibc
 /// removal and directory sync fails in turn with EIO or ENOSPC. After each, the store
 /// keeps every guarantee (``violations(ofStoreAt:fileSystem:acknowledged:written:)``), and a
 /// failure reaches the caller.
-@Suite struct PowerLossTests {
+@Suite(.heavy) struct PowerLossTests {
     static let folder = "/disk/store"
     /// Steps of the mixed workload per run: enough for segment rolls, snapshots, collections.
     static let steps = Int(ProcessInfo.processInfo.environment["VT_POWER_STEPS"] ?? "") ?? 60

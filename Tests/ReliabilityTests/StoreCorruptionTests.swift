@@ -14,7 +14,7 @@ import Testing
 ///
 /// By default a seeded sample of positions per file (`VT_FLIPS`, 600); `VT_FLIPS=all` flips
 /// every byte (RELIABILITY.md).
-@Suite struct StoreCorruptionTests {
+@Suite(.heavy) struct StoreCorruptionTests {
     static let folder = "/disk/store"
 
     /// A closed store with a few segments, their indexes and snapshots, and the events it holds.

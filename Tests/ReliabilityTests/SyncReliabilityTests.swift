@@ -19,9 +19,9 @@ import Testing
 /// forget holds nothing of the place whole, and a sync run again afterwards brings both to the
 /// same history, heads and state, with the place gone from both.
 ///
-/// The file work runs on threads of its own: on the cooperative pool, this many syncs and audits
-/// would starve the suite's timed tests of threads (docs/DEVELOPING.md).
-@Suite struct SyncReliabilityTests {
+/// Heavy: this many syncs and audits on the cooperative pool would starve the suite's timed
+/// tests of threads (docs/DEVELOPING.md, "Tests and the cooperative pool").
+@Suite(.heavy) struct SyncReliabilityTests {
     static let phone = "/disk/phone"
     static let laptop = "/disk/laptop"
     static let tablet = "/disk/tablet"
@@ -58,10 +58,8 @@ import Testing
             lease.release()
         }
         try await store.close()
-        _ = try await offPool {
-            try StoreSync.clone(
-                from: phone, to: laptop, name: "laptop", options: options(), fileSystem: disk)
-        }
+        _ = try StoreSync.clone(
+            from: phone, to: laptop, name: "laptop", options: options(), fileSystem: disk)
 
         store = try await TouristStore.open(at: laptop, options: options([PinID(4)]), fileSystem: disk)
         try await store.dragPin(secret, to: Coordinate(latitude: 12.35, longitude: -65.44))
@@ -79,9 +77,7 @@ import Testing
         for store in [laptop, phone] {
             _ = try await StoreSync.finishForgets(in: store, options: options(), fileSystem: disk)
         }
-        _ = try await offPool {
-            try StoreSync.sync(store: laptop, with: phone, options: options(), fileSystem: disk)
-        }
+        _ = try StoreSync.sync(store: laptop, with: phone, options: options(), fileSystem: disk)
         for store in [laptop, phone] {
             _ = try await StoreSync.finishForgets(in: store, options: options(), fileSystem: disk)
         }
@@ -117,9 +113,7 @@ import Testing
                 state.localDevice = nil
                 state.region = nil
                 let shown = state
-                let (problems, history) = try await offPool {
-                    try audit(store, on: disk, heads: heads[store], showing: shown, verifying: verifying)
-                }
+                let (problems, history) = try audit(store, on: disk, heads: heads[store], showing: shown, verifying: verifying)
                 found += problems
                 seen[store] = Seen(history: history, state: state)
             } catch {
@@ -255,11 +249,9 @@ import Testing
         let base = try await Self.base()
         let heads = [Self.phone: try Self.ownHeads(Self.phone, on: base)]
         let whole = base.afterPowerLoss(.keepEverything)
-        _ = try await offPool {
-            try StoreSync.clone(
-                from: Self.phone, to: Self.tablet, name: "tablet", options: Self.options(),
-                fileSystem: whole)
-        }
+        _ = try StoreSync.clone(
+            from: Self.phone, to: Self.tablet, name: "tablet", options: Self.options(),
+            fileSystem: whole)
         let total = whole.operationCount
         let (_, expected) = await Self.problems(
             [Self.phone], on: whole.afterPowerLoss(.keepEverything), heads: heads)
@@ -267,11 +259,9 @@ import Testing
         for cut in 1...total + 1 {
             let disk = base.afterPowerLoss(.keepEverything)
             disk.cutPower(atOperation: cut)
-            _ = try? await offPool {
-                try StoreSync.clone(
-                    from: Self.phone, to: Self.tablet, name: "tablet", options: Self.options(),
-                    fileSystem: disk)
-            }
+            _ = try? StoreSync.clone(
+                from: Self.phone, to: Self.tablet, name: "tablet", options: Self.options(),
+                fileSystem: disk)
             let survivor = disk.afterPowerLoss(loss, seed: UInt64(cut))
             if try survivor.exists(Self.tablet) {
                 outcomes.whole += 1
@@ -286,11 +276,9 @@ import Testing
                 // Cloning again removes what the cut left beside the destination and makes it whole.
                 let again = survivor.afterPowerLoss(.keepEverything)
                 do {
-                    _ = try await offPool {
-                        try StoreSync.clone(
-                            from: Self.phone, to: Self.tablet, name: "tablet", options: Self.options(),
-                            fileSystem: again)
-                    }
+                    _ = try StoreSync.clone(
+                        from: Self.phone, to: Self.tablet, name: "tablet", options: Self.options(),
+                        fileSystem: again)
                     let (found, seen) = await Self.problems([Self.tablet], on: again, heads: [:])
                     #expect(
                         found.isEmpty && seen[Self.tablet]?.state == expected[Self.phone]?.state,

@@ -15,7 +15,7 @@ import Glibc
 /// (with each way a disk keeps what was not synced), and separately each operation fails with
 /// EIO or ENOSPC. Every time, the store opens with every event of the format-1 store, in
 /// whichever format survived, and running the upgrade again finishes it.
-@Suite struct UpgradeReliabilityTests {
+@Suite(.heavy) struct UpgradeReliabilityTests {
     static let folder = "/disk/store"
     static var logPath: String { Path.join(folder, "log") }
 

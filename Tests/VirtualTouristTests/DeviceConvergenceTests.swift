@@ -16,11 +16,8 @@ import Testing
 /// in any log of any device. A failing seed is printed and replays
 /// alone: `VT_CONVERGENCE_SEED=<seed>`; `VT_CONVERGENCE_SEEDS=<n>` runs more. The seeds are dealt
 /// to ten shards that the suite runs beside its other tests, so that no one long test is last.
-@Suite struct DeviceConvergenceTests {
+@Suite(.heavy) struct DeviceConvergenceTests {
     static let shards = 10
-    /// The shards' store work, on one thread between them: off the cooperative pool, and at most
-    /// one core (ten queues of their own took both from the network tests beside them).
-    static let queue = QueueExecutor(label: "convergence")
 
     static func seeds(of shard: Int) -> [UInt64] {
         let environment = ProcessInfo.processInfo.environment
@@ -40,11 +37,8 @@ import Testing
         var failed: [UInt64] = []
         for seed in Self.seeds(of: shard) {
             do {
-                // The sessions' store work runs long between suspensions: off the cooperative pool.
-                let problems = try await onQueue(Self.queue) { [root] in
-                    var run = ConvergenceRun(seed: seed, root: root + "/\(seed)")
-                    return try await run.play()
-                }
+                var run = ConvergenceRun(seed: seed, root: root + "/\(seed)")
+                let problems = try await run.play()
                 if !problems.isEmpty {
                     failed.append(seed)
                     Issue.record("seed \(seed) (replay it alone: VT_CONVERGENCE_SEED=\(seed)): \(problems.prefix(5).joined(separator: "; "))")
@@ -116,8 +110,7 @@ struct ConvergenceRun {
         // The first device starts the map with a session of its own; the others are its clones.
         try await session(on: 0)
         for device in 1..<3 {
-            let (from, to, options) = (paths[0], paths[device], options(device))
-            _ = try await offPool { try StoreSync.clone(from: from, to: to, name: "device \(device)", options: options) }
+            _ = try StoreSync.clone(from: paths[0], to: paths[device], name: "device \(device)", options: options(device))
         }
         for _ in 0..<Int.random(in: 3...7, using: &random) {
             if Int.random(in: 0..<10, using: &random) < 6 {
@@ -130,20 +123,15 @@ struct ConvergenceRun {
         }
         // Each sync goes both ways, so one ring brings every device everything.
         for (a, b) in [(0, 1), (1, 2), (2, 0)] { try await sync(a, b, interruptedAt: nil) }
-        let (paths, appended) = (paths, appended)
-        var problems = try await offPool { try Self.check(paths: paths, appended: appended) }
+        var problems = try Self.check(paths: paths, appended: appended)
         // Each device opens from its newest merged snapshot that the logs still begin with:
         // the same state as the fold of every log from the first event.
         for device in 0..<3 {
             let store = try await TouristStore.open(at: paths[device], options: options(device))
             let (opened, from) = (store.state, store.report.snapshot)
             try await store.close()
-            let path = paths[device]
-            let folded = try await offPool { () throws -> TouristState? in
-                guard let history = try MergedHistory.open(store: path, fileSystem: PosixFileSystem()) else { return nil }
-                return try MergedHistory(local: history.local, logs: history.logs, fileSystem: history.fileSystem).fold().state
-            }
-            if let folded, opened != folded {
+            if let history = try MergedHistory.open(store: paths[device], fileSystem: PosixFileSystem()),
+                try MergedHistory(local: history.local, logs: history.logs, fileSystem: history.fileSystem).fold().state != opened {
                 problems.append("device\(device) opens from its snapshot at \(from.map(String.init) ?? "none") to another state than the fold from the first event")
             }
         }
@@ -163,8 +151,7 @@ struct ConvergenceRun {
             }
         }
         do {
-            let (store, other, options) = (paths[a], paths[b], options(a))
-            let report = try await offPool { try StoreSync.sync(store: store, with: other, options: options, fileSystem: fileSystem) }
+            let report = try StoreSync.sync(store: paths[a], with: paths[b], options: options(a), fileSystem: fileSystem)
             if interruptedAt == nil, !report.refused.isEmpty { throw ConvergenceFailure("sync \(a)↔\(b) refused: \(report.refused)") }
         } catch let failure as ConvergenceFailure {
             throw failure

@@ -1,5 +1,6 @@
 import BlobStore
 import EventLog
+import StorageTestSupport
 import Testing
 import TouristWorkload
 @testable import VirtualTourist
@@ -8,7 +9,7 @@ import TouristWorkload
 /// every photo of each (docs/BENCHMARKS-JOURNAL.md, "vt diff"). Its answers must not have moved: the
 /// way it stood before (`referenceDifference`, kept here) and today's are compared on pairs of
 /// states along the benchmark workload, near and far apart, in both directions.
-@Suite struct DiffEquivalenceTests {
+@Suite(.heavy) struct DiffEquivalenceTests {
     @Test func theWalkingDiffGivesTheReferenceDiffAlongTheWorkload() {
         var workload = Workload(seed: 2026, livePins: 40)
         let states = workload.states(every: 1_500, until: 40_000)

@@ -9,7 +9,7 @@ import Testing
 /// summaries read back (whole and pin by pin), and the state's snapshot. A new event type that
 /// one of them leaves out fails here, whichever it is (docs/ARCHITECTURE.md, "Adding an event
 /// type").
-@Suite struct EveryEventTypeTests {
+@Suite(.heavy) struct EveryEventTypeTests {
     @Test func everyTypeGoesThroughEveryCodecAndReader() async throws {
         let folder = TemporaryFolder("every-type")
         let story = try await compactedStore(in: folder, seed: 11, count: 2_000)

@@ -1,5 +1,6 @@
 import BlobStore
 import EventLog
+import StorageTestSupport
 import Testing
 import TouristWorkload
 @testable import VirtualTourist
@@ -8,7 +9,7 @@ import TouristWorkload
 /// lie, docs/BENCHMARKS-JOURNAL.md "Replay at memory speed"); its rules must not have moved. The fold
 /// as it stood before (`ReferenceFold`) and the fold of today replay the benchmark workload,
 /// with events that break the rules mixed in, and their states are compared every 1,000 events.
-@Suite struct FoldEquivalenceTests {
+@Suite(.heavy) struct FoldEquivalenceTests {
     @Test func theFastFoldGivesTheReferenceFoldsStatesAlongTheWorkload() {
         var workload = Workload(seed: 2026, livePins: 40)
         var fast = TouristState()

@@ -1,8 +1,9 @@
 import EventLog
+import StorageTestSupport
 import Testing
 @testable import VirtualTourist
 
-@Suite struct FoldTests {
+@Suite(.heavy) struct FoldTests {
     let t = LogTimestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
     let paris = Coordinate(latitude: 48.8584, longitude: 2.2945)
     let rome = Coordinate(latitude: 41.8902, longitude: 12.4922)

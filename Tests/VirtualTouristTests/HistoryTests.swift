@@ -6,7 +6,7 @@ import Testing
 
 /// `vt history`: finding a pin by what people type, on the map or long gone, and reading every
 /// event about it without decoding the rest of the log.
-@Suite struct HistoryTests {
+@Suite(.heavy) struct HistoryTests {
     /// A long range is read as two halves by two readers on two cores: wherever the cut falls
     /// (every threshold down to splitting a range of two), the halves join to the same events
     /// in the same order, none lost at the cut and none read twice.

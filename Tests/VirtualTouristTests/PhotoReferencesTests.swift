@@ -1,9 +1,10 @@
 import SeededRandom
+import StorageTestSupport
 import Testing
 @testable import VirtualTourist
 
 /// ``PhotoReferences`` is a hash table of its own: held here to a `Dictionary` doing the same.
-@Suite struct PhotoReferencesTests {
+@Suite(.heavy) struct PhotoReferencesTests {
     /// Digests whose four words cancel out in ``BlobDigest/foldedWord`` (two equal pairs), so
     /// they all start probing at the same slot: the worst case for runs and for removal.
     static func colliding(_ seed: UInt64) -> PhotoDigest {

@@ -1,6 +1,7 @@
 import BlobStore
 import EventLog
 import Foundation
+import StorageTestSupport
 import SwiftProtobuf
 import Testing
 import TouristWorkload
@@ -11,7 +12,7 @@ import TouristWorkload
 /// `SnapshotCodec.message(for:).serializedBytes()` for folded states of every kind, for a state
 /// large enough to be written on two cores, and for values at the edges of each field's rules
 /// (zeros left out, a negative zero kept, ten-byte varints, texts in any script).
-@Suite struct SnapshotWireEncoderTests {
+@Suite(.heavy) struct SnapshotWireEncoderTests {
     static func protobufBytes(_ state: TouristState) throws -> [UInt8] {
         try SnapshotCodec.message(for: state).serializedBytes()
     }

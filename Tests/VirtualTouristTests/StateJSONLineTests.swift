@@ -1,6 +1,7 @@
 import BlobStore
 import EventLog
 import Foundation
+import StorageTestSupport
 import Testing
 import TouristWorkload
 @testable import VirtualTourist
@@ -9,7 +10,7 @@ import TouristWorkload
 /// the state. Their bytes must be the encoder's (`EventJSON.encodeLine` of `StateDiffJSON` or
 /// `StateJSON`), for states and diffs along the workload (far and near, both ways) and for
 /// photos in every state with texts that need escaping.
-@Suite struct StateJSONLineTests {
+@Suite(.heavy) struct StateJSONLineTests {
     static func encoderBytes(_ diff: StateDiff) throws -> [UInt8] {
         Array(try EventJSON.encodeLine(StateDiffJSON(diff)).utf8)
     }

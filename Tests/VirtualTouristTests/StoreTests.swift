@@ -15,7 +15,7 @@ import Testing
         try await store.close()
     }
 
-    @Test(arguments: [(11 as UInt64, 50 as UInt64), (12, 333), (13, 100_000)])
+    @Test(.heavy, arguments: [(11 as UInt64, 50 as UInt64), (12, 333), (13, 100_000)])
     func reopeningGivesTheFoldFromScratch(_ seed: UInt64, _ interval: UInt64) async throws {
         let folder = TemporaryFolder("reopen")
         var story = StoryGenerator(seed: seed)

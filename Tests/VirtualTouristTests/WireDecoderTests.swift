@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import SeededRandom
+import StorageTestSupport
 import SwiftProtobuf
 import Testing
 import TouristWorkload
@@ -8,7 +9,7 @@ import TouristWorkload
 
 /// The direct decoders (events and snapshots) must give exactly what the general path through
 /// swift-protobuf gives, or step aside: on every written shape, and on damaged bytes.
-@Suite struct WireDecoderTests {
+@Suite(.heavy) struct WireDecoderTests {
     static let time = LogTimestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
 
     static func logEvent(_ payload: [UInt8], _ sequence: UInt64 = 9) -> LogEvent {
