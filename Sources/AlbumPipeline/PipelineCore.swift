@@ -104,7 +104,7 @@ actor PipelineCore {
             startDownloads(listing.pin, album: album, slots: album.slots.filter { !$0.isResolved }, cause: recorded.sequence)
         case .photoRemoved(let pin, let collection, let slot, _):
             cancel(.download(pin, collection: collection, slot: slot))
-        case .regionChanged, .photoDownloaded, .photoDownloadFailed, .albumRequestFailed, .forgotten:
+        case .regionChanged, .photoDownloaded, .photoDownloadFailed, .albumRequestFailed, .forgotten, .deviceSeen:
             break
         }
     }

@@ -253,6 +253,7 @@ struct ConvergenceRun {
             let reader = try StoreReader.open(at: path)
             let devices = try StoreSync.devices(of: path)
             var history: [String] = []
+            var claims: [RecordedEvent] = []
             // A store that holds no other device's events (the others wrote none) is a store of one.
             // The state this device shows: folded as this device (the store's own fold).
             var state = reader.hasSeveralDevices ? TouristState(localDevice: devices.this.device) : TouristState()
@@ -262,6 +263,14 @@ struct ConvergenceRun {
                 // Every photo a person removed, from the history itself (not the state's own record).
                 if case .photoRemoved(let pin, _, _, let photo?) = $0.event { removals.insert("\(pin)/\(photo)") }
                 if case .placeForgotten(let pin, _) = $0.event { forgotten.insert(pin) }
+                if case .deviceSeen = $0.event { claims.append($0) }
+            }
+            // The merged order is causal: what each device said it had seen is in the copies,
+            // with those heads, and earlier (docs/DEVICES.md).
+            if let merged = try MergedHistory.open(store: path, fileSystem: PosixFileSystem()) {
+                var verification = StoreVerification()
+                StoreAudit.checkSeen(claims, in: merged, into: &verification)
+                problems += verification.problems.map { "\(path): \($0)" }
             }
             histories.append(history)
             state.region = nil  // each device's own view

@@ -12,12 +12,6 @@ import Testing
     let place = ForgetTests()
     let paris = Coordinate(latitude: 48.8584, longitude: 2.2945)
 
-    func options(_ clock: TestClock) -> StoreOptions {
-        var options = storeOptions(clock: clock)
-        options.pinIDs = RandomPinIDs()
-        return options
-    }
-
     /// The needles of ``ForgetTests`` found anywhere in `store`'s files (decompressed too).
     func leftovers(in store: String) throws -> [String] {
         var found: [String] = []
@@ -32,13 +26,13 @@ import Testing
 
     /// A phone with an album at the secret place and a map zoomed in on it, and its clone, the laptop.
     func twoDevices(_ folder: TemporaryFolder, _ clock: TestClock) async throws -> (secret: PinID, kept: PinID) {
-        let phone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
+        let phone = try await TouristStore.open(at: folder.sub("phone"), options: deviceOptions(clock))
         let secret = try await place.album(
             phone, at: place.secretPlace, count: 2, url: ForgetTests.secretURL, title: ForgetTests.secretTitle, bytes: ForgetTests.secretPhoto)
         _ = try await phone.changeRegion(to: MapRegion(center: place.secretPlace, latitudeSpan: 0.5, longitudeSpan: 0.5))
         let kept = try await phone.dropPin(at: paris)
         try await phone.close()
-        _ = try StoreSync.clone(from: folder.sub("phone"), to: folder.sub("laptop"), name: "laptop", options: options(clock))
+        _ = try StoreSync.clone(from: folder.sub("phone"), to: folder.sub("laptop"), name: "laptop", options: deviceOptions(clock))
         return (secret, kept)
     }
 
@@ -49,12 +43,12 @@ import Testing
         #expect(try !leftovers(in: folder.sub("laptop")).isEmpty, "the clone holds the place before the forget")
 
         // The laptop, not having heard of the forget, moves the pin and zooms in on its new place.
-        let laptop = try await TouristStore.open(at: folder.sub("laptop"), options: options(clock))
+        let laptop = try await TouristStore.open(at: folder.sub("laptop"), options: deviceOptions(clock))
         try await laptop.dragPin(secret, to: place.secretMove)
         _ = try await laptop.changeRegion(to: MapRegion(center: place.secretMove, latitudeSpan: 0.5, longitudeSpan: 0.5))
         try await laptop.close()
         // The phone forgets the place; it also erases what it holds of the laptop's log.
-        let phone = try await TouristStore.open(at: folder.sub("phone"), options: options(clock))
+        let phone = try await TouristStore.open(at: folder.sub("phone"), options: deviceOptions(clock))
         let report = try await phone.forget(secret)
         #expect(report.erasedEvents == 6 && report.photosDeleted == 2, "drop, request, listing, two downloads, the region")
         #expect(phone.state.pins.keys.sorted() == [kept])
@@ -67,14 +61,14 @@ import Testing
         #expect(try leftovers(in: folder.sub("phone")).isEmpty)
         // The laptop finishes the forget that arrived when it next opens (vt sync opens it at once).
         #expect(FileManager.default.fileExists(atPath: folder.sub("laptop/forget.arrived")))
-        #expect(try await StoreSync.finishForgets(in: folder.sub("laptop"), options: options(clock)))
-        #expect(try await !StoreSync.finishForgets(in: folder.sub("phone"), options: options(clock)))
+        #expect(try await StoreSync.finishForgets(in: folder.sub("laptop"), options: deviceOptions(clock)))
+        #expect(try await !StoreSync.finishForgets(in: folder.sub("phone"), options: deviceOptions(clock)))
         #expect(!FileManager.default.fileExists(atPath: folder.sub("laptop/forget.arrived")))
         #expect(try leftovers(in: folder.sub("laptop")) == [])
 
         var states: [TouristState] = []
         for name in ["phone", "laptop"] {
-            let store = try await TouristStore.open(at: folder.sub(name), options: options(clock))
+            let store = try await TouristStore.open(at: folder.sub(name), options: deviceOptions(clock))
             var state = store.state
             state.localDevice = nil
             state.region = nil
@@ -92,8 +86,8 @@ import Testing
         let folder = TemporaryFolder.made("device-forget-arrived")
         let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
         let (secret, kept) = try await twoDevices(folder, clock)
-        _ = try StoreSync.clone(from: folder.sub("laptop"), to: folder.sub("tablet"), name: "tablet", options: options(clock))
-        let laptop = try await TouristStore.open(at: folder.sub("laptop"), options: options(clock))
+        _ = try StoreSync.clone(from: folder.sub("laptop"), to: folder.sub("tablet"), name: "tablet", options: deviceOptions(clock))
+        let laptop = try await TouristStore.open(at: folder.sub("laptop"), options: deviceOptions(clock))
         try await laptop.forget(secret)
         try await laptop.close()
 
@@ -109,7 +103,7 @@ import Testing
         #expect { try StoreSync.clone(from: folder.sub("tablet"), to: folder.sub("watch"), name: nil) } throws: {
             "\($0)".contains("a forget is under way")
         }
-        let tablet = try await TouristStore.open(at: folder.sub("tablet"), options: options(clock))
+        let tablet = try await TouristStore.open(at: folder.sub("tablet"), options: deviceOptions(clock))
         #expect(tablet.state.pins.keys.sorted() == [kept])
         try await tablet.close()
         #expect(try leftovers(in: folder.sub("tablet")) == [])
@@ -117,7 +111,7 @@ import Testing
         // The phone never heard of it: a sync with the tablet brings it the forget.
         let phoneSync = try StoreSync.sync(store: folder.sub("phone"), with: folder.sub("tablet"))
         #expect(phoneSync.forgetsTaken == [secret] && phoneSync.refused.isEmpty)
-        #expect(try await StoreSync.finishForgets(in: folder.sub("phone"), options: options(clock)))
+        #expect(try await StoreSync.finishForgets(in: folder.sub("phone"), options: deviceOptions(clock)))
         #expect(try leftovers(in: folder.sub("phone")) == [])
     }
 

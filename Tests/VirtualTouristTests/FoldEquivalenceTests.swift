@@ -148,8 +148,8 @@ enum ReferenceFold {
         case .placeForgotten(let id, _):
             if let pin = state.pins[id] { release(pin.album.slots, in: &state) }
             state.pins[id] = nil
-        case .forgotten:
-            break
+        case .forgotten, .deviceSeen:
+            break  // a log of one device: no device to credit a DeviceSeen to
         }
     }
 

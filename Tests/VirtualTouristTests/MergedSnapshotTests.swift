@@ -12,12 +12,8 @@ import Testing
 @Suite struct MergedSnapshotTests {
     let start: Int64 = 1_800_000_000_000_000
 
-    func options(_ clock: TestClock) -> StoreOptions {
-        // A snapshot after every event: a session of one action leaves one at its position.
-        var options = storeOptions(clock: clock, snapshotInterval: 1)
-        options.pinIDs = RandomPinIDs()
-        return options
-    }
+    /// A snapshot after every event: a session of one action leaves one at its position.
+    func options(_ clock: TestClock) -> StoreOptions { deviceOptions(clock, snapshotInterval: 1) }
 
     /// The fold of every log from the first event, with no snapshot (this device's log through
     /// `ownLast` when given).
@@ -28,7 +24,8 @@ import Testing
     }
 
     /// The phone drops a pin; the laptop, cloned from it, drops six at a second apart, a
-    /// session each (a snapshot at each position); then the phone, whose clock is behind, drops
+    /// session each (a snapshot at each position; its first record begins with what it had
+    /// seen of the phone, a `DeviceSeen`); then the phone, whose clock is behind, drops
     /// one between the laptop's third and fourth, and the laptop takes it.
     func laptopWithALateEvent(_ folder: TemporaryFolder) async throws -> (laptop: String, own: [PinID]) {
         let phoneClock = TestClock(start)
@@ -40,12 +37,12 @@ import Testing
         var own: [PinID] = []
         for index in 1...6 {
             let laptop = try await TouristStore.open(at: folder.sub("laptop"), options: options(laptopClock))
-            #expect(laptop.report.snapshot == (index == 1 ? nil : UInt64(index)))
+            #expect(laptop.report.snapshot == (index == 1 ? nil : UInt64(index + 1)))
             laptopClock.set(start + Int64(index) * 1_000_000)
             own.append(try await laptop.dropPin(at: Coordinate(latitude: Double(index), longitude: 20)))
             try await laptop.close()
         }
-        #expect(try SnapshotFolder(path: folder.sub("laptop") + "/snapshots", fileSystem: PosixFileSystem(), interval: 1).mergedPositions() == [2, 3, 4, 5, 6, 7])
+        #expect(try SnapshotFolder(path: folder.sub("laptop") + "/snapshots", fileSystem: PosixFileSystem(), interval: 1).mergedPositions() == [3, 4, 5, 6, 7, 8])
 
         phoneClock.set(start + 3_500_000)
         let late = try await TouristStore.open(at: folder.sub("phone"), options: options(phoneClock))
@@ -59,26 +56,28 @@ import Testing
     @Test func aLateEventRefoldsFromTheNewestSnapshotBeforeTheFork() async throws {
         let folder = TemporaryFolder.made("merged-snapshots")
         let (path, own) = try await laptopWithALateEvent(folder)
-        // The merged order: the phone's pin (1), the laptop's first three (2–4), the phone's late
-        // one (5), the laptop's last three (6–8). Snapshots 5, 6 and 7 end after the fork.
+        // The merged order: the phone's pin (1), the laptop's DeviceSeen and first three (2–5),
+        // the phone's late one (6), the laptop's last three (7–9). Snapshots 6, 7 and 8 end after
+        // the fork.
         let laptop = try await TouristStore.open(at: path, options: options(TestClock(start + 20_000_000)))
-        #expect(laptop.report.snapshot == 4 && laptop.report.replayedEvents == 4 && laptop.state.sequence == 8)
+        #expect(laptop.report.snapshot == 5 && laptop.report.replayedEvents == 4 && laptop.state.sequence == 9)
         let passedOver = laptop.report.skippedSnapshots.map(\.file).map { URL(fileURLWithPath: $0).lastPathComponent }
-        #expect(passedOver == [7, 6, 5].map(MergedSnapshotFile.name(for:)))
+        #expect(passedOver == [8, 7, 6].map(MergedSnapshotFile.name(for:)))
         #expect(laptop.report.skippedSnapshots.allSatisfy { $0.reason.contains("belongs before its last event in the merged order") })
         #expect(laptop.state == (try foldFromTheStart(path)))
         // Where the laptop's own events lie came from the snapshot: a cause named by the
-        // position of its first pin's drop (2) is its own event 1.
-        let asked = try await laptop.requestAlbum(for: own[0], perPage: 2, cause: 2)
-        #expect(asked.cause == 1 && asked.origin?.sequence == 7 && asked.sequence == 9)
+        // position of its first pin's drop (3) is its own event 2.
+        // (Its record begins with a DeviceSeen of the phone's late event, own event 8.)
+        let asked = try await laptop.requestAlbum(for: own[0], perPage: 2, cause: 3)
+        #expect(asked.cause == 2 && asked.origin?.sequence == 9 && asked.sequence == 11)
         // Time travel starts from a snapshot that fits too.
-        #expect(try laptop.state(at: 5) == (try foldFromTheStart(path, ownLast: 3)))
-        // The slider moving on: from the state at 5, reading on from snapshot 4's frontier alone.
         #expect(try laptop.state(at: 6) == (try foldFromTheStart(path, ownLast: 4)))
+        // The slider moving on: from the state at 6, reading on from snapshot 5's frontier alone.
+        #expect(try laptop.state(at: 7) == (try foldFromTheStart(path, ownLast: 5)))
         try await laptop.close()
 
         let again = try await TouristStore.open(at: path, options: options(TestClock(start + 30_000_000)))
-        #expect(again.report.snapshot == 9 && again.report.replayedEvents == 0 && again.report.skippedSnapshots.isEmpty)
+        #expect(again.report.snapshot == 11 && again.report.replayedEvents == 0 && again.report.skippedSnapshots.isEmpty)
         #expect(again.state == (try foldFromTheStart(path)))
         try await again.close()
     }
@@ -87,14 +86,14 @@ import Testing
         let folder = TemporaryFolder.made("merged-snapshot-damage")
         let (path, _) = try await laptopWithALateEvent(folder)
         let first = try await TouristStore.open(at: path, options: options(TestClock(start + 20_000_000)))
-        try await first.close()  // a snapshot at 8, which fits
-        let file = path + "/snapshots/" + MergedSnapshotFile.name(for: 8)
+        try await first.close()  // a snapshot at 9, which fits
+        let file = path + "/snapshots/" + MergedSnapshotFile.name(for: 9)
         var bytes = try #require(FileManager.default.contents(atPath: file))
         bytes[bytes.count - 10] ^= 0x40
         try bytes.write(to: URL(fileURLWithPath: file))
 
         let reopened = try await TouristStore.open(at: path, options: options(TestClock(start + 30_000_000)))
-        #expect(reopened.report.snapshot == 4 && reopened.report.skippedSnapshots.count == 4)
+        #expect(reopened.report.snapshot == 5 && reopened.report.skippedSnapshots.count == 4)
         #expect(reopened.report.skippedSnapshots.first?.reason == "its payload fails its checksum")
         #expect(reopened.state == (try foldFromTheStart(path)))
         try await reopened.close()
@@ -120,12 +119,12 @@ import Testing
         _ = try await laptop.dropPin(at: Coordinate(latitude: 13, longitude: 10))
         try await laptop.close()
         let synced = try StoreSync.sync(store: folder.sub("phone"), with: folder.sub("laptop"))
-        #expect(synced.eventsTaken == 1)
+        #expect(synced.eventsTaken == 2, "the laptop's DeviceSeen and drop")
 
         // The phone is a device of several now: its 4.snap ends after the laptop's drop, its
         // 3.snap before it, and serves as the merged fold of its own first three events.
         let merged = try await TouristStore.open(at: folder.sub("phone"), options: phoneOptions)
-        #expect(merged.report.snapshot == 3 && merged.report.replayedEvents == 2 && merged.state.sequence == 5)
+        #expect(merged.report.snapshot == 3 && merged.report.replayedEvents == 3 && merged.state.sequence == 6)
         #expect(merged.report.skippedSnapshots.map(\.file).map { URL(fileURLWithPath: $0).lastPathComponent } == [SnapshotFile.name(for: 4)])
         let phoneDevice = try StoreSync.devices(of: folder.sub("phone")).this.device
         #expect(merged.state.localDevice == phoneDevice && merged.state.pins[asked]?.album.requestedBy == phoneDevice)

@@ -1,3 +1,4 @@
+import DeviceLogs
 import EventLog
 import FileIO
 import Foundation
@@ -20,6 +21,14 @@ func storeOptions(clock: TestClock = TestClock(), snapshotInterval: UInt64 = 10_
     options.log.durability = durability
     options.pinIDs = CountingPinIDs()
     options.snapshotInterval = snapshotInterval
+    return options
+}
+
+/// A device's store options: pin ids drawn at random, as each device mints its own
+/// (docs/DEVICES.md, "Rules by intent").
+func deviceOptions(_ clock: TestClock, snapshotInterval: UInt64 = 10_000) -> StoreOptions {
+    var options = storeOptions(clock: clock, snapshotInterval: snapshotInterval)
+    options.pinIDs = RandomPinIDs()
     return options
 }
 
@@ -132,7 +141,13 @@ struct StoryGenerator {
         case 17..<18:
             guard let pin else { return nil }
             return (.placeForgotten(pin: pin.id, erasedEvents: UInt64.random(in: 1...40, using: &random)), nil)
-        case 18..<24:
+        case 23..<24:
+            // A store of one device folds none, but every codec and reader carries it.
+            var bytes = SplitMix(seed: random.next())
+            let device = try! DeviceID(logID: (0..<16).map { _ in UInt8.random(in: 0...255, using: &bytes) })
+            let head = (0..<32).map { _ in UInt8.random(in: 0...255, using: &bytes) }
+            return (.deviceSeen(DeviceSeen(device: device, through: UInt64.random(in: 1...1_000, using: &random), head: head)), nil)
+        case 18..<23:
             let span = Double(Int.random(in: 1...90, using: &random))
             return (.regionChanged(MapRegion(center: coordinate(), latitudeSpan: span, longitudeSpan: span * 2)), nil)
         default:

@@ -54,8 +54,8 @@ public final class SQLiteMutableSchema {
         case .pinRemoved(let pin), .placeForgotten(let pin, _):
             try run("DELETE FROM photo WHERE pin = ?", [key(pin)])
             try run("DELETE FROM pin WHERE id = ?", [key(pin)])
-        case .forgotten:
-            break  // what erasure leaves: nothing to change (the workload never has it)
+        case .forgotten, .deviceSeen:
+            break  // what erasure leaves, what a device had seen: nothing on the map (the workload has neither)
         case .albumRequested(let request):
             try run("UPDATE pin SET phase = 'listing', page = ? WHERE id = ?", [request.page, key(request.pin)])
         case .photosListed(let listing):

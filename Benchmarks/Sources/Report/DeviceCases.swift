@@ -1,5 +1,7 @@
 import BenchKit
+import EventLog
 import Foundation
+import TouristWorkload
 import VirtualTourist
 
 /// Several devices of one map (docs/DEVICES.md, "Targets"): `vt sync` copying the workload into
@@ -67,6 +69,39 @@ struct DeviceCases {
             what: "… then open (\(Figure.grouped(Double(total))) events, \(Figure.grouped(Double(refolded))) of them folded after the snapshot it starts from)",
             ours: Figure.milliseconds(openSeconds),
             target: atTarget ? "sync and open < 1 s" : "", verdict: atTarget ? Target.atMost(syncSeconds + openSeconds, 1) : nil))
+
+        // What a device had seen: the laptop's next action, through the store's commit path,
+        // begins its record with a DeviceSeen of the phone (docs/DEVICES.md).
+        let acting = try await TouristStore.open(at: laptop, options: storeOptions)
+        _ = try await acting.changeRegion(to: MapRegion(center: Coordinate(latitude: 45, longitude: 7), latitudeSpan: 1, longitudeSpan: 1))
+        try await acting.close()
+        let seen = try Self.deviceSeenPayloads(inLog: laptop + "/log")
+        precondition(seen.count == 1, "the laptop's action wrote \(seen.count) DeviceSeen events")
+        // The most a device writes: one in every session (two devices taking turns, a sync
+        // between each), each session as long as the workload's on average.
+        var sample = Workload(seed: options.seed, livePins: 1_000)
+        var sessions = 0
+        while sample.events < 100_000 {
+            _ = sample.nextSession()
+            sessions += 1
+        }
+        let perSession = Double(sample.events) / Double(sessions)
+        let worst = metadata + Double(seen.bytes) / perSession
+        report.add(Row(
+            what: "… with a DeviceSeen (\(seen.bytes) B encoded) beginning every session (\(Figure.fixed(perSession, 1)) events on average)",
+            ours: Figure.fixed(worst, 3) + " B", target: "≤ 4 B", verdict: Target.atMost(worst, 4)))
+    }
+
+    /// How many `DeviceSeen` events the log at `path` holds, and their payloads' bytes.
+    static func deviceSeenPayloads(inLog path: String) throws -> (count: Int, bytes: Int) {
+        let cursor = try LogReader(directory: path, payloadCodec: EventCodec.blockCodec).events(from: 1)
+        var found = (count: 0, bytes: 0)
+        while let event = try cursor.next() {
+            guard case .deviceSeen = try EventCodec.decode(event).event else { continue }
+            found.count += 1
+            found.bytes += event.payload.count
+        }
+        return found
     }
 
     /// Bytes of the files under `path` whose names end with `suffix`.

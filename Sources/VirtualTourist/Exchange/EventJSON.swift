@@ -1,4 +1,5 @@
 import BlobStore
+import DeviceLogs
 import EventLog
 import Foundation
 
@@ -80,6 +81,10 @@ public struct EventJSON: Codable, Hashable, Sendable {
     /// number there (`seq` is then its position in the merged order).
     public var device: String?
     public var device_seq: UInt64?
+    /// DeviceSeen: the device it names, how far, and that device's chain head there (hex).
+    public var seen_device: String?
+    public var seen_through: UInt64?
+    public var seen_head: String?
 
     public init(_ recorded: RecordedEvent) {
         seq = recorded.sequence
@@ -138,6 +143,11 @@ public struct EventJSON: Codable, Hashable, Sendable {
         case .forgotten(let forgotten):
             forgotten_type = forgotten.typeName
             digest = forgotten.digest.description
+        case .deviceSeen(let seen):
+            seen_device = seen.device.description
+            seen_through = seen.through
+            // 32 bytes, written as a digest is.
+            seen_head = BlobDigest(bytes: seen.head)?.description
         }
     }
 
@@ -205,6 +215,14 @@ public struct EventJSON: Codable, Hashable, Sendable {
                 throw Self.bad("forgotten_type", "\"\(kind.prefix(40))\" is not an event type")
             }
             return .forgotten(ForgottenEvent(typeName: forgotten_type, digest: parsed))
+        case "DeviceSeen":
+            let named = try need(seen_device, "seen_device")
+            guard let device = DeviceID(parsing: named) else { throw Self.bad("seen_device", "\"\(named.prefix(40))\" is not 32 hexadecimal digits") }
+            let through = try need(seen_through, "seen_through")
+            guard through > 0 else { throw Self.bad("seen_through", "a DeviceSeen names an event, from 1") }
+            let head = try need(seen_head, "seen_head")
+            guard let parsed = BlobDigest(hex: head) else { throw Self.bad("seen_head", "\"\(head.prefix(70))\" is not 64 hexadecimal digits") }
+            return .deviceSeen(DeviceSeen(device: device, through: through, head: parsed.bytes))
         default:
             throw DomainError(
                 .invalidArgument, "unknown event type \"\(type.prefix(40))\" (known: \(DomainEvent.typeNames.joined(separator: ", ")))")

@@ -19,6 +19,9 @@ public enum DomainEvent: Hashable, Sendable {
     case collectionReplaced(pin: PinID, oldCollection: UInt32, newCollection: UInt32)
     /// The person forgot a place: the pin left the map and its earlier events were erased.
     case placeForgotten(pin: PinID, erasedEvents: UInt64)
+    /// In a store of several devices: how far this device's copy of another device's log went
+    /// when the record it begins was written (docs/DEVICES.md). Changes nothing on the map.
+    case deviceSeen(DeviceSeen)
     /// An event whose payload was erased by a forget: what kind it was, and its payload's digest.
     /// Read from the log, never appended (docs/EVENTS.md, "Forgetting a place").
     case forgotten(ForgottenEvent)
@@ -34,7 +37,7 @@ public enum DomainEvent: Hashable, Sendable {
         case .photoDownloadFailed(let pin, _, _, _), .albumRequestFailed(let pin, _, _),
             .photoRemoved(let pin, _, _, _), .collectionReplaced(let pin, _, _), .placeForgotten(let pin, _):
             pin
-        case .forgotten: nil
+        case .forgotten, .deviceSeen: nil
         }
     }
 
@@ -53,6 +56,7 @@ public enum DomainEvent: Hashable, Sendable {
         case .photoRemoved: "PhotoRemoved"
         case .collectionReplaced: "CollectionReplaced"
         case .placeForgotten: "PlaceForgotten"
+        case .deviceSeen: "DeviceSeen"
         case .forgotten: "Forgotten"
         }
     }
@@ -61,7 +65,7 @@ public enum DomainEvent: Hashable, Sendable {
     public static let typeNames = [
         "RegionChanged", "PinDropped", "PinDragged", "PinRemoved", "AlbumRequested", "PhotosListed",
         "PhotoDownloaded", "PhotoDownloadFailed", "AlbumRequestFailed", "PhotoRemoved", "CollectionReplaced",
-        "PlaceForgotten", "Forgotten",
+        "PlaceForgotten", "DeviceSeen", "Forgotten",
     ]
 
     /// The type names of events that can be appended, in schema order: their schema field
@@ -81,6 +85,21 @@ public struct ForgottenEvent: Hashable, Sendable {
     public init(typeName: String?, digest: BlobDigest) {
         self.typeName = typeName
         self.digest = digest
+    }
+}
+
+/// What a device had seen of another: its copy of that device's log held events 1 through
+/// `through`, whose chain head is `head` (docs/DEVICES.md, "What an event carries for the merge").
+public struct DeviceSeen: Hashable, Sendable {
+    public var device: DeviceID
+    public var through: UInt64
+    /// 32 bytes.
+    public var head: [UInt8]
+
+    public init(device: DeviceID, through: UInt64, head: [UInt8]) {
+        self.device = device
+        self.through = through
+        self.head = head
     }
 }
 

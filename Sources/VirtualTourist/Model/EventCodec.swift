@@ -1,4 +1,5 @@
 import BlobStore
+import DeviceLogs
 import EventLog
 import SwiftProtobuf
 
@@ -65,7 +66,7 @@ public enum EventCodec {
     }
 
     /// The field number of the event an envelope holds (its `oneof` case: 10 for RegionChanged
-    /// … 21 for PlaceForgotten), read from the envelope's top-level fields without decoding
+    /// … 22 for DeviceSeen), read from the envelope's top-level fields without decoding
     /// them; nil when the bytes are not an envelope read so simply (then decode them).
     static func eventField(of payload: ArraySlice<UInt8>) -> Int? {
         payload.withUnsafeBytes { bytes -> Int? in
@@ -159,6 +160,8 @@ public enum EventCodec {
             return .collectionReplaced(.with { $0.pin = pin.rawValue; $0.oldCollection = old; $0.newCollection = new })
         case .placeForgotten(let pin, let erased):
             return .placeForgotten(.with { $0.pin = pin.rawValue; $0.erasedEvents = erased })
+        case .deviceSeen(let seen):
+            return .deviceSeen(.with { $0.device = Data(seen.device.bytes); $0.through = seen.through; $0.head = Data(seen.head) })
         case .forgotten:
             // A stand-in with no event: only an import writes it, and erases it at once.
             return nil
@@ -226,6 +229,13 @@ public enum EventCodec {
             return .collectionReplaced(pin: PinID(m.pin), oldCollection: m.oldCollection, newCollection: m.newCollection)
         case .placeForgotten(let m):
             return .placeForgotten(pin: PinID(m.pin), erasedEvents: m.erasedEvents)
+        case .deviceSeen(let m):
+            guard m.device.count == DeviceID.size, let device = try? DeviceID(logID: Array(m.device)) else {
+                throw fail("its DeviceSeen names a device of \(m.device.count) bytes, not \(DeviceID.size)", nil)
+            }
+            guard m.head.count == 32 else { throw fail("its DeviceSeen names a head of \(m.head.count) bytes, not 32", nil) }
+            guard m.through > 0 else { throw fail("its DeviceSeen names no event of device \(device.short)", nil) }
+            return .deviceSeen(DeviceSeen(device: device, through: m.through, head: Array(m.head)))
         }
     }
 }

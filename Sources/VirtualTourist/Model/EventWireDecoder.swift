@@ -1,3 +1,5 @@
+import DeviceLogs
+
 /// Decodes an `Envelope` payload (schemas/…/events.proto) straight into a ``DomainEvent``,
 /// without building swift-protobuf's message values first: the replay's hot path (see
 /// docs/BENCHMARKS.md for the profile that asked for it).
@@ -22,7 +24,7 @@ enum EventWireDecoder {
             switch number {
             case 1: version = try reader.uint32(type)
             case 2: cause = try reader.uint64(type)
-            case 10...21:
+            case 10...22:
                 // A second event field would be merged or replace the first: the general path's call.
                 guard event == nil else { throw Unusual() }
                 event = try self.event(number, try reader.message(type))
@@ -53,9 +55,34 @@ enum EventWireDecoder {
         case 20:
             let (pin, old, new, _) = try pinSlot(reader)
             return .collectionReplaced(pin: pin, oldCollection: old, newCollection: new)
-        default:
+        case 21:
             return try placeForgotten(reader)
+        default:
+            return try deviceSeen(reader)
         }
+    }
+
+    /// DeviceSeen: the device (1, 16 bytes), through (2, from 1), the head (3, 32 bytes); any
+    /// other length is the general path's to name.
+    private static func deviceSeen(_ reader: WireReader) throws(Unusual) -> DomainEvent {
+        var reader = reader
+        var device: DeviceID?
+        var through: UInt64 = 0
+        var head: [UInt8] = []
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1:
+                guard type == .lengthDelimited, case let bytes = try reader.lengthDelimited(), bytes.count == DeviceID.size else { throw Unusual() }
+                device = try? DeviceID(logID: Array(bytes))
+            case 2: through = try reader.uint64(type)
+            case 3:
+                guard type == .lengthDelimited else { throw Unusual() }
+                head = Array(try reader.lengthDelimited())
+            default: try reader.skip(type)
+            }
+        }
+        guard let device, through > 0, head.count == 32 else { throw Unusual() }
+        return .deviceSeen(DeviceSeen(device: device, through: through, head: head))
     }
 
     /// PhotoRemoved: pin (1), collection (2), slot (3), the photo's remote id (4) and service (5).

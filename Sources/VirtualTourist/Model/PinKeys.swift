@@ -16,9 +16,9 @@ extension EventCodec {
     /// (RegionChanged) or one that does not parse.
     ///
     /// In `Envelope` (schemas/virtual_tourist/v1/events.proto) the event is the oneof's one
-    /// message; every case from `pin_dropped` (11) on carries the pin as its field 1, a
-    /// `fixed64`, left out when 0. A case added later without a pin counts as pin 0: a summary
-    /// may name more than an event holds, never less.
+    /// message; every case from `pin_dropped` (11) on but `device_seen` (22) carries the pin as
+    /// its field 1, a `fixed64`, left out when 0. A case added later without a pin counts as pin
+    /// 0: a summary may name more than an event holds, never less.
     static func pinKey(of payload: ArraySlice<UInt8>) -> UInt64? {
         switch scannedPinKey(of: payload) {
         case .key(let key):
@@ -56,7 +56,7 @@ extension EventCodec {
                 }
             }
             guard cursor.isAtEnd else { return .unusual }
-            guard let event, event.field >= Self.firstPinEventField else { return .key(nil) }
+            guard let event, event.field >= Self.firstPinEventField, event.field != Self.deviceSeenField else { return .key(nil) }
             return Self.pinField(of: event.body)
         }
     }
@@ -65,6 +65,8 @@ extension EventCodec {
     static let firstEventField: UInt64 = 10
     /// `Envelope`'s field number of `PinDropped`, the first event about a pin.
     static let firstPinEventField: UInt64 = 11
+    /// `Envelope`'s field number of `DeviceSeen`, which is about no pin.
+    static let deviceSeenField: UInt64 = 22
 
     /// Field 1 (`fixed64`) of an event's message, 0 when it is left out.
     private static func pinField(of message: UnsafeRawBufferPointer) -> ScannedKey {

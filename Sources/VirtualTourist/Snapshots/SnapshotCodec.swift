@@ -11,6 +11,9 @@ enum SnapshotCodec {
             snapshot.sequence = state.sequence
             snapshot.ignoredEvents = state.ignoredEvents
             snapshot.forgottenPins = state.forgottenPins.map(\.rawValue).sorted()
+            snapshot.devicesSeen = state.devicesSeenInOrder.map { seen in
+                .with { $0.by = Data(seen.by.bytes); $0.device = Data(seen.device.bytes); $0.through = seen.through }
+            }
             if let region = state.region {
                 snapshot.region = .with {
                     $0.centerLatitude = region.center.latitude
@@ -89,6 +92,12 @@ enum SnapshotCodec {
         state.sequence = snapshot.sequence
         state.ignoredEvents = snapshot.ignoredEvents
         state.forgottenPins = Set(snapshot.forgottenPins.map(PinID.init))
+        for seen in snapshot.devicesSeen {
+            guard let by = try? DeviceID(logID: Array(seen.by)), let device = try? DeviceID(logID: Array(seen.device)), seen.through > 0 else {
+                throw SnapshotProblem("it names what a device had seen with ids of \(seen.by.count) and \(seen.device.count) bytes, through \(seen.through)")
+            }
+            state.devicesSeen[by, default: [:]][device] = seen.through
+        }
         if snapshot.hasRegion {
             let r = snapshot.region
             state.region = MapRegion(

@@ -7,13 +7,14 @@ import SwiftProtobuf
 /// `StateSnapshot` message, zstd-compressed.
 enum SnapshotFile {
     static let magic = Array("VTSNAPSH".utf8)
-    /// Written and read: 4 (2 packed the slots' photos; 3 added each pin's removed photos and
-    /// each album's requesting device; 4 the pins forgotten, docs/FORMAT.md). Snapshots of
-    /// older versions lack state a fold now keeps, so they are skipped and the log replayed
-    /// instead, once; a reader from before version 4 skips these snapshots by their version in
-    /// the same way.
-    static let version: UInt16 = 4
-    static let readableVersions: ClosedRange<UInt16> = 4...4
+    /// Written: 5 (2 packed the slots' photos; 3 added each pin's removed photos and each
+    /// album's requesting device; 4 the pins forgotten; 5 what each device said it had seen,
+    /// docs/FORMAT.md). Read: 4 and 5 (no program that wrote 4 folded a `DeviceSeen`, so it has
+    /// none to lack). Snapshots of older versions lack state a fold now keeps, so they are
+    /// skipped and the log replayed instead, once; a reader from before version 5 skips these
+    /// snapshots by their version in the same way.
+    static let version: UInt16 = 5
+    static let readableVersions: ClosedRange<UInt16> = 4...5
     static let headerSize = 96
     static let maxRawLength: UInt64 = 1 << 30
     static let fileExtension = ".snap"

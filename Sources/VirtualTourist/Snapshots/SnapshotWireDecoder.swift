@@ -18,6 +18,26 @@ enum SnapshotWireDecoder {
         raw.withUnsafeBytes { state($0, pinsOnly: pinsOnly) }
     }
 
+    /// One `DeviceSeenState`: both ids 16 bytes, a sequence number past 0.
+    private static func seen(_ message: WireReader) throws(Unusual) -> TouristState.SeenDevice {
+        var reader = message
+        var ids: [UInt64: DeviceID] = [:]
+        var through: UInt64 = 0
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1, 2:
+                guard type == .lengthDelimited, case let bytes = try reader.lengthDelimited(), bytes.count == DeviceID.size,
+                    let device = try? DeviceID(logID: Array(bytes))
+                else { throw Unusual() }
+                ids[number] = device
+            case 3: through = try reader.uint64(type)
+            default: try reader.skip(type)
+            }
+        }
+        guard let by = ids[1], let device = ids[2], through > 0 else { throw Unusual() }
+        return TouristState.SeenDevice(by: by, device: device, through: through)
+    }
+
     static func state(_ raw: UnsafeRawBufferPointer, pinsOnly: Bool = false) -> TouristState? {
         try? snapshot(WireReader(raw), pinsOnly: pinsOnly)
     }
@@ -47,6 +67,9 @@ enum SnapshotWireDecoder {
                     guard packed.remaining % 8 == 0 else { throw Unusual() }
                     while packed.remaining > 0 { state.forgottenPins.insert(PinID(try packed.fixed64())) }
                 }
+            case 7:
+                let seen = try Self.seen(try reader.message(type))
+                state.devicesSeen[seen.by, default: [:]][seen.device] = seen.through
             default: try reader.skip(type)
             }
         }

@@ -1,3 +1,5 @@
+import DeviceLogs
+
 /// Encodes a ``TouristState`` as a `StateSnapshot` (schemas/…/snapshot.proto) straight into
 /// bytes, without swift-protobuf's message values in between: the same bytes as
 /// `SnapshotCodec.message(for:).serializedBytes()`, field for field (tests compare the two),
@@ -25,6 +27,8 @@ enum SnapshotWireEncoder {
         var size = Sizes.uint(EventCodec.schemaVersion) + Sizes.uint(state.sequence) + Sizes.uint(state.ignoredEvents) + pinsSize
         if let region = state.region { size += Sizes.nested(regionSize(region)) }
         if !state.forgottenPins.isEmpty { size += Sizes.nested(8 * state.forgottenPins.count) }
+        let devicesSeen = state.devicesSeenInOrder
+        size += devicesSeen.reduce(0) { $0 + Sizes.nested(seenSize($1)) }
         return [UInt8](unsafeUninitializedCapacity: prefix + size) { buffer, count in
             let base = UnsafeMutableRawPointer(buffer.baseAddress!)
             var out = Writer(base + prefix)
@@ -42,10 +46,22 @@ enum SnapshotWireEncoder {
                 out.header(6, length: 8 * state.forgottenPins.count)
                 for pin in state.forgottenPins.map(\.rawValue).sorted() { out.fixed64(pin) }
             }
+            for seen in devicesSeen {
+                out.header(7, length: seenSize(seen))
+                for (field, device) in [(1, seen.by), (2, seen.device)] as [(UInt64, DeviceID)] {
+                    out.header(field, length: DeviceID.size)
+                    device.bytes.withUnsafeBytes { out.bytes($0) }
+                }
+                out.uint(3, seen.through)
+            }
             precondition(out.position - base == prefix + size, "the snapshot's sizes and bytes disagree")
             fillPrefix(UnsafeRawBufferPointer(start: base + prefix, count: size), UnsafeMutableRawBufferPointer(start: base, count: prefix))
             count = prefix + size
         }
+    }
+
+    private static func seenSize(_ seen: TouristState.SeenDevice) -> Int {
+        2 * Sizes.nested(DeviceID.size) + Sizes.uint(seen.through)
     }
 
     /// A pin message's size and its album's, sized once and written from.

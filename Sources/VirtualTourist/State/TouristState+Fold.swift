@@ -102,6 +102,11 @@ extension TouristState {
 
         case .forgotten:
             break
+
+        case .deviceSeen(let seen):
+            // A store of one device has none; an imported one has no device to credit it to.
+            guard let by = recorded.origin?.device else { break }
+            devicesSeen[by, default: [:]][seen.device] = max(devicesSeen[by]?[seen.device] ?? 0, seen.through)
         }
     }
 

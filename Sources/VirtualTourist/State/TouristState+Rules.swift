@@ -16,6 +16,8 @@ extension TouristState {
         if let problem = problem(with: event) { return problem }
         let pin: PinID
         switch event {
+        case .deviceSeen(let seen) where seen.device == device:
+            return DomainError(.invalidArgument, "device \(seen.device.short) says it has seen its own log; a DeviceSeen names another device")
         case .photosListed(let listing): pin = listing.pin
         case .photoDownloaded(let photo): pin = photo.pin
         case .photoDownloadFailed(let id, _, _, _), .albumRequestFailed(let id, _, _): pin = id
@@ -50,6 +52,11 @@ extension TouristState {
 
         case .placeForgotten, .forgotten:
             // A place can be forgotten after its pin was removed; what erasure left changes nothing.
+            return nil
+
+        case .deviceSeen:
+            // What a device had seen changes nothing on the map; `vt verify` checks it against
+            // the copies (docs/DEVICES.md).
             return nil
 
         case .albumRequested(let request):

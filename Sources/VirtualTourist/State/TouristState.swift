@@ -30,11 +30,29 @@ public struct TouristState: Hashable, Sendable {
     /// knew the pin): what a sync takes erased when another device sends it (docs/DEVICES.md,
     /// "Forgetting a place on several devices").
     public internal(set) var forgottenPins: Set<PinID> = []
+    /// In a store of several devices: for each device that wrote a `DeviceSeen`, the greatest
+    /// sequence number it named of each other device (docs/DEVICES.md): what a device's next
+    /// record need not say again.
+    public internal(set) var devicesSeen: [DeviceID: [DeviceID: UInt64]] = [:]
 
     public init() {}
 
     /// An empty state of `device`, for a merged fold.
     public init(localDevice: DeviceID?) { self.localDevice = localDevice }
+
+    /// One entry of ``devicesSeen``.
+    public struct SeenDevice: Hashable, Sendable {
+        public var by: DeviceID
+        public var device: DeviceID
+        public var through: UInt64
+    }
+
+    /// ``devicesSeen`` in the order a snapshot keeps it: by `by`, then `device`.
+    public var devicesSeenInOrder: [SeenDevice] {
+        devicesSeen.sorted { $0.key < $1.key }.flatMap { by, seen in
+            seen.sorted { $0.key < $1.key }.map { SeenDevice(by: by, device: $0.key, through: $0.value) }
+        }
+    }
 
     /// The pins, oldest first.
     public var pinsInDropOrder: [Pin] { pins.values.sorted { $0.droppedAt < $1.droppedAt } }

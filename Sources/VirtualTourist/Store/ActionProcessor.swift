@@ -252,7 +252,11 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         outcome.refusal = nil
         do {
             let proposed = try build(scratch)
+            guard !proposed.isEmpty else { return PreparedEvents(payloads: []) }
             var target = scratch
+            // In a store of several devices, what this device had seen of the others comes first.
+            let said = seen(by: target, at: slot)
+            for event in said { target.apply(event) }
             var recorded: [RecordedEvent] = []
             for (index, proposal) in proposed.enumerated() {
                 // A cause is stored as a sequence number of this device's log: in a store of
@@ -268,22 +272,37 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
                     throw DomainError(
                         .invalidArgument, "the image \(photo.digest) is not stored; store its bytes before recording it")
                 }
-                let own = slot.firstSequence + UInt64(index)
+                let own = slot.firstSequence + UInt64(said.count + index)
                 let event = RecordedEvent(
                     sequence: own + offset, timestamp: slot.time, cause: cause, event: proposal.event,
                     origin: numbering.map { EventOrigin(device: $0.device, sequence: own) })
                 target.apply(event)
                 recorded.append(event)
             }
-            guard !recorded.isEmpty else { return PreparedEvents(payloads: []) }
-            return PreparedEvents(payloads: recorded.map { EventCodec.encode($0.event, cause: $0.cause) }) { [self] in
+            return PreparedEvents(payloads: (said + recorded).map { EventCodec.encode($0.event, cause: $0.cause) }) { [self] in
                 scratch = target
-                unsettled += recorded
+                unsettled += said + recorded
                 outcome.recorded = recorded
             }
         } catch {
             outcome.refusal = error
             return PreparedEvents(payloads: [])
+        }
+    }
+
+    /// The `DeviceSeen` events an action's events follow (docs/DEVICES.md, "What an event carries
+    /// for the merge"): one for each copy that holds more of its device than this device has said
+    /// it saw, numbered and timed as the action's first events. None in a store of one device,
+    /// and none once said: `state` folds them, and the copies do not change while the store is open.
+    private func seen(by state: TouristState, at slot: CommitSlot) -> [RecordedEvent] {
+        guard let numbering else { return [] }
+        let said = state.devicesSeen[numbering.device] ?? [:]
+        return copiedLogs.filter { $0.last > said[$0.device] ?? 0 }.enumerated().map { index, copy in
+            let own = slot.firstSequence + UInt64(index)
+            return RecordedEvent(
+                sequence: own + numbering.offset, timestamp: slot.time, cause: nil,
+                event: .deviceSeen(DeviceSeen(device: copy.device, through: copy.last, head: copy.head)),
+                origin: EventOrigin(device: numbering.device, sequence: own))
         }
     }
 

@@ -147,6 +147,14 @@ nonisolated struct VirtualTourist_V1_Envelope: Sendable {
     set {event = .placeForgotten(newValue)}
   }
 
+  var deviceSeen: VirtualTourist_V1_DeviceSeen {
+    get {
+      if case .deviceSeen(let v)? = event {return v}
+      return VirtualTourist_V1_DeviceSeen()
+    }
+    set {event = .deviceSeen(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Event: Equatable, Sendable {
@@ -162,6 +170,7 @@ nonisolated struct VirtualTourist_V1_Envelope: Sendable {
     case photoRemoved(VirtualTourist_V1_PhotoRemoved)
     case collectionReplaced(VirtualTourist_V1_CollectionReplaced)
     case placeForgotten(VirtualTourist_V1_PlaceForgotten)
+    case deviceSeen(VirtualTourist_V1_DeviceSeen)
 
   }
 
@@ -453,13 +462,35 @@ nonisolated struct VirtualTourist_V1_PlaceForgotten: Sendable {
   init() {}
 }
 
+/// In a store of several devices (docs/DEVICES.md, "What an event carries for the merge"): this
+/// device's copy of another device's log has that device's events through `through`, whose chain
+/// head is `head`. It begins a device's first record after the copy grew; every event of that
+/// record and after it had seen them.
+nonisolated struct VirtualTourist_V1_DeviceSeen: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 16 bytes
+  var device: Data = Data()
+
+  var through: UInt64 = 0
+
+  /// 32 bytes
+  var head: Data = Data()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "virtual_tourist.v1"
 
 nonisolated extension VirtualTourist_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Envelope"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{1}cause\0\u{4}\u{8}region_changed\0\u{3}pin_dropped\0\u{3}pin_dragged\0\u{3}pin_removed\0\u{3}album_requested\0\u{3}photos_listed\0\u{3}photo_downloaded\0\u{3}photo_download_failed\0\u{3}album_request_failed\0\u{3}photo_removed\0\u{3}collection_replaced\0\u{3}place_forgotten\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{1}cause\0\u{4}\u{8}region_changed\0\u{3}pin_dropped\0\u{3}pin_dragged\0\u{3}pin_removed\0\u{3}album_requested\0\u{3}photos_listed\0\u{3}photo_downloaded\0\u{3}photo_download_failed\0\u{3}album_request_failed\0\u{3}photo_removed\0\u{3}collection_replaced\0\u{3}place_forgotten\0\u{3}device_seen\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -625,6 +656,19 @@ nonisolated extension VirtualTourist_V1_Envelope: SwiftProtobuf.Message, SwiftPr
           self.event = .placeForgotten(v)
         }
       }()
+      case 22: try {
+        var v: VirtualTourist_V1_DeviceSeen?
+        var hadOneofValue = false
+        if let current = self.event {
+          hadOneofValue = true
+          if case .deviceSeen(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.event = .deviceSeen(v)
+        }
+      }()
       default: break
       }
     }
@@ -689,6 +733,10 @@ nonisolated extension VirtualTourist_V1_Envelope: SwiftProtobuf.Message, SwiftPr
     case .placeForgotten?: try {
       guard case .placeForgotten(let v)? = self.event else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+    }()
+    case .deviceSeen?: try {
+      guard case .deviceSeen(let v)? = self.event else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
     }()
     case nil: break
     }
@@ -1304,6 +1352,46 @@ nonisolated extension VirtualTourist_V1_PlaceForgotten: SwiftProtobuf.Message, S
   static func ==(lhs: VirtualTourist_V1_PlaceForgotten, rhs: VirtualTourist_V1_PlaceForgotten) -> Bool {
     if lhs.pin != rhs.pin {return false}
     if lhs.erasedEvents != rhs.erasedEvents {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension VirtualTourist_V1_DeviceSeen: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".DeviceSeen"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}device\0\u{1}through\0\u{1}head\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.device) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.through) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.head) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.device.isEmpty {
+      try visitor.visitSingularBytesField(value: self.device, fieldNumber: 1)
+    }
+    if self.through != 0 {
+      try visitor.visitSingularUInt64Field(value: self.through, fieldNumber: 2)
+    }
+    if !self.head.isEmpty {
+      try visitor.visitSingularBytesField(value: self.head, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: VirtualTourist_V1_DeviceSeen, rhs: VirtualTourist_V1_DeviceSeen) -> Bool {
+    if lhs.device != rhs.device {return false}
+    if lhs.through != rhs.through {return false}
+    if lhs.head != rhs.head {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

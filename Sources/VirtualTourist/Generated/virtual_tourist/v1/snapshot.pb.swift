@@ -59,11 +59,33 @@ nonisolated struct VirtualTourist_V1_StateSnapshot: Sendable {
   /// a sync erases on arrival what another device sends about them (docs/DEVICES.md).
   var forgottenPins: [UInt64] = []
 
+  /// What each device said it had seen of each other (snapshot version 5; docs/DEVICES.md): the
+  /// greatest sequence number its DeviceSeen events named, ordered by `by`, then `device`.
+  var devicesSeen: [VirtualTourist_V1_DeviceSeenState] = []
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _region: VirtualTourist_V1_MapRegion? = nil
+}
+
+nonisolated struct VirtualTourist_V1_DeviceSeenState: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 16 bytes: the device whose log holds the DeviceSeen events
+  var by: Data = Data()
+
+  /// 16 bytes: the device they named
+  var device: Data = Data()
+
+  var through: UInt64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
 }
 
 nonisolated struct VirtualTourist_V1_MapRegion: Sendable {
@@ -347,7 +369,7 @@ fileprivate nonisolated let _protobuf_package = "virtual_tourist.v1"
 
 nonisolated extension VirtualTourist_V1_StateSnapshot: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StateSnapshot"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{1}sequence\0\u{1}region\0\u{1}pins\0\u{3}ignored_events\0\u{3}forgotten_pins\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{1}sequence\0\u{1}region\0\u{1}pins\0\u{3}ignored_events\0\u{3}forgotten_pins\0\u{3}devices_seen\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -361,6 +383,7 @@ nonisolated extension VirtualTourist_V1_StateSnapshot: SwiftProtobuf.Message, Sw
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.pins) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.ignoredEvents) }()
       case 6: try { try decoder.decodeRepeatedFixed64Field(value: &self.forgottenPins) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.devicesSeen) }()
       default: break
       }
     }
@@ -389,6 +412,9 @@ nonisolated extension VirtualTourist_V1_StateSnapshot: SwiftProtobuf.Message, Sw
     if !self.forgottenPins.isEmpty {
       try visitor.visitPackedFixed64Field(value: self.forgottenPins, fieldNumber: 6)
     }
+    if !self.devicesSeen.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.devicesSeen, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -399,6 +425,47 @@ nonisolated extension VirtualTourist_V1_StateSnapshot: SwiftProtobuf.Message, Sw
     if lhs.pins != rhs.pins {return false}
     if lhs.ignoredEvents != rhs.ignoredEvents {return false}
     if lhs.forgottenPins != rhs.forgottenPins {return false}
+    if lhs.devicesSeen != rhs.devicesSeen {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension VirtualTourist_V1_DeviceSeenState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".DeviceSeenState"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}by\0\u{1}device\0\u{1}through\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.by) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.device) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.through) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.by.isEmpty {
+      try visitor.visitSingularBytesField(value: self.by, fieldNumber: 1)
+    }
+    if !self.device.isEmpty {
+      try visitor.visitSingularBytesField(value: self.device, fieldNumber: 2)
+    }
+    if self.through != 0 {
+      try visitor.visitSingularUInt64Field(value: self.through, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: VirtualTourist_V1_DeviceSeenState, rhs: VirtualTourist_V1_DeviceSeenState) -> Bool {
+    if lhs.by != rhs.by {return false}
+    if lhs.device != rhs.device {return false}
+    if lhs.through != rhs.through {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
