@@ -1,4 +1,5 @@
 import BlobStore
+import DeviceLogs
 import EventLog
 import Foundation
 import StorageTestSupport
@@ -97,6 +98,15 @@ import TouristWorkload
         #expect(SnapshotWireDecoder.state(bytes[...], pinsOnly: true)?.forgottenPins == state.forgottenPins)
         let general = try SnapshotCodec.state(from: VirtualTourist_V1_StateSnapshot(serializedBytes: bytes))
         #expect(general.forgottenPins == state.forgottenPins)
+        // What each device said it had seen (version 5): in order, and read back by both paths.
+        let phone = DeviceID.random(), laptop = DeviceID.random(), tablet = DeviceID.random()
+        state.devicesSeen = [laptop: [phone: 1_204, tablet: 1], phone: [laptop: UInt64.max]]
+        let seen = SnapshotWireEncoder.encode(state)
+        #expect(seen == (try Self.protobufBytes(state)))
+        #expect(SnapshotWireDecoder.state(seen)?.devicesSeen == state.devicesSeen)
+        #expect(SnapshotWireDecoder.state(seen[...], pinsOnly: true)?.devicesSeen == state.devicesSeen)
+        let read = try SnapshotCodec.state(from: VirtualTourist_V1_StateSnapshot(serializedBytes: seen))
+        #expect(read.devicesSeen == state.devicesSeen)
     }
 
     @Test func theFileHeaderNamesThePayloadWrittenAfterIt() throws {
