@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "BlobStore", targets: ["BlobStore"]),
         .library(name: "VirtualTourist", targets: ["VirtualTourist"]),
         .library(name: "PhotoSources", targets: ["PhotoSources"]),
+        .library(name: "PhotoAnswers", targets: ["PhotoAnswers"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "DemoPhotoServer", targets: ["DemoPhotoServer"]),
         .library(name: "AlbumPipeline", targets: ["AlbumPipeline"]),
@@ -97,12 +98,17 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
-        // Photo services: the Flickr client (its own type), image downloads, page choice. It
-        // knows HTTP and Flickr's JSON, not the store.
+        // What the photo services answer, read: Flickr's and Commons' JSON, the API key, the
+        // photos found and their credits. No HTTP, so that the fuzzers of the answers build
+        // without the HTTP client (docs/DEVELOPING.md).
+        .target(name: "PhotoAnswers", dependencies: ["FileIO"]),
+        // Photo services: the Flickr and Commons clients, image downloads, page choice. It
+        // knows HTTP; the answers' readers are PhotoAnswers, which it re-exports.
         .target(
             name: "PhotoSources",
             dependencies: [
                 "FileIO",
+                "PhotoAnswers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -262,7 +268,7 @@ let package = Package(
         .testTarget(
             name: "PhotoSourcesTests",
             dependencies: [
-                "PhotoSources", "DemoPhotoServer", "PhotoServiceDoubles", "SeededRandom", "HTTPListening",
+                "PhotoSources", "PhotoAnswers", "DemoPhotoServer", "PhotoServiceDoubles", "SeededRandom", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),

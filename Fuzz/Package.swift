@@ -78,14 +78,14 @@ let package = Package(
         // information.
         .executableTarget(
             name: "FuzzCommons",
-            dependencies: ["FuzzSupport", .product(name: "PhotoSources", package: "VirtualTourist")]
+            dependencies: ["FuzzSupport", .product(name: "PhotoAnswers", package: "VirtualTourist")]
         ),
         // Answers of flickr.photos.search, with a key that must never reach a message.
         .executableTarget(
             name: "FuzzFlickr",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "PhotoSources", package: "VirtualTourist"),
+                .product(name: "PhotoAnswers", package: "VirtualTourist"),
                 "SeededRandom",
             ]
         ),

@@ -6,7 +6,7 @@
 /// print(key)                                  // •••
 /// ```
 public struct FlickrAPIKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
-    let secret: String
+    package let secret: String
 
     /// Refuses an empty key and characters that do not belong in one (Flickr keys are 32 hex
     /// digits; any printable ASCII without spaces is accepted, for compatible services).
@@ -61,7 +61,7 @@ public struct FlickrAPIKey: Sendable, Hashable, CustomStringConvertible, CustomD
 }
 
 extension String {
-    var trimmingWhitespace: String {
+    package var trimmingWhitespace: String {
         var scalars = Substring(self)
         while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
         while let last = scalars.last, last.isWhitespace { scalars.removeLast() }

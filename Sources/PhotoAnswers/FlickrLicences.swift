@@ -15,17 +15,19 @@ public struct FlickrLicence: Hashable, Sendable {
 /// The licence list, asked for once and kept: it changes perhaps once in years, and every
 /// search needs it to name its photos' licences. A failed request is not kept, so the next
 /// search asks again.
-final class FlickrLicenceCache: Sendable {
+package final class FlickrLicenceCache: Sendable {
     private let known = Mutex<[String: FlickrLicence]?>(nil)
+
+    package init() {}
 
     /// The list, fetched through `load` the first time; empty (licences then show by id) when
     /// the service cannot give it, so that credits never cost a whole album.
-    func licences(_ load: () async throws(PhotoSourceError) -> [String: FlickrLicence]) async -> [String: FlickrLicence] {
+    package func licences(_ load: () async throws(PhotoSourceError) -> [String: FlickrLicence]) async -> [String: FlickrLicence] {
         if let cached = known.withLock({ $0 }) { return cached }
         guard let fetched = try? await load() else { return [:] }
         known.withLock { $0 = fetched }
         return fetched
     }
 
-    var isLoaded: Bool { known.withLock { $0 != nil } }
+    package var isLoaded: Bool { known.withLock { $0 != nil } }
 }

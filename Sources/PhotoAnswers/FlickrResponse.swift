@@ -9,6 +9,9 @@ import Foundation
 /// let page = try FlickrResponse.parse(body, wantedSizes: ["url_m", "url_q"])
 /// ```
 public enum FlickrResponse {
+    /// Where a photo's own page is, unless the client is told otherwise.
+    public static let defaultPhotoPages = "https://www.flickr.com"
+
     /// Flickr's error codes that have their own meaning here.
     static let invalidKeyCodes: Set<Int> = [100]
     static let unavailableCodes: Set<Int> = [105, 106]
@@ -20,7 +23,7 @@ public enum FlickrResponse {
     /// site whose `/photos/{owner}/{id}` is a photo's own page.
     public static func parse(
         _ body: [UInt8], wantedSizes: [String], redact: (String) -> String = { $0 },
-        licences: [String: FlickrLicence] = [:], photoPages: String = FlickrClient.defaultPhotoPages
+        licences: [String: FlickrLicence] = [:], photoPages: String = FlickrResponse.defaultPhotoPages
     ) throws(PhotoSourceError) -> PhotoSearchPage {
         let root: [String: Any]
         do {
@@ -75,7 +78,7 @@ public enum FlickrResponse {
     /// One photo, or nil when it has no id or no usable URL of a wanted size.
     static func photo(
         from value: Any, wantedSizes: [String], licences: [String: FlickrLicence] = [:],
-        photoPages: String = FlickrClient.defaultPhotoPages
+        photoPages: String = FlickrResponse.defaultPhotoPages
     ) -> FoundPhoto? {
         guard let fields = value as? [String: Any], let id = text(fields["id"]), !id.isEmpty else { return nil }
         for size in wantedSizes {
@@ -163,7 +166,7 @@ public enum FlickrResponse {
         }
     }
 
-    static func isWebURL(_ text: String) -> Bool {
+    package static func isWebURL(_ text: String) -> Bool {
         guard text.count <= 2048, let url = URL(string: text), let scheme = url.scheme?.lowercased() else { return false }
         return (scheme == "https" || scheme == "http") && url.host != nil
     }

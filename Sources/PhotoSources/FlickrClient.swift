@@ -12,7 +12,7 @@ public struct FlickrClient: Sendable {
     /// Flickr's REST endpoint.
     public static let defaultEndpoint = "https://api.flickr.com/services/rest/"
     /// Where a photo's own page is: `/photos/{owner}/{id}` under this.
-    public static let defaultPhotoPages = "https://www.flickr.com"
+    public static let defaultPhotoPages = FlickrResponse.defaultPhotoPages
     /// The extras that credit a photo: its owner's name, its licence id, when it was taken.
     public static let creditExtras = ["owner_name", "license", "date_taken"]
     /// The environment variable that points the client at another endpoint (the demo server).

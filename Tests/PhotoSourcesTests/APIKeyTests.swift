@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import PhotoAnswers
 @testable import PhotoSources
 
 @Suite struct APIKeyTests {

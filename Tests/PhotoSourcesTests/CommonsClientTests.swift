@@ -1,6 +1,7 @@
 import DemoPhotoServer
 import Foundation
 import PhotoServiceDoubles
+@testable import PhotoAnswers
 @testable import PhotoSources
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import DemoPhotoServer
 import Foundation
 import PhotoServiceDoubles
 import Testing
+@testable import PhotoAnswers
 @testable import PhotoSources
 
 /// Paging past the geosearch's 500 hits through the wider search (`list=search` with

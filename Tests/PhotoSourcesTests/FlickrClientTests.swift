@@ -1,6 +1,7 @@
 import DemoPhotoServer
 import Foundation
 import Testing
+@testable import PhotoAnswers
 @testable import PhotoSources
 
 @Suite struct FlickrClientTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import DemoPhotoServer
+@testable import PhotoAnswers
 @testable import PhotoSources
 
 @Suite struct FlickrResponseTests {

@@ -1,5 +1,6 @@
 import SeededRandom
 import Testing
+@testable import PhotoAnswers
 @testable import PhotoSources
 
 @Suite struct PageChoiceTests {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTPListening
 import Hummingbird
+@testable import PhotoAnswers
 @testable import PhotoSources
 import Synchronization
 import Testing

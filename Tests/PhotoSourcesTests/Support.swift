@@ -1,5 +1,6 @@
 import DemoPhotoServer
 import Foundation
+@testable import PhotoAnswers
 @testable import PhotoSources
 
 /// Places of the demo catalogue with no photos, a few, and more than 4,000.

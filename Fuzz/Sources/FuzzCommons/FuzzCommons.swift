@@ -7,7 +7,7 @@
 // Input: the HTTP body.
 
 import FuzzSupport
-import PhotoSources
+import PhotoAnswers
 
 /// Page ids a client may ask image information for besides those the body names.
 let askedFor = [1, 7, 42, 123_456]

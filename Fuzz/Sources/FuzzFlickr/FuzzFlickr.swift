@@ -7,7 +7,7 @@
 // Input: the HTTP body.
 
 import FuzzSupport
-import PhotoSources
+import PhotoAnswers
 import SeededRandom
 
 /// A key in Flickr's format. The corpus echoes it the way a service may echo a request.
