@@ -146,8 +146,7 @@ public struct EventJSON: Codable, Hashable, Sendable {
         case .deviceSeen(let seen):
             seen_device = seen.device.description
             seen_through = seen.through
-            // 32 bytes, written as a digest is.
-            seen_head = BlobDigest(bytes: seen.head)?.description
+            seen_head = seen.headHex
         }
     }
 

@@ -101,6 +101,9 @@ public struct DeviceSeen: Hashable, Sendable {
         self.through = through
         self.head = head
     }
+
+    /// The head in lowercase hexadecimal, as `vt log` and the JSON form show it.
+    public var headHex: String { head.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
 }
 
 /// A request for a collection of photos near a pin.

@@ -71,9 +71,7 @@ enum EventWireDecoder {
         var head: [UInt8] = []
         while let (number, type) = try reader.nextField() {
             switch number {
-            case 1:
-                guard type == .lengthDelimited, case let bytes = try reader.lengthDelimited(), bytes.count == DeviceID.size else { throw Unusual() }
-                device = try? DeviceID(logID: Array(bytes))
+            case 1: device = try reader.deviceID(type)
             case 2: through = try reader.uint64(type)
             case 3:
                 guard type == .lengthDelimited else { throw Unusual() }

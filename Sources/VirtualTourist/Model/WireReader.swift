@@ -1,3 +1,5 @@
+import DeviceLogs
+
 /// A reader of protobuf's binary wire format over bytes in memory, for the decoders that go
 /// straight from a payload to domain values (``EventWireDecoder``, ``SnapshotWireDecoder``).
 ///
@@ -126,6 +128,14 @@ struct WireReader {
     mutating func digest(_ type: WireType) throws(Unusual) -> PhotoDigest {
         guard type == .lengthDelimited, let digest = PhotoDigest(bytes: try lengthDelimited()) else { throw Unusual() }
         return digest
+    }
+
+    /// A device id: exactly 16 bytes.
+    mutating func deviceID(_ type: WireType) throws(Unusual) -> DeviceID {
+        guard type == .lengthDelimited, case let bytes = try lengthDelimited(), bytes.count == DeviceID.size,
+            let device = try? DeviceID(logID: Array(bytes))
+        else { throw Unusual() }
+        return device
     }
 
     mutating func message(_ type: WireType) throws(Unusual) -> WireReader {

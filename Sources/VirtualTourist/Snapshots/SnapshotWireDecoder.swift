@@ -25,11 +25,7 @@ enum SnapshotWireDecoder {
         var through: UInt64 = 0
         while let (number, type) = try reader.nextField() {
             switch number {
-            case 1, 2:
-                guard type == .lengthDelimited, case let bytes = try reader.lengthDelimited(), bytes.count == DeviceID.size,
-                    let device = try? DeviceID(logID: Array(bytes))
-                else { throw Unusual() }
-                ids[number] = device
+            case 1, 2: ids[number] = try reader.deviceID(type)
             case 3: through = try reader.uint64(type)
             default: try reader.skip(type)
             }
@@ -208,11 +204,7 @@ enum SnapshotWireDecoder {
                 packedBytes += slot.packedTexts.count
                 if case .downloaded(let digest, _, _) = slot.state { digests.append(digest) }
             case 13: listedCount = try reader.uint32(type)
-            case 14:
-                guard type == .lengthDelimited, case let bytes = try reader.lengthDelimited(), bytes.count == DeviceID.size,
-                    let device = try? DeviceID(logID: Array(bytes))
-                else { throw Unusual() }
-                requestedBy = device
+            case 14: requestedBy = try reader.deviceID(type)
             default: try reader.skip(type)
             }
         }

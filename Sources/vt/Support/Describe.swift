@@ -76,7 +76,7 @@ enum Describe {
         case .placeForgotten(let pin, let erased):
             return "pin \(short(pin)) forgotten: \(erased) event\(erased == 1 ? "" : "s") about it erased"
         case .deviceSeen(let seen):
-            return "had seen device \(seen.device.short)'s events through \(seen.through) (head \(seen.head.prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())…)"
+            return "had seen device \(seen.device.short)'s events through \(seen.through) (head \(seen.headHex.prefix(12))…)"
         case .forgotten(let forgotten):
             let kind = forgotten.typeName ?? "event"
             let article = kind.first.map { "AEIOU".contains($0) } == true ? "an" : "a"
