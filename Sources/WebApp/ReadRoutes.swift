@@ -17,6 +17,7 @@ struct ReadRoutes: Sendable {
         router.get("/api/config") { _, _ in WebResponses.json(config) }
         router.get("/api/state") { request, _ in try mapState(request) }
         router.get("/api/pins/:pin") { request, context in try pin(request, context) }
+        router.get("/api/pins/:pin/news") { _, context in try albumNews(context) }
         router.get("/api/events") { request, _ in try events(request) }
         router.get("/api/diff") { request, _ in try difference(request) }
         router.get("/api/live") { _, _ in liveStream() }
@@ -42,7 +43,21 @@ struct ReadRoutes: Sendable {
         return WebResponses.json(PinJSON(pin))
     }
 
-    /// GET /api/events?from=SEQ&limit=N[&type=A,B][&pin=ID] — events in order from `from`.
+    /// GET /api/pins/ID/news — what other devices did to the album that this device had not
+    /// seen when it last acted on the pin (empty lists for a store of one device).
+    func albumNews(_ context: BasicRequestContext) throws -> Response {
+        let id = try RequestValues.pin(context)
+        guard store.state.pins[id] != nil else { throw WebError(.notFound, "unknown-pin", "there is no pin \(id) on the map") }
+        let reader = try readerNow()
+        do {
+            return WebResponses.json(AlbumNewsJSON(pin: id, news: try reader.albumNews(for: id), devices: try reader.devices()))
+        } catch let error as DomainError {
+            throw WebError(error)
+        }
+    }
+
+    /// GET /api/events?from=SEQ&limit=N[&type=A,B][&pin=ID] — events in order from `from`; in a
+    /// store of several devices, with the devices and where two acted at once.
     func events(_ request: Request) throws -> Response {
         let query = request.uri.queryParameters
         let from = max(1, try RequestValues.number("from", in: request) ?? 1)
@@ -65,6 +80,7 @@ struct ReadRoutes: Sendable {
         }
         let reader = try readerNow()
         var page = EventPageJSON(events: [], last_seq: reader.lastSequence, next: nil)
+        var found: [RecordedEvent] = []
         // Read in stretches, so a page with a filter that matches rarely still ends, and one
         // that fills early reads no further than it must.
         var start = from
@@ -76,10 +92,14 @@ struct ReadRoutes: Sendable {
                     guard page.next == nil else { return }
                     if let types, !types.contains(recorded.event.typeName) { return }
                     if let pin, recorded.event.pin != pin { return }
-                    if page.events.count == Int(limit) { page.next = recorded.sequence } else { page.events.append(EventJSON(recorded)) }
+                    if found.count == Int(limit) { page.next = recorded.sequence } else { found.append(recorded) }
                 }
                 start = end + 1
             }
+            let atOnce = try reader.actedAtOnce(found)
+            page.events = found.map { PageEventJSON(event: EventJSON($0), atOnceWith: atOnce[$0.sequence]?.map(\.description)) }
+            let devices = try reader.devices()
+            if !devices.isEmpty { page.devices = devices.map(DeviceJSON.init) }
         } catch let error as DomainError {
             throw WebError(error)
         }

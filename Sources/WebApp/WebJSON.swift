@@ -89,10 +89,76 @@ struct PinSummaryJSON: Encodable {
 
 /// A page of the log (GET /api/events).
 struct EventPageJSON: Encodable {
-    var events: [EventJSON]
+    var events: [PageEventJSON]
     var last_seq: UInt64
     /// The sequence number to ask for next (`from`), when the page was cut at its limit.
     var next: UInt64?
+    /// A store of several devices: each device (this one first), for the events' marks.
+    var devices: [DeviceJSON]?
+}
+
+/// A device as the time-travel page marks its events.
+struct DeviceJSON: Encodable {
+    var device: String
+    var name: String?
+    /// What the page writes beside its events: the name, or the id's first digits.
+    var label: String
+    var this: Bool
+
+    init(_ device: KnownDevice) {
+        self.device = device.id.description
+        name = device.name
+        label = device.label
+        this = device.isThis
+    }
+}
+
+/// An event of a page: its JSON form (docs/EXPORT.md) and, in a store of several devices, the
+/// other devices it was made at once with (an earlier event of theirs in the page that its
+/// device had not seen: ``StoreReader/actedAtOnce(_:)``).
+struct PageEventJSON: Encodable {
+    var event: EventJSON
+    var atOnceWith: [String]?
+
+    private enum Keys: String, CodingKey { case at_once_with }
+
+    func encode(to encoder: any Encoder) throws {
+        try event.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encodeIfPresent(atOnceWith, forKey: .at_once_with)
+    }
+}
+
+/// What a merge changed in a pin's album that this device had not seen (GET /api/pins/ID/news,
+/// ``AlbumNews``): the album page says it once.
+struct AlbumNewsJSON: Encodable {
+    struct Change: Encodable {
+        var seq: UInt64
+        var type: String
+        var device: String
+        /// The device's name, or its id's first digits.
+        var device_label: String
+        var folded: Bool
+    }
+
+    var pin: String
+    /// Other devices' events about the pin, in the merged order.
+    var changes: [Change]
+    /// This device's events about the pin that the fold passed over because of them.
+    var passed_over: [Change]
+
+    init(pin: PinID, news: AlbumNews, devices: [KnownDevice]) {
+        let labels = Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.label) })
+        func change(_ recorded: RecordedEvent, folded: Bool) -> Change {
+            let device = recorded.origin?.device
+            return Change(
+                seq: recorded.sequence, type: recorded.event.typeName, device: device?.description ?? "",
+                device_label: device.flatMap { labels[$0] } ?? "", folded: folded)
+        }
+        self.pin = pin.description
+        changes = news.theirs.map { change($0.event, folded: $0.folded) }
+        passed_over = news.oursPassedOver.map { change($0, folded: false) }
+    }
 }
 
 /// What the pages need to know of the server (GET /api/config).

@@ -38,7 +38,6 @@ import Testing
         let verified = try vt("verify", "--store", phone)
         #expect(verified.status == 0 && verified.output.contains("merged 4 events of 2 devices")
             && verified.output.contains("1 of 1 DeviceSeen events checked"), "\(verified.output)")
-        #expect(try vt("log", "--store", phone, "--follow").errors.contains("following a store of several devices is not built yet"))
         let shown = try CLI.object(try vt("show", "4", "--store", phone, "--json").output)
         #expect(shown["folded"] as? Bool == true && shown["not_folded_because"] == nil, "the laptop's drag of the phone's pin counts")
         // One device's events, named by its name or by a prefix of its id.
@@ -72,6 +71,19 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: laptop + "/forget.arrived"))
         #expect(try vt("pins", "--store", laptop).output.contains(laptopPin) == false)
         #expect(try vt("verify", "--store", laptop).status == 0)
+
+        // Following the phone: the laptop's next drop reaches it by a sync, as it lands (after
+        // the laptop's DeviceSeen of the phone's forget).
+        let shownBefore = CLI.lines(try vt("log", "--store", phone).output).count
+        let follower = try LogFollower(vt, ["--store", phone])
+        #expect(try follower.lines(until: shownBefore).count == shownBefore)
+        #expect(try vt("pin", "drop", "40.0", "8.0", "--store", laptop).status == 0)
+        #expect(try vt("sync", "--store", laptop, "--with", phone).status == 0)
+        let followed = try follower.lines(until: shownBefore + 2)
+        _ = follower.stop()
+        #expect(followed.count == shownBefore + 2 && followed.last?["type"] as? String == "PinDropped"
+            && followed.last?["seq"] as? Int == shownBefore + 2
+            && (followed.last?["device"] as? String)?.hasPrefix(laptopID) == true, "\(followed.last ?? [:])")
 
         // Bad input: a name that is no name, a destination that holds something, another map.
         #expect(try vt("device", "--store", phone, "--name", "").status == 1)

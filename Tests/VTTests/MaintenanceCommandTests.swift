@@ -274,37 +274,13 @@ import Testing
     @Test func logFollowShowsEventsAsTheyLand() async throws {
         let seeded = try await SeededStore.make()
         defer { seeded.remove() }
-        let follower = Process()
-        follower.executableURL = URL(fileURLWithPath: CLI.binary)
-        follower.arguments = ["log", "--follow", "--json", "--from", "11", "--store", seeded.folder]
-        follower.environment = vt.environment
-        let output = Pipe()
-        follower.standardOutput = output
-        try follower.run()
-        // The follower is stopped with SIGKILL once its third line is there: a test process may
-        // pass a blocked SIGTERM on to its children. The watchdog bounds a wedged follower only.
-        let pid = follower.processIdentifier
-        let watchdog = Task {
-            try await Task.sleep(for: .seconds(120))
-            kill(pid, SIGKILL)
-        }
-        var data = Data()
-        func readLines(until count: Int) {
-            while data.count(where: { $0 == UInt8(ascii: "\n") }) < count {
-                let more = output.fileHandleForReading.availableData
-                if more.isEmpty { break }  // the follower ended
-                data.append(more)
-            }
-        }
+        let follower = try LogFollower(vt, ["--from", "11", "--store", seeded.folder])
         // The events already there first: the follower is running before the new one lands.
-        readLines(until: 2)
+        _ = try follower.lines(until: 2)
         let dropped = try vt("pin", "drop", "1", "2", "--store", seeded.folder)
         #expect(dropped.status == 0, "\(dropped.errors)")
-        readLines(until: 3)
-        kill(pid, SIGKILL)
-        follower.waitUntilExit()
-        watchdog.cancel()
-        let lines = try CLI.lines(String(decoding: data, as: UTF8.self)).map(CLI.object)
+        let lines = try follower.lines(until: 3)
+        _ = follower.stop()
         #expect(lines.map { $0["seq"] as? Int } == [11, 12, 13])
         #expect(lines.last?["type"] as? String == "PinDropped")
     }

@@ -46,6 +46,8 @@ import WebApp
         Case(method: .GET, path: "/api/state?at=999", status: 400, code: "invalid-argument"),
         Case(method: .GET, path: "/api/state?at=-1", status: 400, code: "invalid-argument"),
         Case(method: .GET, path: "/api/pins/PIN?at=1e3", status: 400, code: "invalid-argument"),
+        Case(method: .GET, path: "/api/pins/zz/news", status: 400, code: "invalid-argument"),
+        Case(method: .GET, path: "/api/pins/00000000000000ff/news", status: 404, code: "unknown-pin"),
         Case(method: .GET, path: "/api/events?type=PinExploded", status: 400, code: "invalid-argument"),
         Case(method: .GET, path: "/api/events?limit=0", status: 400, code: "invalid-argument"),
         Case(method: .GET, path: "/api/events?limit=5000", status: 400, code: "invalid-argument"),

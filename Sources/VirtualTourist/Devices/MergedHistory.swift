@@ -197,6 +197,25 @@ final class MergedHistory {
         return nil
     }
 
+    /// How many events of this history sort before an event of `device` numbered `sequence`
+    /// at `time` (the merged order's key): that event's position less one. Each log is entered
+    /// at `time` by its block headers; only its events at exactly `time` are compared one by one.
+    func count(before time: LogTimestamp, device: DeviceID, sequence: UInt64) throws -> UInt64 {
+        var total: UInt64 = 0
+        for log in logs where log.last > 0 {
+            let cursor = try reader(log).events(since: time)
+            var before: UInt64? = nil
+            while let event = try cursor.next(), event.sequence <= log.last {
+                if before == nil { before = event.sequence - 1 }
+                let sortsBefore = event.timestamp == time && (log.device < device || (log.device == device && event.sequence < sequence))
+                guard sortsBefore else { break }
+                before! += 1
+            }
+            total += before ?? log.last  // none at or after `time` within the frozen end: every one is before
+        }
+        return total
+    }
+
     /// The position of the last event at or before `time` (0 if none).
     func position(atTime time: LogTimestamp) throws -> UInt64 {
         var last: UInt64 = 0

@@ -150,15 +150,24 @@ public struct EventJSON: Codable, Hashable, Sendable {
         }
     }
 
-    /// The event back, or a ``DomainError`` `.invalidArgument` naming the missing or bad field.
+    /// The event back, with its device and number there when it has them (an export of several
+    /// devices), or a ``DomainError`` `.invalidArgument` naming the missing or bad field.
     public func recorded() throws -> RecordedEvent {
-        if device != nil || device_seq != nil {
-            throw DomainError(
-                .invalidArgument,
-                "event \(seq) was written by device \(device ?? "?"): an export of several devices cannot be imported yet (docs/DEVICES.md); clone the store instead")
+        RecordedEvent(
+            sequence: seq, timestamp: LogTimestamp(microsecondsSinceEpoch: time_us), cause: cause, event: try event(),
+            origin: try origin())
+    }
+
+    private func origin() throws -> EventOrigin? {
+        switch (device, device_seq) {
+        case (nil, nil): return nil
+        case (let named?, let number?):
+            guard let id = DeviceID(parsing: named) else { throw Self.bad("device", "\"\(named.prefix(40))\" is not 32 hexadecimal digits") }
+            guard number > 0 else { throw Self.bad("device_seq", "a device's events are numbered from 1") }
+            return EventOrigin(device: id, sequence: number)
+        case (nil, _): throw Self.bad("device", "\"device_seq\" comes with the device it counts in")
+        case (_, nil): throw Self.bad("device_seq", "\"device\" comes with the event's number in that device's log")
         }
-        return RecordedEvent(
-            sequence: seq, timestamp: LogTimestamp(microsecondsSinceEpoch: time_us), cause: cause, event: try event())
     }
 
     private func event() throws -> DomainEvent {

@@ -1,11 +1,15 @@
 import BlobStore
+import DeviceLogs
 import EventLog
 import Foundation
 
 /// The lines of an export besides the events (docs/EXPORT.md).
 public enum ExportLine {
     public static let format = "virtual-tourist-export"
-    public static let version = 1
+    /// Version 1: one device's log. Version 2: the merged history of several devices, whose
+    /// header lists them.
+    public static let version = 2
+    public static let oneDevice = 1
 
     public struct Header: Codable, Sendable {
         public var format: String
@@ -13,6 +17,18 @@ public enum ExportLine {
         public var events: UInt64
         public var last_seq: UInt64
         public var exported_at: String
+        /// Version 2: the map, the exporting device, and every device the store knows (the
+        /// exporting one first). Absent in version 1, which is unchanged byte for byte.
+        public var map: String?
+        public var device: String?
+        public var devices: [Device]?
+    }
+
+    /// A device of an export of several devices, and how many of its log's events it holds.
+    public struct Device: Codable, Sendable, Hashable {
+        public var device: String
+        public var name: String?
+        public var events: UInt64
     }
 
     public struct Photo: Codable, Sendable {
@@ -49,9 +65,7 @@ extension StoreReader {
         var summary = ExportSummary()
         let blobs = includePhotos ? try blobStore() : nil
         var written = Set<PhotoDigest>()
-        try write(EventJSON.encodeLine(ExportLine.Header(
-            format: ExportLine.format, version: ExportLine.version, events: lastSequence, last_seq: lastSequence,
-            exported_at: now.description)))
+        try write(EventJSON.encodeLine(try exportHeader(now: now)))
         try forEachEvent(doing: "the store cannot be exported") { recorded in
             if let blobs, case .photoDownloaded(let photo) = recorded.event, !written.contains(photo.digest) {
                 written.insert(photo.digest)
@@ -75,5 +89,18 @@ extension StoreReader {
         progress?(summary.events, lastSequence)
         try write(EventJSON.encodeLine(ExportLine.Trailer(end: true, events: summary.events, photos: summary.photos)))
         return summary
+    }
+
+    /// Version 1 for a store of one device; version 2, with its devices, for a store of several.
+    private func exportHeader(now: LogTimestamp) throws -> ExportLine.Header {
+        var header = ExportLine.Header(
+            format: ExportLine.format, version: ExportLine.oneDevice, events: lastSequence, last_seq: lastSequence,
+            exported_at: now.description)
+        guard let (map, devices) = try mapAndDevices(), let this = devices.first else { return header }
+        header.version = ExportLine.version
+        header.map = map.description
+        header.device = this.id.description
+        header.devices = devices.map { ExportLine.Device(device: $0.id.description, name: $0.name, events: $0.events) }
+        return header
     }
 }

@@ -1,4 +1,5 @@
 import BlobStore
+import DeviceLogs
 import EventLog
 import FileIO
 import Foundation
@@ -10,11 +11,15 @@ public struct ImportSummary: Sendable, Hashable {
     /// Photos the final state shows whose bytes the export did not carry.
     public var missingPhotos = 0
     public var state: TouristState = TouristState()
+    /// An export of several devices: each device's name (or short new id), this device first;
+    /// empty for an export of one.
+    public var devices: [String] = []
 }
 
 /// Builds a new store from an export (docs/EXPORT.md), line by line, checking every line
-/// against the format and every event against the rules before it is appended. On any problem
-/// it throws an error naming the line, and ``abandon()`` removes what it built.
+/// against the format and every event against the rules before it is appended (an export of
+/// several devices: against the merged order, ``ImportedDevices``). On any problem it throws an
+/// error naming the line, and ``abandon()`` removes what it built.
 ///
 /// ```swift
 /// let importer = try StoreImporter(folder: "new-store")
@@ -26,7 +31,10 @@ public struct ImportSummary: Sendable, Hashable {
 public final class StoreImporter {
     public let folder: String
     private let createdFolder: Bool
-    private let log: EventLog
+    private let fileSystem = PosixFileSystem()
+    /// Version 1: the one log, appended to. Version 2: every device's log, built whole.
+    private var log: EventLog? = nil
+    private var devices: ImportedDevices? = nil
     private let blobs: BlobStore
     private var state = TouristState()
     private var sawHeader = false
@@ -50,12 +58,8 @@ public final class StoreImporter {
             }
         }
         createdFolder = !exists
-        let fileSystem = PosixFileSystem()
         do {
             try fileSystem.createDirectoryDurably(folder)
-            var configuration = LogConfiguration.touristStore
-            configuration.durability = .none  // one sync at the end; a failed import is removed anyway
-            log = try EventLog.open(at: Path.join(folder, "log"), configuration: configuration, fileSystem: fileSystem)
             blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem)
         } catch {
             Self.remove(folder, wholeFolder: !exists)
@@ -82,6 +86,17 @@ public final class StoreImporter {
             }
             guard header.version <= ExportLine.version else {
                 throw DomainError(.invalidArgument, "the export is version \(header.version); this program reads up to \(ExportLine.version)")
+            }
+            if header.version == ExportLine.oneDevice {
+                var configuration = LogConfiguration.touristStore
+                configuration.durability = .none  // one sync at the end; a failed import is removed anyway
+                log = try storage("cannot create a store in \(folder)") {
+                    try EventLog.open(at: Path.join(folder, "log"), configuration: configuration, fileSystem: fileSystem)
+                }
+            } else {
+                let devices = try ImportedDevices(header: header, store: folder, fileSystem: fileSystem)
+                state = TouristState(localDevice: devices.local)
+                self.devices = devices
             }
             sawHeader = true
             return
@@ -131,7 +146,12 @@ public final class StoreImporter {
     /// Events the export showed as forgotten: sequence → what each keeps.
     private var forgotten: [UInt64: [UInt8]] = [:]
 
-    private func append(_ recorded: RecordedEvent) throws {
+    private func append(_ read: RecordedEvent) throws {
+        if read.origin != nil && devices == nil {
+            throw DomainError(
+                .invalidArgument, "event \(read.sequence) names a device, but the header is version 1, of a store of one device")
+        }
+        let recorded = try devices?.take(read) ?? read
         let expected = state.sequence + 1
         guard recorded.sequence == expected else {
             throw DomainError(.invalidArgument, "event \(recorded.sequence) comes where event \(expected) should")
@@ -142,11 +162,14 @@ public final class StoreImporter {
         if let cause = recorded.cause, cause >= recorded.sequence || cause == 0 {
             throw DomainError(.invalidArgument, "event \(recorded.sequence) names event \(cause) as its cause, which is not earlier")
         }
-        if let problem = state.problem(with: recorded.event) {
+        // Several devices: an event the rules pass over is a true part of a merged history,
+        // and the fold passes over it again (docs/EXPORT.md, "Importing several devices").
+        if devices == nil, let problem = state.problem(with: recorded.event) {
             throw DomainError(problem.code, "event \(recorded.sequence) (\(recorded.event.typeName)) breaks the rules: \(problem.message)")
         }
         state.apply(recorded)
         lastTime = recorded.timestamp
+        if devices != nil { return }
         if case .forgotten = recorded.event {
             // Appended as a stand-in, erased in `finish`: the new log's chain is its own, so the
             // erased event's digest is the stand-in's (docs/EXPORT.md).
@@ -157,7 +180,7 @@ public final class StoreImporter {
     }
 
     private func flush() throws {
-        guard !pending.isEmpty else { return }
+        guard !pending.isEmpty, let log else { return }
         do {
             try log.append(contentsOf: pending.map(\.payload), timestamps: pending.map(\.time))
         } catch {
@@ -174,13 +197,16 @@ public final class StoreImporter {
             throw DomainError(.invalidArgument, "the file ends before its end line: the export was cut off after event \(state.sequence)")
         }
         try flush()
-        do {
-            try await log.sync()
-            if !forgotten.isEmpty { try log.erase(forgotten) }
-            try log.close()
-        } catch {
-            throw TouristStore.storageError(error, "the imported events cannot be made durable")
+        if let log {
+            do {
+                try await log.sync()
+                if !forgotten.isEmpty { try log.erase(forgotten) }
+                try log.close()
+            } catch {
+                throw TouristStore.storageError(error, "the imported events cannot be made durable")
+            }
         }
+        try devices?.finish()
         closed = true
         var options = StoreOptions()
         options.createIfMissing = false
@@ -193,13 +219,17 @@ public final class StoreImporter {
             throw DomainError(.storage, "the new store's state differs from the imported events' (a bug: please report it)")
         }
         var summary = ImportSummary(events: state.sequence, photos: photos, state: state)
+        summary.devices = devices?.names ?? []
         summary.missingPhotos = try state.referencedDigests.count { try !blobs.contains($0) }
         return summary
     }
 
     /// Removes what the import built (after a failure).
     public func abandon() {
-        if !closed { try? log.close() }
+        if !closed {
+            try? log?.close()
+            devices?.abandon()
+        }
         closed = true
         leases.forEach { $0.release() }
         Self.remove(folder, wholeFolder: createdFolder)
@@ -213,5 +243,9 @@ public final class StoreImporter {
                 try? FileManager.default.removeItem(atPath: Path.join(folder, entry))
             }
         }
+    }
+
+    private func storage<T>(_ doing: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw TouristStore.storageError(error, doing) }
     }
 }

@@ -3,7 +3,8 @@
 // none, New Collection once nothing is downloading, and a tap on a photo removes it. Under each
 // photo a credit line (creator, licence, a link to the photo's own page) that its licence asks
 // for; it sits beside the photo, not on it, so a tap on the photo still removes it and a tap on
-// a link never does.
+// a link never does. When a merge with another device's events changed the album since this
+// device last acted on it, a note says so, once.
 "use strict";
 
 (async () => {
@@ -176,6 +177,51 @@
     }
   });
 
+  // What a merge changed here that this device had not seen, said once (before the album is
+  // opened: opening it may be an action of this device's, which has then seen everything).
+  async function showNews() {
+    const news = await VT.api("GET", `/api/pins/${id}/news`).catch(() => null);
+    if (!news || news.changes.length === 0) return;
+    const last = Math.max(...news.changes.map((change) => change.seq));
+    const key = `vt-news-${id.toLowerCase()}`;
+    if (Number(localStorage.getItem(key) || 0) >= last) return;
+    localStorage.setItem(key, String(last));
+    const box = document.getElementById("news");
+    box.querySelector(".text").textContent = newsText(news);
+    box.dataset.last = String(last);
+    box.hidden = false;
+  }
+
+  function newsText(news) {
+    const byDevice = new Map();
+    for (const change of news.changes.filter((change) => change.folded)) {
+      const counts = byDevice.get(change.device_label) || {};
+      counts[change.type] = (counts[change.type] || 0) + 1;
+      byDevice.set(change.device_label, counts);
+    }
+    const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    const parts = [];
+    for (const [device, counts] of byDevice) {
+      const did = [];
+      if (counts.PinDropped) did.push("dropped this pin");
+      if (counts.PinDragged) did.push("moved it");
+      if (counts.AlbumRequested) did.push("asked for this album");
+      if (counts.CollectionReplaced) did.push(counts.CollectionReplaced === 1 ? "made a New Collection" : `made ${counts.CollectionReplaced} New Collections`);
+      if (counts.PhotoRemoved) did.push(`removed ${plural(counts.PhotoRemoved, "photo")}`);
+      if (counts.PhotoDownloaded) did.push(`brought ${plural(counts.PhotoDownloaded, "photo")}`);
+      if (did.length) parts.push(`${device} ${did.join(", ")}`);
+    }
+    let text = parts.length ? `Merged from your other devices: ${parts.join("; ")}.` : "Your other devices acted on this album; the rules kept what you did here.";
+    const gave = news.passed_over.filter((change) => change.type !== "DeviceSeen");
+    if (gave.length) {
+      const what = gave.some((change) => change.type === "CollectionReplaced") ? "Your New Collection here" : `${plural(gave.length, "change")} made here`;
+      text += ` ${what} gave way to theirs (vt show ${gave[0].seq} says which rule decided).`;
+    }
+    return text;
+  }
+  document.querySelector("#news button").addEventListener("click", () => { document.getElementById("news").hidden = true; });
+
+  await showNews();
   try {
     // Opening the album requests it if it never was (pre-fetch usually has already).
     render(await VT.api("POST", `/api/pins/${id}/album`));

@@ -1,6 +1,6 @@
 // Time travel: a slider over the log's sequence numbers shows the map (and a chosen pin's
-// album) as it was after that event; the events around it, filtered by type; and the
-// difference between two points.
+// album) as it was after that event; the events around it, filtered by type, each with its
+// device in a store of several; and the difference between two points.
 "use strict";
 
 (async () => {
@@ -87,11 +87,34 @@
     const from = Math.max(1, seq - 30);
     const filter = chosen.length === config.event_types.length ? "" : `&type=${chosen.join(",")}`;
     const page = await VT.api("GET", `/api/events?from=${from}&limit=60${filter}`);
+    // A store of several devices: each event names its device (a colour each, this one first),
+    // and one made without knowing of another device's just before is marked "at once".
+    const devices = new Map((page.devices || []).map((device, index) => [device.device, { ...device, index }]));
+    showDevices(page.devices || []);
     for (const event of page.events) {
       const item = document.createElement("li");
       item.textContent = `${event.seq} ${event.type}${event.forgotten_type ? " (" + event.forgotten_type + ")" : ""}${event.pin ? " " + VT.short(event.pin) : ""}${event.slot !== undefined ? " #" + event.slot : ""}`;
       item.title = event.time;
       item.dataset.seq = event.seq;
+      const device = devices.get(event.device);
+      if (device) {
+        const mark = document.createElement("span");
+        mark.className = `device device-${device.index % 6}`;
+        mark.textContent = device.label;
+        mark.title = `${device.this ? "this device" : "device " + device.device}, its event ${event.device_seq}`;
+        item.prepend(mark);
+        item.dataset.device = device.label;
+      }
+      if (event.at_once_with) {
+        const names = event.at_once_with.map((id) => (devices.get(id) || { label: VT.short(id) }).label);
+        const mark = document.createElement("span");
+        mark.className = "at-once-mark";
+        mark.textContent = "⇄";
+        mark.title = `made at once with ${names.join(", ")}: without knowing of ${names.length === 1 ? "its" : "their"} events just before`;
+        item.appendChild(mark);
+        item.classList.add("at-once");
+        item.dataset.atOnceWith = names.join(",");
+      }
       if (event.seq === seq) {
         item.classList.add("current");
         when.textContent = VT.time(event.time);
@@ -103,6 +126,19 @@
       list.appendChild(item);
     }
     if (seq === 0) { when.textContent = "before the first event"; when.title = ""; delete when.dataset.time; }
+  }
+
+  function showDevices(list) {
+    const box = document.getElementById("devices");
+    box.textContent = "";
+    box.hidden = list.length === 0;
+    list.forEach((device, index) => {
+      const mark = document.createElement("span");
+      mark.className = `device device-${index % 6}`;
+      mark.textContent = device.this ? `${device.label} (this device)` : device.label;
+      mark.title = `device ${device.device}`;
+      box.appendChild(mark);
+    });
   }
 
   document.getElementById("diff-go").addEventListener("click", async () => {

@@ -91,8 +91,13 @@ struct ImportCommand: AsyncParsableCommand {
             throw RuntimeError(message: "import failed, nothing was kept: \(error)")
         }
         bar.finish()
-        if global.json { return try Output.json(["events": Int(summary.events), "photos": summary.photos, "missing_photos": summary.missingPhotos]) }
-        print("imported \(summary.events) events and \(summary.photos) photos into \(global.storePath): \(summary.state.pins.count) pins")
+        if global.json {
+            return try Output.json([
+                "events": Int(summary.events), "photos": summary.photos, "missing_photos": summary.missingPhotos, "devices": summary.devices.count,
+            ])
+        }
+        let devices = summary.devices.count < 2 ? "" : ", \(summary.devices.count) devices (\(summary.devices.joined(separator: ", ")); a new map, each device under a new id)"
+        print("imported \(summary.events) events and \(summary.photos) photos into \(global.storePath): \(summary.state.pins.count) pins" + devices)
         if summary.missingPhotos > 0 {
             print("\(summary.missingPhotos) photos shown in albums were not in the export (exported --without-photos?); `vt verify` lists them")
         }

@@ -40,10 +40,6 @@ struct LogCommand: AsyncParsableCommand {
 
     func run() async throws {
         let reader = try global.reader()
-        if follow, reader.hasSeveralDevices {
-            throw RuntimeError(
-                message: "following a store of several devices is not built yet (docs/DEVICES.md, \"What is built\"); vt log lists its merged history")
-        }
         let types = try types()
         // A store of one device writes no origins: its events are all this device's.
         let origin = try device.map { try DeviceArgument.resolve($0, store: global.storePath) }
@@ -73,8 +69,13 @@ struct LogCommand: AsyncParsableCommand {
             try reader.forEachEvent(from: start, through: to) { if wanted($0) { try show($0) } }
         }
         guard follow else { return }
-        for try await event in reader.follow(from: max(start, reader.lastSequence + 1)) where wanted(event) {
-            try show(event)
+        // Every log of the store: this device's, and the copies a sync grows.
+        for try await batch in StoreFollower(after: reader).batches() {
+            for event in batch.events where wanted(event) { try show(event) }
+            if batch.late > 0 {
+                Terminal.note(
+                    "\(batch.late) of these events arrived late: a sync brought them from before events already shown, whose positions moved up")
+            }
         }
     }
 }
