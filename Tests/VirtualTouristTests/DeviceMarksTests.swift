@@ -53,7 +53,7 @@ import Testing
         #expect(try reader.devices().map(\.events) == [4, 2] && reader.devices().map(\.isThis) == [true, false])
     }
 
-    @Test func aNewCollectionFromTheLaptopThatWonIsNewsOnThePhoneUntilThePhoneActs() async throws {
+    @Test func aNewCollectionFromTheLaptopThatWonIsNewsOnThePhoneUntilThePhoneActsAndShowNamesBoth() async throws {
         let folder = TemporaryFolder.made("album-news")
         let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
         let phone = try await TouristStore.open(at: folder.sub("phone"), options: deviceOptions(clock))
@@ -82,10 +82,53 @@ import Testing
         #expect(there.theirs.map(\.event.event) == ours.map(\.event) && there.theirs.allSatisfy { !$0.folded })
         #expect(there.oursPassedOver.isEmpty)
 
+        // `vt show` of either New Collection names the other, the rule and the removal kept.
+        let reader = try StoreReader.open(at: folder.sub("phone"))
+        var merged: [RecordedEvent] = []
+        try reader.forEachEvent { merged.append($0) }
+        let replacements = merged.filter { if case .collectionReplaced = $0.event { true } else { false } }
+        let (won, lost) = (replacements[0], replacements[1])
+        #expect(won.origin?.device != lost.origin?.device && lost.event == ours[0].event)
+        let decided = try #require(try reader.decidingEvent(for: lost, verdict: reader.verdict(of: lost)))
+        #expect(decided.event == won)
+        #expect(decided.how == "this New Collection from laptop came first from collection 1 in the merged order: one collection results, and this one gave way; the photo removed from this pin on any device stays removed")
+        let overrode = try #require(try reader.overriddenEvent(for: won, verdict: reader.verdict(of: won)))
+        #expect(overrode.event == lost && overrode.how.hasPrefix("this New Collection came first from collection 1 in the merged order, so this one from "))
+        #expect(try reader.overriddenEvent(for: lost, verdict: reader.verdict(of: lost)) == nil, "what gave way overrode nothing")
+        let lostRequest = try #require(merged.first { $0.event == ours[1].event })
+        let request = try #require(try reader.decidingEvent(for: lostRequest, verdict: reader.verdict(of: lostRequest)))
+        #expect(request.event.origin?.device == won.origin?.device && request.how.hasPrefix("this request from laptop came first for collection 2"))
+
         // Once the phone acts on the pin again, it has seen all of it: no news.
         let after = try await TouristStore.open(at: folder.sub("phone"), options: deviceOptions(clock))
         try await after.dragPin(pin, to: rome)
         try await after.close()
         #expect(try StoreReader.open(at: folder.sub("phone")).albumNews(for: pin).isEmpty)
+    }
+}
+
+extension DeviceMarksTests {
+    @Test func aPhotoRemovedOnBothDevicesAtOnceIsDecidedByTheFirstRemoval() async throws {
+        let folder = TemporaryFolder.made("removed-twice")
+        let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
+        let phone = try await TouristStore.open(at: folder.sub("phone"), options: deviceOptions(clock))
+        let pin = try await place.album(phone, at: paris, count: 2, url: "https://photos.example/", title: "Tour", bytes: { fakePhoto(UInt64($0)) })
+        try await phone.close()
+        _ = try StoreSync.clone(from: folder.sub("phone"), to: folder.sub("laptop"), name: "laptop", options: deviceOptions(clock))
+        for name in ["laptop", "phone"] {
+            let store = try await TouristStore.open(at: folder.sub(name), options: deviceOptions(clock))
+            _ = try await store.removePhoto(1, from: pin)
+            try await store.close()
+        }
+        _ = try StoreSync.sync(store: folder.sub("phone"), with: folder.sub("laptop"))
+        let (reader, events) = try history(folder.sub("phone"))
+        let removals = events.filter { if case .photoRemoved = $0.event { true } else { false } }
+        #expect(removals.count == 2)
+        guard case .folded = try reader.verdict(of: removals[1]) else {
+            Issue.record("a removal is kept by the photo's identity: the second is folded too")
+            return
+        }
+        let decided = try #require(try reader.decidingEvent(for: removals[1], verdict: reader.verdict(of: removals[1])))
+        #expect(decided.event == removals[0] && decided.how.hasPrefix("this removal from laptop had already removed the same photo"), "\(decided.how)")
     }
 }

@@ -96,6 +96,8 @@ struct ShowCommand: AsyncParsableCommand {
         var not_folded_because: String?
         /// The event that decided what became of this one, when another did.
         var decided_by: Decided?
+        /// The event made at once on another device that gave way to this one, when one did.
+        var overrode: Decided?
     }
 
     struct Decided: Encodable {
@@ -113,15 +115,18 @@ struct ShowCommand: AsyncParsableCommand {
         case .anotherDevicesView: "another device's view of the map: kept in its log, never merged (each device opens where it was)"
         }
         let decided = try reader.decidingEvent(for: chain[0], verdict: verdict)
+        let overrode = try reader.overriddenEvent(for: chain[0], verdict: verdict)
         if global.json {
             return try Output.json(
                 View(
                     event: EventJSON(chain[0]), causes: chain.dropFirst().map(EventJSON.init), folded: why == nil, not_folded_because: why,
-                    decided_by: try decided.map { Decided(event: try EventJSON($0.event), how: $0.how) }))
+                    decided_by: decided.map { Decided(event: EventJSON($0.event), how: $0.how) },
+                    overrode: overrode.map { Decided(event: EventJSON($0.event), how: $0.how) }))
         }
         print(Describe.line(chain[0]))
         if let why { print(Terminal.styled("not folded: ", .yellow) + why) }
         if let decided { print(Terminal.styled("decided by: ", .yellow) + Describe.line(decided.event) + " — " + decided.how) }
+        if let overrode { print(Terminal.styled("overrode: ", .yellow) + Describe.line(overrode.event) + " — " + overrode.how) }
         if case .photosListed(let listing) = chain[0].event {
             for (slot, photo) in listing.photos.enumerated() { print("        \(slot)  \(photo.remoteID)  \(photo.title.prefix(60))") }
         }
