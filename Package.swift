@@ -182,7 +182,7 @@ let package = Package(
         // neither knows of it.
         .target(
             name: "Replication",
-            dependencies: ["NATSClient", "VirtualTourist", "EventLog", "BlobStore", "FileIO"]
+            dependencies: ["NATSClient", "VirtualTourist", "DeviceLogs", "EventLog", "BlobStore", "FileIO"]
         ),
         // Several devices of one map (docs/DEVICES.md): each device's identity and `device.json`,
         // the copies of the other devices' logs and what they refuse, the merged order, the

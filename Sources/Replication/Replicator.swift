@@ -1,4 +1,5 @@
 import BlobStore
+import DeviceLogs
 import EventLog
 import FileIO
 import Foundation
@@ -163,6 +164,16 @@ public final class Replicator: @unchecked Sendable {
         let logPath = Path.join(folder, "log")
         let reader: LogReader
         let identity: LogIdentity
+        // One stream holds one log: shipping this device's alone would let a restore bring back
+        // a store without the other devices' events (docs/DEVICES.md, "Not built yet").
+        let several: Bool
+        do { several = try StoreDevices.knowsAnother(store: folder) } catch {
+            throw ReplicationError.invalid("the store at \(folder) cannot be replicated: \(error)")
+        }
+        if several {
+            throw ReplicationError.invalid(
+                "the store at \(folder) is one of several devices of its map: replication ships one log, so a restore would lack the other devices' events; it is not built yet for a store of several devices (keep the devices in step with vt sync --with, and copy one with vt clone)")
+        }
         do {
             reader = try LogReader(directory: logPath, payloadCodec: EventCodec.blockCodec)
             guard let found = try reader.identity() else {

@@ -89,6 +89,33 @@ struct ReplicationTests {
         }
     }
 
+    @Test("a store of several devices is refused before anything is made on the cluster")
+    func severalDevicesAreRefused() async throws {
+        try await withNATSServers(count: 1) { servers in
+            let phone = TemporaryFolder.uniquePath("replication-phone")
+            let laptop = TemporaryFolder.uniquePath("replication-laptop")
+            defer { for folder in [phone, laptop] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: phone, options: storeOptions())
+            try await addAlbums(store, pins: 1, photos: 1)
+            try await store.close()
+            _ = try StoreSync.clone(from: phone, to: laptop, name: "laptop", options: storeOptions())
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            // The laptop knows the phone from the start; the phone once a sync gave it the laptop.
+            _ = try StoreSync.sync(store: laptop, with: phone)
+            for folder in [laptop, phone] {
+                do {
+                    _ = try await Replicator.start(store: folder, connection: nats, servers: servers.urls)
+                    Issue.record("\(folder): replicated")
+                } catch let error as ReplicationError {
+                    #expect(error.description.contains("is one of several devices of its map"), "\(error)")
+                }
+                let streamName = try ReplicationStream(for: #require(try LogReader(directory: folder + "/log").identity())).name
+                await #expect(throws: (any Error).self, "no stream was made") { try await JetStream(nats).streamInfo(streamName) }
+            }
+            await nats.close()
+        }
+    }
+
     @Test("a follower shows the original's albums live and refuses changes")
     func followerFollows() async throws {
         try await withNATSServers(count: 3) { servers in
