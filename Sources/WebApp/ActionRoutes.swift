@@ -94,7 +94,7 @@ struct ActionRoutes: Sendable {
 
     private func pinAnswer(_ pin: PinID, status: HTTPResponse.Status = .ok) throws -> Response {
         guard let now = store.state.pins[pin] else { throw WebError(.notFound, "unknown-pin", "pin \(pin) was removed meanwhile") }
-        return WebResponses.json(PinJSON(now), status: status)
+        return WebResponses.json(PinJSON(now, localDevice: store.localDevice), status: status)
     }
 }
 

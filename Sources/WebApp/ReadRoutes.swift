@@ -40,7 +40,7 @@ struct ReadRoutes: Sendable {
             let when = at.map { " after event \($0)" } ?? ""
             throw WebError(.notFound, "unknown-pin", "there is no pin \(id) on the map\(when)")
         }
-        return WebResponses.json(PinJSON(pin))
+        return WebResponses.json(PinJSON(pin, localDevice: state.localDevice))
     }
 
     /// GET /api/pins/ID/news — what other devices did to the album that this device had not

@@ -92,4 +92,27 @@ import Testing
         let strangers = try vt("sync", "--store", phone, "--with", folder.sub("other"))
         #expect(strangers.status == 1 && strangers.errors.contains("only devices of one map sync"))
     }
+
+    /// An album the laptop asked for and never answered (it went offline): on the phone,
+    /// `vt album open` says so instead of waiting for ever, and New Collection asks there.
+    @Test func anAlbumAskedForOnAnotherDeviceDoesNotKeepThisOneWaiting() throws {
+        let folder = TemporaryFolder.made("device-album-elsewhere")
+        let phone = folder.sub("phone"), laptop = folder.sub("laptop")
+        let pin = try String(#require(CLI.object(try vt("pin", "drop", "48.8584", "2.2945", "--store", phone, "--json").output)["pin"] as? String))
+        #expect(try vt("clone", "--from", phone, "--to", laptop, "--name", "laptop").status == 0)
+        #expect(try vt("album", "open", pin, "--no-wait", "--photos", "demo", "--store", laptop).status == 0)
+        #expect(try vt("sync", "--store", phone, "--with", laptop).status == 0)
+
+        let opened = try vt("album", "open", pin, "--photos", "demo", "--store", phone, "--json")
+        #expect(opened.status == 0 && opened.errors.contains("this album was asked for on device") && opened.errors.contains("(laptop)"), "\(opened.errors)")
+        let album = try #require(try CLI.object(opened.output)["album"] as? [String: Any])
+        #expect(album["status"] as? String == "listing" && album["awaits_another_device"] as? Bool == true && album["new_collection_enabled"] as? Bool == true)
+        let replaced = try vt("album", "new-collection", pin, "--photos", "demo", "--per-page", "3", "--store", phone, "--json")
+        #expect(replaced.status == 0, "\(replaced.errors)")
+        let now = try #require(try CLI.object(replaced.output)["album"] as? [String: Any])
+        #expect(now["collection"] as? Int == 2 && now["status"] as? String == "complete" && now["awaits_another_device"] == nil)
+        // On the laptop, its own request is its to answer: New Collection still waits there.
+        #expect(try vt("album", "new-collection", pin, "--photos", "demo", "--store", laptop).errors.contains("New Collection is available once it is complete"))
+    }
 }
+

@@ -197,4 +197,35 @@ import Testing
         #expect(problem?.message.contains("asked for on device \(Self.phone.short)") == true)
         #expect(state.problem(with: .albumRequestFailed(pin: pin, collection: 1, reason: "timeout"), by: Self.phone) == nil)
     }
+
+    /// The laptop asked for the album and has not answered (it is offline); the phone, having
+    /// seen the request, asks for a New Collection instead of waiting. The laptop's listing,
+    /// landing before or after the phone's New Collection in the merged order, is stale once the
+    /// collection moved on: both orders give the phone's collection.
+    @Test(arguments: [false, true])
+    func aNewCollectionTakesOverAnAlbumThatAwaitsAnotherDevice(laptopListsFirst: Bool) {
+        let request = AlbumRequest(pin: pin, collection: 1, page: 1, perPage: 10, place: paris)
+        let asked = [
+            Step(device: Self.phone, time: 10, event: .pinDropped(pin, paris)),
+            Step(device: Self.laptop, time: 11, event: .albumRequested(request)),
+        ]
+        let waiting = Self.fold(asked)
+        #expect(waiting.pins[pin]?.album.awaitsAnotherDevice(than: Self.phone) == true)
+        #expect(waiting.pins[pin]?.album.awaitsAnotherDevice(than: Self.laptop) == false)
+        #expect(waiting.pins[pin]?.album.awaitsAnotherDevice(than: nil) == false, "a store of one device has no other device")
+        let replace = DomainEvent.collectionReplaced(pin: pin, oldCollection: 1, newCollection: 2)
+        #expect(waiting.problem(with: replace, by: Self.phone) == nil, "the phone may take it over")
+        #expect(waiting.problem(with: replace, by: Self.laptop)?.code == .albumBusy, "the laptop waits for its own request")
+        #expect(waiting.problem(with: replace)?.code == .albumBusy)
+
+        let laptopListing = Step(
+            device: Self.laptop, time: laptopListsFirst ? 15 : 30,
+            event: .photosListed(PhotoListing(pin: pin, collection: 1, page: 1, pages: 1, total: 2, photos: listedPhotos(2, prefix: "l"))))
+        let state = Self.fold(asked + [laptopListing] + newCollection(on: Self.phone, at: 20, photos: listedPhotos(3), seeds: 50))
+        let album = state.pins[pin]?.album
+        #expect(album?.collection == 2 && album?.requestedBy == Self.phone && album?.slots.count == 3)
+        #expect(album?.slots.allSatisfy { $0.photo.remoteID.hasPrefix("p") } == true, "none of the laptop's stale listing")
+        #expect(state == Self.fold(asked + newCollection(on: Self.phone, at: 20, photos: listedPhotos(3), seeds: 50) + [laptopListing]))
+    }
 }
+

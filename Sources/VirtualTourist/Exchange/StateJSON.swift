@@ -1,3 +1,5 @@
+import DeviceLogs
+
 /// The JSON forms of the state, for `--json` output and (later) the web app. Encode with
 /// ``EventJSON/encodeLine(_:)``; keys are snake_case, pins in drop order, photos in album order.
 public struct StateJSON: Encodable, Sendable {
@@ -40,19 +42,20 @@ public struct PinJSON: Encodable, Sendable {
     public var place: PlaceJSON?
     public var album: AlbumJSON
 
-    public init(_ pin: Pin) {
-        self.init(pin, albumPhotos: true)
+    /// `localDevice`: the device it is shown on, in a store of several (``AlbumJSON/awaits_another_device``).
+    public init(_ pin: Pin, localDevice: DeviceID? = nil) {
+        self.init(pin, albumPhotos: true, localDevice: localDevice)
     }
 
     /// Without `albumPhotos`, the album's photo list is left empty (for a writer that writes
     /// it itself: `StateDiffJSON.line(_:)`).
-    init(_ pin: Pin, albumPhotos: Bool) {
+    init(_ pin: Pin, albumPhotos: Bool, localDevice: DeviceID? = nil) {
         id = pin.id.description
         latitude = pin.coordinate.latitude
         longitude = pin.coordinate.longitude
         dropped_at = pin.droppedAt
         place = PlaceJSON(pin.coordinate)
-        album = AlbumJSON(pin.album, photos: albumPhotos)
+        album = AlbumJSON(pin.album, photos: albumPhotos, localDevice: localDevice)
     }
 }
 
@@ -65,7 +68,12 @@ public struct AlbumJSON: Encodable, Sendable {
     public var pages: UInt32
     public var total: UInt64
     public var downloaded: Int
+    /// New Collection can be asked for: nothing is being listed or downloaded, or what is
+    /// awaits another device.
     public var new_collection_enabled: Bool
+    /// True while the album is being listed or downloaded for a request another device made
+    /// (only that device answers it; its photos come with a sync); absent otherwise.
+    public var awaits_another_device: Bool?
     /// False when the service has no photos beyond this listing: New Collection is refused
     /// (`no-other-photos`) rather than showing the same ones again.
     public var other_photos: Bool
@@ -83,11 +91,11 @@ public struct AlbumJSON: Encodable, Sendable {
         }
     }
 
-    public init(_ album: Album) {
-        self.init(album, photos: true)
+    public init(_ album: Album, localDevice: DeviceID? = nil) {
+        self.init(album, photos: true, localDevice: localDevice)
     }
 
-    init(_ album: Album, photos withPhotos: Bool) {
+    init(_ album: Album, photos withPhotos: Bool, localDevice: DeviceID? = nil) {
         collection = album.collection
         let counts = album.slotCounts
         let shown = album.status(counts)
@@ -97,7 +105,9 @@ public struct AlbumJSON: Encodable, Sendable {
         pages = album.pages
         total = album.total
         downloaded = counts.downloaded
-        new_collection_enabled = shown.allowsNewCollection
+        let elsewhere = album.awaitsAnotherDevice(than: localDevice)
+        new_collection_enabled = shown.allowsNewCollection || elsewhere
+        awaits_another_device = elsewhere ? true : nil
         other_photos = album.hasOtherPhotos
         photos = withPhotos ? album.slots.map(PhotoJSON.init) : []
     }

@@ -13,7 +13,7 @@ extension TouristState {
     /// ``problem(with:)``, and in a store of several devices, that a photo service's result
     /// comes from the device whose request it answers (docs/DEVICES.md, "Rules by intent").
     public func problem(with event: DomainEvent, by device: DeviceID?) -> DomainError? {
-        if let problem = problem(with: event) { return problem }
+        if let problem = problem(with: event, takingOverFrom: device) { return problem }
         let pin: PinID
         switch event {
         case .deviceSeen(let seen) where seen.device == device:
@@ -31,7 +31,11 @@ extension TouristState {
     }
 
     /// Why `event` cannot happen now, or nil when it can.
-    public func problem(with event: DomainEvent) -> DomainError? {
+    public func problem(with event: DomainEvent) -> DomainError? { problem(with: event, takingOverFrom: nil) }
+
+    /// The same, for an event written by `device`: a New Collection there may take over an album
+    /// that is busy with another device's request, which that device alone can answer.
+    private func problem(with event: DomainEvent, takingOverFrom device: DeviceID?) -> DomainError? {
         switch event {
         case .regionChanged(let region):
             return region.problem.map { DomainError(.invalidPlace, "the map region is not valid: \($0)") }
@@ -125,6 +129,9 @@ extension TouristState {
             }
             switch pin.album.status {
             case .listing, .downloading:
+                // Its results come from the device that asked (docs/DEVICES.md, "Rules by
+                // intent"); a person on another device need not wait for that one to come online.
+                if pin.album.awaitsAnotherDevice(than: device) { return nil }
                 return DomainError(
                     .albumBusy,
                     "New Collection is disabled while pin \(pin.id)'s album is \(pin.album.status); wait until it is done")

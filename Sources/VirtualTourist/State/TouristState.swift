@@ -159,6 +159,24 @@ public struct Album: Hashable, Sendable {
     /// New Collection is enabled once nothing is being listed or downloaded.
     public var isNewCollectionEnabled: Bool { status.allowsNewCollection }
 
+    /// Whether the album is being listed or downloaded for a request another device than
+    /// `device` made: only that device answers it (docs/DEVICES.md, "Rules by intent"), so on
+    /// `device` it waits until that device has the photos and a sync brings them. False in a
+    /// store of one device (`device` nil).
+    public func awaitsAnotherDevice(than device: DeviceID?) -> Bool {
+        guard let device, let asked = requestedBy, asked != device else { return false }
+        switch status {
+        case .listing, .downloading: return true
+        default: return false
+        }
+    }
+
+    /// New Collection on `device`: once nothing is being listed or downloaded, or while what is
+    /// awaits another device (a New Collection here then asks for photos on this device).
+    public func allowsNewCollection(on device: DeviceID?) -> Bool {
+        isNewCollectionEnabled || awaitsAnotherDevice(than: device)
+    }
+
     /// Whether the photo service has photos beyond this listing, so that New Collection can
     /// show others: false once a listing holds all the service has for the place (one page of
     /// 15, say). True before the listing and for "No Images", where asking again may find some.

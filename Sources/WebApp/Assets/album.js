@@ -34,6 +34,8 @@
     // "No Images" is said once, by the big label; the status line stays for the other states.
     const noOthers = album.status === "complete" && album.other_photos === false;
     status.textContent = album.status === "no-images" ? "" : VT.statusText(album) + (noOthers ? " · no other photos here" : "");
+    // Another device asked for these photos, and only it answers: say so rather than spin.
+    if (album.awaits_another_device) status.textContent = "Asked for on another device: its photos come when that device has them and a sync brings them here. New Collection asks for photos on this one.";
     status.dataset.status = album.status;
     empty.classList.toggle("shown", album.status === "no-images");
     newCollection.disabled = !album.new_collection_enabled || noOthers;

@@ -1,4 +1,5 @@
 import AlbumPipeline
+import DeviceLogs
 import ArgumentParser
 import Foundation
 import VirtualTourist
@@ -34,14 +35,21 @@ struct AlbumCommand: AsyncParsableCommand {
         func run() async throws {
             try await options.global.withStore { store in
                 let pin = try store.state.pin(matching: options.pin)
+                // Another device's request is answered by that device alone: waiting here would
+                // wait for a sync, not for a download.
+                let elsewhere = pin.album.awaitsAnotherDevice(than: store.localDevice)
                 if options.noWait {
                     if pin.album.phase == .notRequested {
                         try await store.requestAlbum(for: pin.id, perPage: UInt32(options.perPage), collection: pin.album.collection)
                     }
-                } else if !pin.album.isNewCollectionEnabled {
+                } else if !pin.album.isNewCollectionEnabled && !elsewhere {
                     try await AlbumSession(store: store, pin: pin.id, options: options).run { try await $0.open(pin.id) }
                 }
-                try AlbumSession.show(store.state.pins[pin.id], json: options.global.json)
+                try AlbumSession.show(store.state.pins[pin.id], localDevice: store.localDevice, json: options.global.json)
+                if elsewhere, let asked = pin.album.requestedBy {
+                    Terminal.note(
+                        "this album was asked for on device \(DeviceArgument.label(asked, store: options.global.storePath)): its photos come when that device has them and a sync brings them here (vt sync --with); `vt album new-collection \(Describe.short(pin.id))` asks for photos on this device instead")
+                }
             }
         }
     }
@@ -56,11 +64,11 @@ struct AlbumCommand: AsyncParsableCommand {
         func run() async throws {
             try await options.global.withStore { store in
                 let pin = try store.state.pin(matching: options.pin)
-                guard pin.album.isNewCollectionEnabled else {
+                guard pin.album.allowsNewCollection(on: store.localDevice) else {
                     throw RuntimeError(message: "pin \(pin.id)'s album is \(Describe.status(pin.album)); New Collection is available once it is complete (vt album \(Describe.short(pin.id)))")
                 }
                 try await AlbumSession(store: store, pin: pin.id, options: options).run { _ = try await $0.newCollection(for: pin.id) }
-                try AlbumSession.show(store.state.pins[pin.id], json: options.global.json)
+                try AlbumSession.show(store.state.pins[pin.id], localDevice: store.localDevice, json: options.global.json)
             }
         }
     }
@@ -74,7 +82,7 @@ struct AlbumCommand: AsyncParsableCommand {
             try await options.global.withStore { store in
                 let pin = try store.state.pin(matching: options.pin)
                 try await AlbumSession(store: store, pin: pin.id, options: options).run { try await $0.retry(pin.id) }
-                try AlbumSession.show(store.state.pins[pin.id], json: options.global.json)
+                try AlbumSession.show(store.state.pins[pin.id], localDevice: store.localDevice, json: options.global.json)
             }
         }
     }
@@ -131,9 +139,9 @@ struct AlbumSession {
         if bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
-    static func show(_ pin: Pin?, json: Bool) throws {
+    static func show(_ pin: Pin?, localDevice: DeviceID? = nil, json: Bool) throws {
         guard let pin else { throw RuntimeError(message: "the pin was removed meanwhile") }
-        if json { return try Output.json(PinJSON(pin)) }
+        if json { return try Output.json(PinJSON(pin, localDevice: localDevice)) }
         Output.lines(Describe.album(pin))
         let failed = pin.album.slots.count { if case .failed = $0.state { true } else { false } }
         if failed > 0 || { if case .failed = pin.album.phase { true } else { false } }() {

@@ -87,7 +87,7 @@ struct PinsCommand: AsyncParsableCommand {
     func run() async throws {
         let state = try global.reader().currentState()
         if global.json {
-            for pin in state.pinsInDropOrder { try Output.json(PinJSON(pin)) }
+            for pin in state.pinsInDropOrder { try Output.json(PinJSON(pin, localDevice: state.localDevice)) }
         } else if state.pins.isEmpty {
             print("no pins yet; drop one with: vt pin drop LAT LON")
         } else {

@@ -20,4 +20,11 @@ enum DeviceArgument {
         }
         return matches[0].0
     }
+
+    /// "b5f143cd (laptop)": a device's short id, and its name when the store at `store` knows one.
+    static func label(_ device: DeviceID, store: String) -> String {
+        let devices = try? StoreSync.devices(of: store)
+        let name = devices.flatMap { known in ([known.this] + known.copies.compactMap(\.file)).first { $0.device == device }?.name }
+        return device.short + (name.map { " (\($0))" } ?? "")
+    }
 }
