@@ -3,6 +3,12 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One GET over HTTP(S), bounded in time and size, with every failure turned into a
 /// ``PhotoSourceError`` that says what happened in words.
 struct HTTPFetch: Sendable {
@@ -37,22 +43,39 @@ struct HTTPFetch: Sendable {
         let limit = maxBytes
         let prepared = request
         let nanoseconds = Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        do {
-            // The client's own deadline comes first, so that its more precise errors (the
-            // connection refused on every retry) win; this one bounds the body too.
-            return try await Self.withDeadline(timeout + .milliseconds(250)) {
-                let response = try await Self.client.execute(prepared, timeout: .nanoseconds(max(1, nanoseconds)))
-                if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
-                    throw NIOTooManyBytesError(maxBytes: limit)
+        var attempt = 0
+        while true {
+            do {
+                // The client's own deadline comes first, so that its more precise errors (the
+                // connection refused on every retry) win; this one bounds the body too.
+                return try await Self.withDeadline(timeout + .milliseconds(250)) {
+                    let response = try await Self.client.execute(prepared, timeout: .nanoseconds(max(1, nanoseconds)))
+                    if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
+                        throw NIOTooManyBytesError(maxBytes: limit)
+                    }
+                    let buffer = try await response.body.collect(upTo: limit)
+                    return Answer(
+                        status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
+                        retryAfter: response.headers.first(name: "Retry-After"), body: Array(buffer.readableBytesView))
                 }
-                let buffer = try await response.body.collect(upTo: limit)
-                return Answer(
-                    status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
-                    retryAfter: response.headers.first(name: "Retry-After"), body: Array(buffer.readableBytesView))
+            } catch {
+                // A server drops a kept-alive connection when it has been idle for its timeout;
+                // a request sent on it as it goes is reset unanswered. A GET can be sent again,
+                // once, on a new connection (the pool has let the dead one go).
+                if attempt == 0 && Self.isDroppedConnection(error) {
+                    attempt += 1
+                    continue
+                }
+                throw describe(error, shownURL: shownURL)
             }
-        } catch {
-            throw describe(error, shownURL: shownURL)
         }
+    }
+
+    /// Whether `error` says the connection was closed or reset with no answer begun.
+    static func isDroppedConnection(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
+        if let error = error as? NIOCore.IOError { return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE }
+        return false
     }
 
     /// One client for the process, like `HTTPClient.shared`, but failing a connection that

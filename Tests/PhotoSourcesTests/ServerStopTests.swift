@@ -112,3 +112,19 @@ private final class Arrivals: Sendable {
     func count() { number.withLock { $0 += 1 } }
     var seen: Int { number.withLock { $0 } }
 }
+
+/// A kept-alive connection the server dropped: the request is sent again, once, on a new one.
+@Suite struct DroppedConnectionTests {
+    @Test func aRequestResetOnAKeptAliveConnectionIsSentAgainOnANewOne() async throws {
+        let listener = try StaleConnectionListener()
+        defer { listener.stop() }
+        let url = "http://127.0.0.1:\(listener.port)/page"
+        let fetch = HTTPFetch(timeout: .seconds(60), maxBytes: 1_000, what: "the page")
+        let first = try await fetch.get(url, shownURL: url)
+        let second = try await fetch.get(url, shownURL: url)
+        #expect(String(decoding: first.body, as: UTF8.self) == "1")
+        #expect(String(decoding: second.body, as: UTF8.self) == "2", "answered on a second connection")
+        let counts = listener.counts.value.withLock { $0 }
+        #expect(counts.connections == 2 && counts.resets == 1)
+    }
+}
