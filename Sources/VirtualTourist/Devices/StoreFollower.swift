@@ -40,17 +40,29 @@ public struct StoreFollower: Sendable {
         }
     }
 
-    /// The events that landed since the last poll, nil when none did.
-    ///
-    /// - Throws: ``DomainError`` as ``StoreReader/open(at:fileSystem:snapshotInterval:)`` and its reads do.
+    /// The events that landed since the last poll, collected; nil when none did.
     public mutating func poll() throws -> Batch? {
+        var events: [RecordedEvent] = []
+        guard let late = try poll({ events.append($0) }) else { return nil }
+        return Batch(events: events, late: late)
+    }
+
+    /// Gives each event that landed since the last poll to `each`, in the merged order, as it is
+    /// read (one event in memory at a time); returns how many sorted before an event given
+    /// earlier, or nil when none landed. What was given counts as given even when a later read
+    /// fails, so the next poll goes on after it.
+    ///
+    /// - Throws: ``DomainError`` as ``StoreReader/open(at:fileSystem:snapshotInterval:)`` and its
+    ///   reads do, and what `each` throws.
+    public mutating func poll(_ each: (RecordedEvent) throws -> Void) throws -> Int? {
         let reader = try StoreReader.open(at: folder)
         guard let merged = reader.merged else {
             guard reader.lastSequence > ownShown else { return nil }
-            var events: [RecordedEvent] = []
-            try reader.forEachEvent(from: ownShown + 1, doing: "the new events cannot be read") { events.append($0) }
-            ownShown = reader.lastSequence
-            return Batch(events: events, late: 0)
+            try reader.forEachEvent(from: ownShown + 1, doing: "the new events cannot be read") { recorded in
+                try each(recorded)
+                ownShown = recorded.sequence
+            }
+            return 0
         }
         let shown = merged.logs.map { $0.device == merged.local ? ownShown : copiesShown[$0.device] ?? 0 }
         // The earliest new event by the merged order's key: everything before it was given.
@@ -65,55 +77,45 @@ public struct StoreFollower: Sendable {
             throw TouristStore.storageError(error, "the new events of \(folder) cannot be read")
         }
         guard let earliest else { return nil }
-        var events: [RecordedEvent] = []
         var late = 0
         var sinceGiven = 0
-        do {
-            let start = try merged.count(before: earliest.time, device: earliest.device, sequence: earliest.sequence) + 1
-            let given = Dictionary(uniqueKeysWithValues: zip(merged.logs.map(\.device), shown))
-            try merged.forEach(from: start) { recorded in
-                let origin = recorded.origin!
-                if origin.sequence > given[origin.device]! {
-                    events.append(recorded)
-                    sinceGiven += 1
-                } else {
-                    late += sinceGiven  // every new event since the last one given sorts before this one
-                    sinceGiven = 0
-                }
-            }
-        } catch {
+        let local = merged.local
+        let start: UInt64
+        do { start = try merged.count(before: earliest.time, device: earliest.device, sequence: earliest.sequence) + 1 } catch {
             throw TouristStore.storageError(error, "the new events of \(folder) cannot be read")
         }
-        ownShown = merged.logs[0].last
-        for log in merged.logs.dropFirst() { copiesShown[log.device] = log.last }
-        return Batch(events: events, late: late)
+        let given = Dictionary(uniqueKeysWithValues: zip(merged.logs.map(\.device), shown))
+        try reader.forEachEvent(from: start, doing: "the new events of \(folder) cannot be read") { recorded in
+            let origin = recorded.origin!
+            guard origin.sequence > given[origin.device]! else {
+                late += sinceGiven  // every new event since the last one given sorts before this one
+                sinceGiven = 0
+                return
+            }
+            try each(recorded)
+            sinceGiven += 1
+            if origin.device == local { ownShown = origin.sequence } else { copiesShown[origin.device] = origin.sequence }
+        }
+        return late
     }
 
-    /// Polls every `interval` until the task is cancelled, giving each batch with events. A read
-    /// that fails is tried again at the next poll (a sync may be renaming a copy into place);
-    /// three failures in a row end the sequence with the last one's error.
-    public func batches(every interval: Duration = .milliseconds(50)) -> AsyncThrowingStream<Batch, any Error> {
-        let start = self
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                var follower = start
-                var failures = 0
-                while !Task.isCancelled {
-                    do {
-                        if let batch = try follower.poll() { continuation.yield(batch) }
-                        failures = 0
-                    } catch {
-                        failures += 1
-                        if failures == 3 {
-                            continuation.finish(throwing: error)
-                            return
-                        }
-                    }
-                    try? await Task.sleep(for: interval)
-                }
-                continuation.finish()
+    /// Polls every `interval` until the task is cancelled, giving each new event to `each` and,
+    /// after a poll that brought late events, their count to `late`. A read that fails is tried
+    /// again at the next poll (a sync may be renaming a copy into place); three failures in a
+    /// row end it with the last one's error.
+    public mutating func follow(
+        every interval: Duration = .milliseconds(50), _ each: (RecordedEvent) throws -> Void, late: (Int) -> Void = { _ in }
+    ) async throws {
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                if let count = try poll(each), count > 0 { late(count) }
+                failures = 0
+            } catch let error as DomainError {
+                failures += 1
+                if failures == 3 { throw error }
             }
-            continuation.onTermination = { _ in task.cancel() }
+            try? await Task.sleep(for: interval)
         }
     }
 }

@@ -27,6 +27,8 @@ final class ImportedDevices {
         var heads: [UInt8] = []
     }
 
+    static let maxDevices = 1_024
+
     /// The exporting device's new id: the new store's own device.
     let local: DeviceID
     let map: DeviceID
@@ -46,6 +48,10 @@ final class ImportedDevices {
         }
         guard listed.count >= 2 else {
             throw DomainError(.invalidArgument, "the header lists \(listed.count) device; an export of several devices lists every one")
+        }
+        // A person's devices are a handful; a header naming millions would only cost memory.
+        guard listed.count <= Self.maxDevices else {
+            throw DomainError(.invalidArgument, "the header lists \(listed.count) devices; an export holds at most \(Self.maxDevices)")
         }
         func id(_ text: String, _ field: String) throws -> DeviceID {
             guard let id = DeviceID(parsing: text) else {

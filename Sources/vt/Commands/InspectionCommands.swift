@@ -70,12 +70,9 @@ struct LogCommand: AsyncParsableCommand {
         }
         guard follow else { return }
         // Every log of the store: this device's, and the copies a sync grows.
-        for try await batch in StoreFollower(after: reader).batches() {
-            for event in batch.events where wanted(event) { try show(event) }
-            if batch.late > 0 {
-                Terminal.note(
-                    "\(batch.late) of these events arrived late: a sync brought them from before events already shown, whose positions moved up")
-            }
+        var follower = StoreFollower(after: reader)
+        try await follower.follow({ if wanted($0) { try show($0) } }) { late in
+            Terminal.note("\(late) of these events arrived late: a sync brought them from before events already shown, whose positions moved up")
         }
     }
 }
