@@ -184,6 +184,9 @@ let package = Package(
             name: "Replication",
             dependencies: ["NATSClient", "VirtualTourist", "DeviceLogs", "EventLog", "BlobStore", "FileIO"]
         ),
+        // RFC 6962's Merkle tree over the event chain's leaves, and its inclusion and
+        // consistency proofs (docs/PROOFS.md). Knows hashes, not logs.
+        .target(name: "Proofs", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // Several devices of one map (docs/DEVICES.md): each device's identity and `device.json`,
         // the copies of the other devices' logs and what they refuse, the merged order, the
         // hybrid clock, clones. It knows logs and blobs, not the app's events.
@@ -301,6 +304,7 @@ let package = Package(
             name: "DeviceLogsTests",
             dependencies: ["DeviceLogs", "EventLog", "BlobStore", "FileIO", "StorageTestSupport", "SeededRandom", "DemoLog"]
         ),
+        .testTarget(name: "ProofsTests", dependencies: ["Proofs", "SeededRandom"]),
         // The NATS client against real nats-server processes (scripts/nats-cluster).
         .testTarget(
             name: "NATSClientTests",
