@@ -99,6 +99,28 @@ import Testing
         try await reopened.close()
     }
 
+    /// A snapshot folded by the rules of an earlier version (its frontier's version) may hold a
+    /// verdict the rules now give otherwise: it is passed over, said why, and the store folds again.
+    @Test func aSnapshotOfTheRulesBeforeIsPassedOver() async throws {
+        let folder = TemporaryFolder.made("merged-snapshot-rules")
+        let (path, _) = try await laptopWithALateEvent(folder)
+        let first = try await TouristStore.open(at: path, options: options(TestClock(start + 20_000_000)))
+        try await first.close()  // a snapshot at 9, which fits
+        let positions = try SnapshotFolder(path: path + "/snapshots", fileSystem: PosixFileSystem(), interval: 1).mergedPositions()
+        #expect(positions.count >= 2)
+        for position in positions {
+            let file = path + "/snapshots/" + MergedSnapshotFile.name(for: position)
+            var bytes = try #require(FileManager.default.contents(atPath: file))
+            bytes[8] = 1  // the frontier's version, u16 little-endian
+            try bytes.write(to: URL(fileURLWithPath: file))
+        }
+        let reopened = try await TouristStore.open(at: path, options: options(TestClock(start + 30_000_000)))
+        #expect(reopened.report.snapshot == nil && reopened.report.skippedSnapshots.count == positions.count)
+        #expect(reopened.report.skippedSnapshots.allSatisfy { $0.reason.contains("folded by the rules of version 1") }, "\(reopened.report.skippedSnapshots)")
+        #expect(reopened.state == (try foldFromTheStart(path)))
+        try await reopened.close()
+    }
+
     @Test func aStoreOfOneDeviceOpensAsOneOfSeveralFromItsOwnSnapshotsThatStillFit() async throws {
         let folder = TemporaryFolder.made("merged-from-snap")
         let phoneClock = TestClock(start)

@@ -31,7 +31,10 @@ struct MergedFrontier: Equatable, Sendable {
     var runs: [Run]
 
     static let magic = Array("VTMERGED".utf8)
-    static let version: UInt16 = 1
+    /// 2 since a New Collection may take over an album that awaits another device's request
+    /// (docs/DEVICES.md, "Rules by intent"): a version-1 snapshot may hold the verdict of the
+    /// rules before, so it is passed over and the store folds again.
+    static let version: UInt16 = 2
     static let maxLogs = 4_096
 
     /// The merged position of the last event folded: every log's events counted.
@@ -69,6 +72,9 @@ struct MergedFrontier: Equatable, Sendable {
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(SnapshotProblem) -> (MergedFrontier, Int) {
         guard bytes.count >= 16, Array(bytes[0..<8]) == magic else { throw SnapshotProblem("it does not start with VTMERGED") }
         let version = integer(bytes, 8, as: UInt16.self)
+        if version < Self.version {
+            throw SnapshotProblem("it was folded by the rules of version \(version), before a New Collection could take over another device's request")
+        }
         guard version == Self.version, integer(bytes, 10, as: UInt16.self) == 0 else {
             throw SnapshotProblem("its frontier has version \(version) or reserved bytes set")
         }
