@@ -1,7 +1,22 @@
+import DeviceLogs
 import EventLog
 import NATSClient
 
 extension Replicator {
+    /// One stream holds one log: shipping this device's alone would let a restore bring back a
+    /// store without the other devices' events (docs/DEVICES.md, "Replication of several
+    /// devices"), so a store of several devices is refused before anything is made.
+    static func refuseSeveralDevices(_ folder: String) throws {
+        let several: Bool
+        do { several = try StoreDevices.knowsAnother(store: folder) } catch {
+            throw ReplicationError.invalid("the store at \(folder) cannot be replicated: \(error)")
+        }
+        if several {
+            throw ReplicationError.invalid(
+                "the store at \(folder) is one of several devices of its map: replication ships one log, so a restore would lack the other devices' events; it is not built yet for a store of several devices (keep the devices in step with vt sync --with, and copy one with vt clone)")
+        }
+    }
+
     /// Makes the stream, or finds it; returns the replicas its bucket should have too. Without
     /// an explicit count, 3 on a cluster and 1 on a lone server (which refuses more).
     static func makeStream(_ stream: ReplicationStream, jetStream: JetStream, options: ReplicationOptions) async throws -> Int {

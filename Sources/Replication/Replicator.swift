@@ -1,5 +1,4 @@
 import BlobStore
-import DeviceLogs
 import EventLog
 import FileIO
 import Foundation
@@ -164,16 +163,7 @@ public final class Replicator: @unchecked Sendable {
         let logPath = Path.join(folder, "log")
         let reader: LogReader
         let identity: LogIdentity
-        // One stream holds one log: shipping this device's alone would let a restore bring back
-        // a store without the other devices' events (docs/DEVICES.md, "Not built yet").
-        let several: Bool
-        do { several = try StoreDevices.knowsAnother(store: folder) } catch {
-            throw ReplicationError.invalid("the store at \(folder) cannot be replicated: \(error)")
-        }
-        if several {
-            throw ReplicationError.invalid(
-                "the store at \(folder) is one of several devices of its map: replication ships one log, so a restore would lack the other devices' events; it is not built yet for a store of several devices (keep the devices in step with vt sync --with, and copy one with vt clone)")
-        }
+        try refuseSeveralDevices(folder)
         do {
             reader = try LogReader(directory: logPath, payloadCodec: EventCodec.blockCodec)
             guard let found = try reader.identity() else {
