@@ -58,12 +58,6 @@ import Testing
         }
     }
 
-    func history(_ store: String) throws -> [RecordedEvent] {
-        var events: [RecordedEvent] = []
-        try StoreReader.open(at: store).forEachEvent(doing: "test") { events.append($0) }
-        return events
-    }
-
     @Test func anExportOfTwoDevicesImportsAsANewMapWithTheSameDevicesAndHistory() async throws {
         let folder = TemporaryFolder.made("device-export")
         try await twoDevices(folder)
@@ -83,7 +77,7 @@ import Testing
 
         // Position for position the same events: the same times and numbers, the devices renamed,
         // each DeviceSeen naming the new copy's head.
-        let before = try history(folder.sub("phone")), after = try history(folder.sub("imported"))
+        let before = try allEvents(inStore: folder.sub("phone")), after = try allEvents(inStore: folder.sub("imported"))
         #expect(before.count == after.count && after.count == Int(summary.events))
         var seen = 0, forgotten = 0
         for (old, new) in zip(before, after) {

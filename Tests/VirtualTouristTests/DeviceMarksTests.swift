@@ -14,13 +14,6 @@ import Testing
     let rome = Coordinate(latitude: 41.8902, longitude: 12.4922)
     let turin = Coordinate(latitude: 45.0703, longitude: 7.6869)
 
-    func history(_ store: String) throws -> (StoreReader, [RecordedEvent]) {
-        let reader = try StoreReader.open(at: store)
-        var events: [RecordedEvent] = []
-        try reader.forEachEvent { events.append($0) }
-        return (reader, events)
-    }
-
     @Test func aDragMadeWithoutKnowingOfTheOtherDevicesIsMarkedAsAtOnce() async throws {
         let folder = TemporaryFolder.made("at-once")
         let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
@@ -41,7 +34,8 @@ import Testing
         try await after.dragPin(pin, to: paris)
         try await after.close()
 
-        let (reader, events) = try history(folder.sub("phone"))
+        let reader = try StoreReader.open(at: folder.sub("phone"))
+        let events = try allEvents(reader)
         let laptopID = try StoreSync.devices(of: folder.sub("laptop")).this.device
         let phoneDrag = try #require(events.first { $0.event == .pinDragged(pin, turin) })
         #expect(events.count == 6, "drop; the laptop's DeviceSeen and drag; the phone's drag; its DeviceSeen and drag")
@@ -84,8 +78,7 @@ import Testing
 
         // `vt show` of either New Collection names the other, the rule and the removal kept.
         let reader = try StoreReader.open(at: folder.sub("phone"))
-        var merged: [RecordedEvent] = []
-        try reader.forEachEvent { merged.append($0) }
+        let merged = try allEvents(reader)
         let replacements = merged.filter { if case .collectionReplaced = $0.event { true } else { false } }
         let (won, lost) = (replacements[0], replacements[1])
         #expect(won.origin?.device != lost.origin?.device && lost.event == ours[0].event)
@@ -121,7 +114,8 @@ extension DeviceMarksTests {
             try await store.close()
         }
         _ = try StoreSync.sync(store: folder.sub("phone"), with: folder.sub("laptop"))
-        let (reader, events) = try history(folder.sub("phone"))
+        let reader = try StoreReader.open(at: folder.sub("phone"))
+        let events = try allEvents(reader)
         let removals = events.filter { if case .photoRemoved = $0.event { true } else { false } }
         #expect(removals.count == 2)
         guard case .folded = try reader.verdict(of: removals[1]) else {

@@ -93,8 +93,7 @@ import Testing
         #expect(states[0].pins[pin]?.coordinate == later)
         // The phone's drag was folded, and the laptop's later one replaced its place.
         let reader = try StoreReader.open(at: folder.sub("phone"))
-        var events: [RecordedEvent] = []
-        try reader.forEachEvent { events.append($0) }
+        let events = try allEvents(reader)
         #expect(events.map(\.event.typeName) == ["PinDropped", "PinDragged", "DeviceSeen", "PinDragged"])
         let replaced = try reader.decidingEvent(for: events[1], verdict: reader.verdict(of: events[1]))
         #expect(replaced?.event.sequence == 4 && replaced?.how == "this later drag from another device replaced its place")
@@ -179,8 +178,7 @@ import Testing
         _ = try StoreSync.sync(store: folder.sub("phone"), with: folder.sub("laptop"))
 
         let reader = try StoreReader.open(at: folder.sub("phone"))
-        var events: [RecordedEvent] = []
-        try reader.forEachEvent { events.append($0) }
+        let events = try allEvents(reader)
         #expect(events.map(\.event.typeName) == ["PinDropped", "PinRemoved", "DeviceSeen", "PinDragged", "RegionChanged"])
         guard case .folded = try reader.verdict(of: events[1]) else { Issue.record("the removal was folded"); return }
         guard case .passedOver(let problem) = try reader.verdict(of: events[3]) else { Issue.record("the late drag was folded"); return }

@@ -78,7 +78,7 @@ import Testing
         #expect(try reader.pinsOnMap().count == ids.count)
         for id in ids {
             let pin = PinID(id)
-            let expected = try Self.allEvents(reader).filter { $0.event.pin == pin }
+            let expected = try allEvents(reader).filter { $0.event.pin == pin }
             #expect(expected.count >= 3)
             for threshold in [1, 1 << 16] as [UInt64] {
                 let found = try reader.removedPin(matching: pin.description, halvingAt: threshold)
@@ -93,7 +93,7 @@ import Testing
         }
         // A pin on the map, by its events in a range.
         let staying = try #require(try reader.pinsOnMap().first)
-        let stayingEvents = try Self.allEvents(reader).filter { $0.event.pin == staying.key }
+        let stayingEvents = try allEvents(reader).filter { $0.event.pin == staying.key }
         let ranged = try reader.events(aboutPinMatching: staying.key.description, from: staying.value, through: stayingEvents.last!.sequence)
         #expect(ranged.pin == staying.key && ranged.events.map(\.sequence) == stayingEvents.map(\.sequence))
         #expect(try reader.history(matching: "6280938ad").pin == PinID(ids[0]))
@@ -175,12 +175,6 @@ import Testing
             #expect(try whole.history(matching: pin.description).events.map(\.sequence) == events.map(\.sequence))
             #expect(try whole.history(of: pin).map(\.sequence) == events.map(\.sequence))
         }
-    }
-
-    private static func allEvents(_ reader: StoreReader) throws -> [RecordedEvent] {
-        var events: [RecordedEvent] = []
-        try reader.forEachEvent { events.append($0) }
-        return events
     }
 
     /// Payloads the app never writes but a log may hold (from another writer, or restored from

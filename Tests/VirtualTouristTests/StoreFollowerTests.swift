@@ -12,13 +12,6 @@ import Testing
     let paris = Coordinate(latitude: 48.8584, longitude: 2.2945)
     let rome = Coordinate(latitude: 41.8902, longitude: 12.4922)
 
-    /// The store's merged history as a fresh reader gives it.
-    func history(_ store: String) throws -> [RecordedEvent] {
-        var events: [RecordedEvent] = []
-        try StoreReader.open(at: store).forEachEvent { events.append($0) }
-        return events
-    }
-
     @Test func aFollowerGivesOwnEventsThenASyncsLateOnesAtTheirPositions() async throws {
         let folder = TemporaryFolder.made("follower")
         let clock = TestClock(1_800_000_000_000_000, stepPerReading: 10)
@@ -31,7 +24,7 @@ import Testing
         try await laptop.dragPin(pin, to: rome)
         try await laptop.close()
         _ = try StoreSync.sync(store: folder.sub("laptop"), with: folder.sub("phone"))  // gives the phone the laptop's log…
-        let synced = try history(folder.sub("phone"))
+        let synced = try allEvents(inStore: folder.sub("phone"))
         #expect(synced.count == 3, "the drop, the laptop's DeviceSeen and drag")
 
         var follower = StoreFollower(after: try StoreReader.open(at: folder.sub("phone")))
@@ -41,7 +34,7 @@ import Testing
         try await onPhone.close()
         let own = try #require(try follower.poll())
         #expect(own.late == 0 && own.events.map(\.sequence) == [4, 5], "the phone's DeviceSeen of the laptop and its drag")
-        #expect(try own.events == Array(history(folder.sub("phone"))[3...]))
+        #expect(try own.events == Array(allEvents(inStore: folder.sub("phone"))[3...]))
         #expect(try follower.poll() == nil)
 
         // A device that acted while away: the tablet, cloned from the laptop (which has not seen
@@ -54,7 +47,7 @@ import Testing
         try await tablet.close()
         _ = try StoreSync.sync(store: folder.sub("tablet"), with: folder.sub("phone"))
         let arrived = try #require(try follower.poll())
-        let now = try history(folder.sub("phone"))
+        let now = try allEvents(inStore: folder.sub("phone"))
         #expect(arrived.events.count == 3 && arrived.events.last?.event == .pinDropped(dropped, rome), "the tablet's DeviceSeen of each and its drop")
         #expect(arrived.events.allSatisfy { now[Int($0.sequence) - 1] == $0 }, "each at its position now")
         #expect(arrived.late == 3 && arrived.events.map(\.sequence) == [4, 5, 6], "all sort before the phone's last two events")
@@ -80,7 +73,7 @@ import Testing
         try await laptop.close()
         _ = try StoreSync.sync(store: folder.sub("laptop"), with: folder.sub("phone"))
         let merged = try #require(try follower.poll())
-        #expect(try merged.late == 0 && merged.events == Array(history(folder.sub("phone"))[2...]), "the laptop's DeviceSeen and drop, after the phone's two")
+        #expect(try merged.late == 0 && merged.events == Array(allEvents(inStore: folder.sub("phone"))[2...]), "the laptop's DeviceSeen and drop, after the phone's two")
         #expect(merged.events.allSatisfy { $0.origin?.device != nil })
     }
 }

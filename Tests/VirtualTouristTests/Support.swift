@@ -202,3 +202,13 @@ func fold(_ events: some Sequence<RecordedEvent>) -> TouristState {
     state.apply(contentsOf: events)
     return state
 }
+
+/// Every event a reader of `store` gives, in its order (the merged order in a store of several devices).
+func allEvents(_ reader: StoreReader) throws -> [RecordedEvent] {
+    var events: [RecordedEvent] = []
+    try reader.forEachEvent { events.append($0) }
+    return events
+}
+
+/// The same, from a reader opened on `store` now.
+func allEvents(inStore store: String) throws -> [RecordedEvent] { try allEvents(StoreReader.open(at: store)) }
