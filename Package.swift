@@ -313,7 +313,9 @@ let package = Package(
         // Replication, restore and follow against a real three-server cluster (scripts/nats-cluster).
         .testTarget(
             name: "ReplicationTests",
-            dependencies: ["Replication", "NATSClient", "NATSTestSupport", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport"]
+            dependencies: [
+                "Replication", "NATSClient", "NATSTestSupport", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport", "DeviceLogs",
+            ]
         ),
         // Real nats-server processes for a test, through scripts/nats-cluster.
         .target(name: "NATSTestSupport", dependencies: ["NATSClient"], path: "Tests/NATSTestSupport"),

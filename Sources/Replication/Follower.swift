@@ -47,6 +47,13 @@ public final class Follower: @unchecked Sendable {
         storeOptions: StoreOptions = StoreOptions(), progress: (@Sendable (String) -> Void)? = nil
     ) async throws -> Follower {
         let jetStream = JetStream(connection)
+        if let devices = try await StreamRestore.devicesOfMap(jetStream: jetStream, stream: stream), devices.devices.count > 1 {
+            // A replica takes its stream's events into its own log; a device of several also
+            // needs the other devices' logs, live, which is what sync through the cluster does.
+            throw ReplicationError.invalid(
+                "the stream \(stream.name) is one device's of a map of \(devices.devices.count) devices: a follower keeps one log live, so it would"
+                    + " show this device's actions without the others'. Restore the map at this moment with vt restore (it takes every device's log)")
+        }
         let isNew = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.isEmpty ?? true
         if isNew {
             progress?("restoring \(folder) from stream \(stream.name)…")

@@ -20,6 +20,11 @@ public struct ReplicationRecord: Codable, Equatable, Sendable {
     /// The step a rewrite of the stream is at (a forgotten place to take out of it), nil when
     /// none is under way (docs/REPLICATION.md, "Forgetting after shipping").
     public var rewrite: RewriteStep?
+    /// In a store of several devices, how many forgets had begun in the store (its
+    /// `forget.count`) when this stream was last known to hold nothing they erased: a count that
+    /// moved since asks for a rewrite (docs/REPLICATION.md, "A store of several devices"). Nil
+    /// in a store of one device, whose rewrites follow its own `PlaceForgotten`s.
+    public var forgetsSeen: UInt64? = nil
 
     /// The folder a store keeps its records in.
     public static func folder(ofStore store: String) -> String { Path.join(store, "replication") }

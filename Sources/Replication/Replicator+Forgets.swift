@@ -31,6 +31,30 @@ extension Replicator {
         return false
     }
 
+    /// In a store of several devices a forget erases events of every log the store holds, the
+    /// copies' too, whose streams may hold them whole (shipped by this store, or by the device
+    /// itself): each forget begun since the stream was last known clean asks for its rewrite,
+    /// whichever log the `PlaceForgotten` is in. The compare finds what changed; a stream the
+    /// forget did not touch stays as it is.
+    func noteForgets() throws {
+        let progress = try forgetProgress()
+        guard !progress.underWay else { throw Self.forgetting(in: storeFolder) }
+        let changed = shared.withLock { shared -> Bool in
+            guard let seen = shared.record.forgetsSeen else {
+                // A record from before this count was kept, or a stream this store never shipped:
+                // earlier forgets were handled by their PlaceForgotten (or are the device's to
+                // handle, for a copy's stream); count from here.
+                shared.record.forgetsSeen = progress.begun
+                return true
+            }
+            guard seen != progress.begun else { return false }
+            if shared.record.acknowledgedEvent > 0, shared.record.rewrite == nil { shared.record.rewrite = .compare }
+            shared.record.forgetsSeen = progress.begun
+            return true
+        }
+        if changed { try saveRecord() }
+    }
+
     func forgetProgress() throws -> ForgetProgress {
         do { return try ForgetProgress.read(store: storeFolder, fileSystem: fileSystem) } catch {
             throw ReplicationError.storage("cannot tell whether a place is being forgotten in \(storeFolder): \(error)")

@@ -13,9 +13,28 @@ extension Replicator {
     /// What the last rewrite did, nil when none ran since the replicator started.
     public var lastRewrite: RewriteReport? { shared.withLock { $0.lastRewrite } }
 
+    /// Whether the copy reaches the stream's last event: only then can it rebuild every message.
+    private func copyHoldsWholeStream() async throws -> Bool {
+        let last = try await Self.clusterCall("read the last message of stream \(stream.name)") {
+            try await StreamReading.lastBatch(of: stream, jetStream: jetStream)
+        }?.summary.last ?? 0
+        let copyLast = try Self.storage { try reader.lastSequence() }
+        return last <= copyLast
+    }
+
     func rewriteStream(from step: RewriteStep) async throws {
         let forgets = try forgetProgress()
         guard !forgets.underWay else { throw Self.forgetting(in: storeFolder) }
+        if shipped.isCopy, step == .compare, try await !copyHoldsWholeStream() {
+            // The stream holds events past this copy: it cannot be written again from the copy.
+            // The device itself rewrites it once the forget reaches it (a sync), as it erases them.
+            shared.withLock {
+                $0.record.rewrite = nil
+                $0.lastRewrite = RewriteReport()
+            }
+            try saveRecord()
+            return
+        }
         let rewrite = StreamRewrite(jetStream: jetStream, stream: stream, identity: identity, logDirectory: reader.directory) { step in
             self.shared.withLock { $0.record.rewrite = step }
             try self.saveRecord()

@@ -51,7 +51,7 @@ extension Replicator {
     /// What the stream already holds of this store: the head it acknowledged last and the stream
     /// sequence of that message. Refuses a stream that holds another history.
     static func reconcile(
-        _ stream: ReplicationStream, jetStream: JetStream, identity: LogIdentity, reader: LogReader, store: String,
+        _ stream: ReplicationStream, jetStream: JetStream, identity: LogIdentity, reader: LogReader, store: String, isCopy: Bool,
         options: ReplicationOptions
     ) async throws -> (LogHead, UInt64) {
         let found: (sequence: UInt64, summary: BatchHeader.Summary)?
@@ -73,6 +73,12 @@ extension Replicator {
         }
         let local = try storage { try reader.head(at: summary.last) }
         guard let local else {
+            if isCopy {
+                // The device itself (or another store) shipped further than this copy reaches:
+                // nothing to ship until the copy grows past the stream, if it is the same history.
+                try await checkCopyAgrees(stream, jetStream: jetStream, reader: reader, lastMessage: sequence, options: options)
+                return (LogHead(sequence: summary.last, hash: summary.head), sequence)
+            }
             let mine = (try? reader.lastSequence()) ?? 0
             throw ReplicationError.conflict(
                 "the stream \(stream.name) holds events up to \(summary.last), but the store at \(store) only up to \(mine):"

@@ -11,6 +11,7 @@ extension Replicator {
     /// Ships one batch (the one that failed last, or the next from the log); false when the log
     /// has nothing more.
     func shipNext() async throws -> Bool {
+        if rewritesOnEveryForget.load(ordering: .relaxed) { try noteForgets() }
         if let step = shared.withLock({ $0.record.rewrite }) { try await rewriteStream(from: step) }
         if pending == nil {
             try reopenAfterForgets()
@@ -36,6 +37,7 @@ extension Replicator {
     }
 
     func nextBatch() throws -> ReplicationBatch? {
+        guard try copyReachesPastStream() else { return nil }
         var events: [LogEvent] = []
         var bytes = ReplicationBatch.fixedSize
         let limit = min(options.maxBatchBytes, (connection.serverInfo?.maxPayload ?? 1 << 20) - 8192)
@@ -92,34 +94,33 @@ extension Replicator {
             guard ack.stream == stream.name else {
                 throw ReplicationError.conflict("the subject \(stream.subject) is captured by the stream \(ack.stream), not \(stream.name)")
             }
+            // A duplicate is known by its message id, which names the events' numbers, not their
+            // history: the message stored under it must end with this batch's head.
+            if ack.duplicate { try await checkDuplicate(of: batch, at: ack.sequence) }
             acknowledged(batch, streamSequence: ack.sequence)
         } catch let error as JetStreamAPIError where error.isWrongLastSequence {
-            // Either our own publish landed and its answer was lost past the duplicate window, or
-            // someone else wrote: only the stream's last message can tell.
-            guard let (sequence, summary) = try await StreamReading.lastBatch(of: stream, jetStream: jetStream) else {
-                throw ReplicationError.conflict(
-                    "the stream \(stream.name) is empty, though this store shipped \(expected) messages to it: it was deleted and made"
-                        + " again behind this replicator's back; nothing was overwritten")
-            }
-            guard summary.identity == identity, summary.last == batch.lastSequence, summary.head == batch.head else {
-                throw ReplicationError.conflict(
-                    "another writer appended to stream \(stream.name) (its last message \(sequence) holds events"
-                        + " \(summary.first)…\(summary.last), where this store expected to add \(batch.firstSequence)…\(batch.lastSequence));"
-                        + " nothing was overwritten. Is a copy of this store replicating to the same stream?")
-            }
-            acknowledged(batch, streamSequence: sequence)
+            // Our own publish landed and its answer was lost past the duplicate window, another
+            // store shipping the same device's log came first, or someone wrote another history:
+            // only the stream's last message can tell.
+            try await settleRefusedPublish(of: batch, expected: expected)
         }
     }
 
     func acknowledged(_ batch: ReplicationBatch, streamSequence: UInt64) {
+        noteAcknowledged(through: batch.lastSequence, head: batch.head, streamSequence: streamSequence)
+        if ContinuousClock.now - lastSaved > .seconds(1) { try? saveRecord() }
+    }
+
+    /// Records that the stream holds the log through `last` (with `head` there), in its message
+    /// `streamSequence`.
+    func noteAcknowledged(through last: UInt64, head: ChainHash, streamSequence: UInt64) {
         let now = RFC3339.string(from: Date())
         shared.withLock {
-            $0.record.acknowledgedEvent = batch.lastSequence
+            $0.record.acknowledgedEvent = last
             $0.record.streamSequence = streamSequence
-            $0.record.head = batch.head.description
+            $0.record.head = head.description
             $0.record.acknowledgedAt = now
             $0.lastError = nil
         }
-        if ContinuousClock.now - lastSaved > .seconds(1) { try? saveRecord() }
     }
 }

@@ -6,88 +6,6 @@ import NATSClient
 import Synchronization
 import VirtualTourist
 
-/// How a replicator ships.
-public struct ReplicationOptions: Sendable {
-    /// The stream's name (default `VT_` and the log id).
-    public var stream: String? = nil
-    /// Copies the cluster keeps (default 3, or 1 on a server that is not clustered).
-    public var replicas: Int? = nil
-    /// The most events, and bytes of body, one message carries.
-    public var maxBatchEvents = 4096
-    public var maxBatchBytes = 512 << 10
-    /// How often a caught-up replicator looks at the log again.
-    public var pollInterval: Duration = .milliseconds(20)
-    /// How long a running replicator waits after a message that was not full before it reads the
-    /// log again, so that a busy app's events travel many to a message. Every message costs the
-    /// cluster a round of consensus; one per commit would take the CPU the app's own commits need.
-    public var linger: Duration = .milliseconds(50)
-    /// How long to wait before trying the cluster again after a failure.
-    public var retryDelay: Duration = .milliseconds(200)
-    /// The most photos uploaded at once: each is a few round trips to the stream's leader, which
-    /// a replicated stream answers only once a majority has the message. A batch uploads fewer
-    /// when it names few (``Replicator/uploadsAtOnce(photos:limit:)``).
-    public var concurrentUploads = 32
-    /// How long ``Replicator/shipAvailable()`` keeps retrying before it gives up.
-    public var giveUpAfter: Duration = .seconds(60)
-    /// How long ``Replicator/start(store:connection:servers:options:)`` waits for a cluster that
-    /// does not answer yet because it lost a server (a leader being elected), as a restore does.
-    public var electionPatience: Duration = .seconds(90)
-    /// Told, once for each request it waits for, what a start is waiting for (`vt replicate`
-    /// prints it).
-    public var onWait: (@Sendable (String) -> Void)? = nil
-
-    public init() {}
-}
-
-/// Where replication stands: what the local log holds, what the cluster acknowledged.
-public struct ReplicationStatus: Codable, Equatable, Sendable {
-    public var stream: String
-    public var servers: String
-    public var localEvents: UInt64
-    public var acknowledgedEvents: UInt64
-    /// Events in the local log the cluster has not acknowledged.
-    public var lagEvents: UInt64
-    public var photosUploaded: Int
-    /// Photos the shipped events name that the bucket does not have yet.
-    public var photosPending: Int
-    /// Photos an event names whose bytes the store no longer had when they were to be shipped.
-    public var photosMissing: Int
-    public var connected: Bool
-    /// The last failure, while replication retries (nil when the last attempt worked).
-    public var lastError: String?
-    public var acknowledgedAt: String?
-    /// The step of a rewrite under way (a forgotten place being taken out of the stream).
-    public var rewrite: RewriteStep?
-
-    /// What a store's record says, beside a log that holds `localEvents` (no cluster asked).
-    public init(record: ReplicationRecord, localEvents: UInt64) {
-        self.init(
-            stream: record.stream, servers: record.servers, localEvents: localEvents, acknowledgedEvents: record.acknowledgedEvent,
-            lagEvents: localEvents - min(localEvents, record.acknowledgedEvent), photosUploaded: record.photosUploaded,
-            photosPending: 0, photosMissing: record.photosMissing, connected: false, lastError: nil,
-            acknowledgedAt: record.acknowledgedAt, rewrite: record.rewrite)
-    }
-
-    init(
-        stream: String, servers: String, localEvents: UInt64, acknowledgedEvents: UInt64, lagEvents: UInt64, photosUploaded: Int,
-        photosPending: Int, photosMissing: Int, connected: Bool, lastError: String?, acknowledgedAt: String?,
-        rewrite: RewriteStep? = nil
-    ) {
-        self.stream = stream
-        self.servers = servers
-        self.localEvents = localEvents
-        self.acknowledgedEvents = acknowledgedEvents
-        self.lagEvents = lagEvents
-        self.photosUploaded = photosUploaded
-        self.photosPending = photosPending
-        self.photosMissing = photosMissing
-        self.connected = connected
-        self.lastError = lastError
-        self.acknowledgedAt = acknowledgedAt
-        self.rewrite = rewrite
-    }
-}
-
 /// Ships a store's events, in order and with the chain's head, into a JetStream stream, and its
 /// photos into an Object Store bucket (docs/REPLICATION.md). It reads the log's files as any
 /// reader does, so it never holds the store's writer back, and may run in the app's process
@@ -105,6 +23,11 @@ public final class Replicator: @unchecked Sendable {
     public let storeFolder: String
     public let stream: ReplicationStream
     public let identity: LogIdentity
+    /// Which of the store's logs this replicator ships, and how.
+    let shipped: ShippedLog
+    /// Whether any forget in the store asks for a rewrite (``ShippedLog/rewritesOnEveryForget``;
+    /// set when a store of one device becomes one of several while it ships).
+    let rewritesOnEveryForget: Atomic<Bool>
     let options: ReplicationOptions
     let connection: NATSConnection
     let jetStream: JetStream
@@ -127,6 +50,9 @@ public final class Replicator: @unchecked Sendable {
     /// How many forgets had begun in the store when the cursor was last opened (nil: open it
     /// again before the next read). See ``batchStillHolds()``.
     var forgetsRead: UInt64?
+    /// A copy whose stream holds events past the copy's last (the device shipped them itself):
+    /// the cursor is opened again once the copy reaches past them. See ``copyReachesPastStream()``.
+    var streamAheadOfCopy = false
     /// Whether the last batch read from the log was as large as a message may be.
     var lastBatchFull = false
     /// Whether a photo missing from the uploaded list may be in the bucket all the same, so that
@@ -160,10 +86,18 @@ public final class Replicator: @unchecked Sendable {
     public static func start(
         store folder: String, connection: NATSConnection, servers: String, options: ReplicationOptions = ReplicationOptions()
     ) async throws -> Replicator {
-        let logPath = Path.join(folder, "log")
+        try refuseSeveralDevices(folder)
+        return try await start(store: folder, shipping: ShippedLog(ownLogOf: folder), connection: connection, servers: servers, options: options)
+    }
+
+    /// Starts shipping one of the store's logs: its own, or a copy of another device's
+    /// (``MapReplicator`` starts one for each).
+    static func start(
+        store folder: String, shipping shipped: ShippedLog, connection: NATSConnection, servers: String, options: ReplicationOptions
+    ) async throws -> Replicator {
+        let logPath = shipped.path
         let reader: LogReader
         let identity: LogIdentity
-        try refuseSeveralDevices(folder)
         do {
             reader = try LogReader(directory: logPath, payloadCodec: EventCodec.blockCodec)
             guard let found = try reader.identity() else {
@@ -193,7 +127,8 @@ public final class Replicator: @unchecked Sendable {
             if let old, old.rewrite == .replace {
                 try await resumeReplacing(old, stream: stream, jetStream: jetStream, reader: reader, store: folder, options: options)
             } else {
-                try await reconcile(stream, jetStream: jetStream, identity: identity, reader: reader, store: folder, options: options)
+                try await reconcile(
+                    stream, jetStream: jetStream, identity: identity, reader: reader, store: folder, isCopy: shipped.isCopy, options: options)
             }
         do {
             try fileSystem.createDirectoryDurably(ReplicationRecord.folder(ofStore: folder))
@@ -203,19 +138,19 @@ public final class Replicator: @unchecked Sendable {
         let record = ReplicationRecord(
             stream: stream.name, servers: servers, acknowledgedEvent: acknowledged.sequence, streamSequence: streamSequence,
             head: acknowledged.hash.description, photosUploaded: old?.photosUploaded ?? 0, photosMissing: old?.photosMissing ?? 0,
-            acknowledgedAt: old?.acknowledgedAt, rewrite: old?.rewrite)
+            acknowledgedAt: old?.acknowledgedAt, rewrite: old?.rewrite, forgetsSeen: old?.forgetsSeen)
         let blobs: BlobStore
         do { blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem) } catch {
             throw ReplicationError.storage("the photos of \(folder) cannot be read: \(error)")
         }
         return try Replicator(
-            store: folder, stream: stream, identity: identity, options: options, connection: connection, jetStream: jetStream,
+            store: folder, stream: stream, identity: identity, shipped: shipped, options: options, connection: connection, jetStream: jetStream,
             bucket: bucket, blobs: blobs, servers: servers, reader: reader, record: record, acknowledged: acknowledged,
             fileSystem: fileSystem)
     }
 
     private init(
-        store: String, stream: ReplicationStream, identity: LogIdentity, options: ReplicationOptions, connection: NATSConnection,
+        store: String, stream: ReplicationStream, identity: LogIdentity, shipped: ShippedLog, options: ReplicationOptions, connection: NATSConnection,
         jetStream: JetStream, bucket: ObjectStore, blobs: BlobStore, servers: String, reader: LogReader, record: ReplicationRecord,
         acknowledged: LogHead, fileSystem: any FileSystem
     ) throws {
@@ -223,6 +158,8 @@ public final class Replicator: @unchecked Sendable {
         self.fileSystem = fileSystem
         self.stream = stream
         self.identity = identity
+        self.shipped = shipped
+        rewritesOnEveryForget = Atomic(shipped.rewritesOnEveryForget)
         self.options = options
         self.connection = connection
         self.jetStream = jetStream
@@ -239,6 +176,7 @@ public final class Replicator: @unchecked Sendable {
         if !photoListLost { record.photosUploaded = uploaded.count }
         shared = Mutex(Shared(record: record, uploaded: uploaded, localEvents: acknowledged.sequence))
         cursor = try Self.storage { try reader.events(from: acknowledged.sequence + 1) }
+        if shipped.isCopy { streamAheadOfCopy = acknowledged.sequence > (try Self.storage { try reader.lastSequence() }) }
         chain = EventChain(head: acknowledged.hash, after: acknowledged.sequence)
         chainBeforePending = chain
         try record.save(store: store, fileSystem: fileSystem)

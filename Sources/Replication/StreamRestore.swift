@@ -24,6 +24,15 @@ public struct RestoreReport: Sendable, Equatable {
     public var missingPhotos = 0
     /// Places forgotten in the history, whose events are erased here as in the original.
     public var placesErased = 0
+    /// The other devices of the map whose logs were restored beside this one's, as copies
+    /// (a restore of one device of several), and their events.
+    public var otherDevices = 0
+    public var otherDeviceEvents: UInt64 = 0
+    /// Devices the map's buckets name whose streams are not in the cluster (nothing shipped
+    /// their log yet): the restored store lacks their events.
+    public var devicesNotFound: [String] = []
+    /// The streams the other devices' logs came from.
+    public var otherStreams: [ReplicationStream] = []
     public var seconds = 0.0
     /// Of ``seconds``, the time to read and check the stream and write the log (before the
     /// store's open and the photos).
@@ -72,8 +81,17 @@ public enum StreamRestore {
         var report = RestoreReport()
         do {
             try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
+            let devices = try await devicesOfMap(jetStream: jetStream, stream: stream)
+            if let devices, devices.devices.count > 1, case .sequence = point {
+                throw ReplicationError.invalid(
+                    "the stream \(stream.name) is one device's of a map of \(devices.devices.count) devices, whose events are numbered in each device's log:"
+                        + " restore them to a time (--at 2026-11-28T10:00:00Z) rather than to an event number")
+            }
             report = try await buildLog(
-                jetStream: jetStream, stream: stream, info: info, work: work, point: point, progress: progress)
+                jetStream: jetStream, stream: stream, info: info, into: Path.join(work, "log"), point: point, progress: progress)
+            if let devices {
+                try await restoreOtherDevices(of: devices, jetStream: jetStream, work: work, point: point, report: &report)
+            }
             report.logSeconds = (ContinuousClock.now - started) / .seconds(1)
             try await fetchPhotos(jetStream: jetStream, stream: stream, work: work, report: &report)
             if FileManager.default.fileExists(atPath: folder) { try FileManager.default.removeItem(atPath: folder) }
@@ -99,9 +117,9 @@ public enum StreamRestore {
         }
     }
 
-    private static func buildLog(
-        jetStream: JetStream, stream: ReplicationStream, info: StreamInfo, work: String, point: RestorePoint?,
-        progress: (@Sendable (UInt64, UInt64) -> Void)?
+    static func buildLog(
+        jetStream: JetStream, stream: ReplicationStream, info: StreamInfo, into logPath: String, point: RestorePoint?,
+        required: Bool = true, progress: (@Sendable (UInt64, UInt64) -> Void)?
     ) async throws -> RestoreReport {
         var report = RestoreReport()
         let end = info.state.lastSequence
@@ -114,17 +132,20 @@ public enum StreamRestore {
             message in
             report.messages += 1
             let events = try reading.events(of: message)
-            if builder == nil, let identity = reading.identity {
-                builder = try LogBuilder(directory: Path.join(work, "log"), identity: identity, configuration: configuration)
-            }
             for event in events {
                 if let point, isPast(event, point) { return false }
+                if builder == nil, let identity = reading.identity {
+                    builder = try LogBuilder(directory: logPath, identity: identity, configuration: configuration)
+                }
                 try builder!.add(event)
             }
             progress?(builder?.head.sequence ?? 0, total)
             return true
         }
-        guard var builder else { throw ReplicationError.invalid("the stream \(stream.name) holds no events before that point") }
+        guard var builder else {
+            if !required { return report }
+            throw ReplicationError.invalid("the stream \(stream.name) holds no events before that point")
+        }
         if case .sequence(let last) = point, builder.head.sequence < last {
             throw ReplicationError.invalid("the stream \(stream.name) ends at event \(builder.head.sequence), before \(last)")
         }
@@ -162,13 +183,19 @@ public enum StreamRestore {
             // Every photo the original keeps, those of the retention window too: time travel on
             // the copy shows what it shows on the original.
             let wanted = try store.keptPhotos().filter { (try? store.isPhotoStored($0)) != true }
-            let bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream)
+            // The named device's bucket first, then each other device's: a photo is uploaded by
+            // whichever store shipped the event that names it, into that device's bucket.
+            var found: [PhotoBucket] = []
+            for each in [stream] + report.otherStreams {
+                if let bucket = try await PhotoBucket.open(jetStream: jetStream, stream: each) { found.append(bucket) }
+            }
+            let buckets = found
             // Eight at a time: each is a round trip or two to the bucket's leader.
             try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
                 var waiting = wanted.sorted(by: { $0.description < $1.description })[...]
                 func startNext() {
                     guard let digest = waiting.popFirst() else { return }
-                    group.addTask { try await bucket?.get(digest) }
+                    group.addTask { try await PhotoBucket.get(digest, fromFirstOf: buckets) }
                 }
                 for _ in 0..<8 { startNext() }
                 while let fetched = try await group.next() {
@@ -190,7 +217,7 @@ public enum StreamRestore {
 }
 
 /// A stream's photo bucket, read by digest; nil when the stream never shipped a photo.
-struct PhotoBucket {
+struct PhotoBucket: Sendable {
     let store: ObjectStore
 
     static func open(jetStream: JetStream, stream: ReplicationStream) async throws -> PhotoBucket? {
@@ -200,6 +227,14 @@ struct PhotoBucket {
             return nil
         }
         return PhotoBucket(store: try await ObjectStore.createOrLookUp(jetStream, bucket: stream.bucket))
+    }
+
+    /// The photo from the first of `buckets` that has it; nil when none does.
+    static func get(_ digest: PhotoDigest, fromFirstOf buckets: [PhotoBucket]) async throws -> [UInt8]? {
+        for bucket in buckets {
+            if let bytes = try await bucket.get(digest) { return bytes }
+        }
+        return nil
     }
 
     /// The photo's bytes, checked against its digest; nil when the bucket does not have it.

@@ -52,28 +52,33 @@ struct ReplicateCommand: AsyncParsableCommand {
         options.stream = stream
         options.replicas = replicas
         options.onWait = { Terminal.note($0) }
-        let replicator = try await Replicator.start(store: folder, connection: nats, servers: Cluster.shown(to!), options: options)
-        if status { return try show(replicator.status) }
+        let replicator = try await MapReplicator.start(store: folder, connection: nats, servers: Cluster.shown(to!), options: options)
+        if status { return try show(replicator.statuses) }
         if rewrite { try replicator.requestRewrite() }
+        let streams = replicator.streams.map(\.name).joined(separator: ", ")
         if once {
             let bar = ProgressBar()
-            let before = replicator.status.acknowledgedEvents
+            let before = replicator.statuses.reduce(0) { $0 + $1.acknowledgedEvents }
             let started = ContinuousClock.now
             let result = try await replicator.shipAvailable { bar.update("replicating", done: Int64($0.acknowledgedEvents), total: Int64($0.localEvents)) }
             bar.finish()
             let seconds = (ContinuousClock.now - started) / .seconds(1)
-            let shipped = result.acknowledgedEvents - min(before, result.acknowledgedEvents)
+            let after = result.reduce(0) { $0 + $1.acknowledgedEvents }
+            let shipped = after - min(before, after)
             Terminal.note("shipped \(shipped) events in \(String(format: "%.2f", seconds)) s"
-                + (seconds > 0 ? " (\(Int(Double(shipped) / seconds)) events/s)" : ""))
-            if let rewrite = replicator.lastRewrite { Terminal.note(Self.describe(rewrite, stream: replicator.stream.name)) }
+                + (seconds > 0 ? " (\(Int(Double(shipped) / seconds)) events/s)" : "")
+                + (result.count > 1 ? " into \(result.count) streams, one for each device's log" : ""))
+            for each in replicator.replicators {
+                if let rewrite = each.lastRewrite { Terminal.note(Self.describe(rewrite, stream: each.stream.name)) }
+            }
             return try show(result)
         }
-        Terminal.note("replicating \(folder) to stream \(replicator.stream.name); interrupt to stop")
+        Terminal.note("replicating \(folder) to stream\(replicator.streams.count > 1 ? "s" : "") \(streams); interrupt to stop")
         let task = Task { try await replicator.run() }
         for await _ in ServeCommand.interruptions() { break }
         task.cancel()
         try await task.value
-        try show(replicator.status)
+        try show(replicator.statuses)
     }
 
     static func describe(_ rewrite: RewriteReport, stream: String) -> String {
@@ -83,6 +88,14 @@ struct ReplicateCommand: AsyncParsableCommand {
             : "rewrote the stream \(stream) (\(rewrite.messages) messages"
                 + (rewrite.changedMessages > 0 ? ", \(rewrite.changedMessages) of them held events the log has erased since" : "")
                 + "); \(rewrite.photosDeleted) photos no event names were deleted from its bucket"
+    }
+
+    /// One status as before for a store of one device (its JSON an object); a list, one a
+    /// stream, for a store of several.
+    private func show(_ statuses: [ReplicationStatus]) throws {
+        if statuses.count == 1 { return try show(statuses[0]) }
+        if global.json { return try Output.json(statuses) }
+        for status in statuses { try show(status) }
     }
 
     private func show(_ status: ReplicationStatus) throws {
@@ -97,11 +110,12 @@ struct ReplicateCommand: AsyncParsableCommand {
 
     private func printRecords(_ folder: String) throws {
         let records = try ReplicationRecord.all(store: folder)
-        let local = (try? LogReader(directory: folder + "/log", payloadCodec: EventCodec.blockCodec).lastSequence()) ?? 0
         guard !records.isEmpty else { return Output.lines(["\(folder) has never been replicated"]) }
-        for record in records {
-            try show(ReplicationStatus(record: record, localEvents: local))
+        let statuses = records.map { record in
+            ReplicationStatus(record: record, localEvents: MapReplicator.localEvents(of: folder, stream: record.stream))
         }
+        if global.json, statuses.count > 1 { return try Output.json(statuses) }
+        for status in statuses { try show(status) }
     }
 }
 
@@ -136,7 +150,11 @@ struct RestoreCommand: AsyncParsableCommand {
             + " in \(String(format: "%.2f", report.seconds)) s"
             + (report.seconds > 0 ? " (\(Int(Double(report.events) / report.seconds)) events/s)" : "") + "; head \(report.head?.hash.description ?? "-")"
             + (report.missingPhotos > 0 ? "; \(report.missingPhotos) photos were not in the bucket" : "")
-            + (report.placesErased > 0 ? "; \(report.placesErased) forgotten places erased as in the original" : ""))
+            + (report.placesErased > 0 ? "; \(report.placesErased) forgotten places erased as in the original" : "")
+            + (report.otherDevices > 0
+                ? "; with the logs of the map's \(report.otherDevices) other devices (\(report.otherDeviceEvents) events), from their streams" : "")
+            + (report.devicesNotFound.isEmpty
+                ? "" : "; no stream in the cluster holds the log of device \(report.devicesNotFound.joined(separator: ", ")): its events are not in the copy"))
     }
 }
 

@@ -33,9 +33,9 @@ final class ServeReplication: Sendable {
         var options = ReplicationOptions()
         options.stream = stream
         options.replicas = replicas
-        let replicator: Replicator
+        let replicator: MapReplicator
         do {
-            replicator = try await Replicator.start(store: folder, connection: connection, servers: Cluster.shown(urls), options: options)
+            replicator = try await MapReplicator.start(store: folder, connection: connection, servers: Cluster.shown(urls), options: options)
         } catch {
             await connection.close()
             throw RuntimeError(message: "cannot replicate to \(Cluster.shown(urls)): \(error)")
@@ -43,7 +43,7 @@ final class ServeReplication: Sendable {
         let stopped = Failure()
         // Below the app's own work: on a busy machine the lag grows (and shows), commits stay fast.
         let task = Task(priority: .background) { await Self.watch(stopped, "replication") { try await replicator.run() } }
-        Terminal.note("replicating to stream \(replicator.stream.name) on \(Cluster.shown(urls))")
+        Terminal.note("replicating to stream \(replicator.streams.map(\.name).joined(separator: ", ")) on \(Cluster.shown(urls))")
         return ServeReplication(connection: connection, stopped: stopped, status: {
             let status = replicator.status(localEvents: lastSequence())
             return ReplicationView(
