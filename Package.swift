@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "NATSClient", targets: ["NATSClient"]),
         .library(name: "Replication", targets: ["Replication"]),
         .library(name: "DeviceLogs", targets: ["DeviceLogs"]),
+        .library(name: "Proofs", targets: ["Proofs"]),
+        .library(name: "HistoryProofs", targets: ["HistoryProofs"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
@@ -187,6 +189,8 @@ let package = Package(
         // RFC 6962's Merkle tree over the event chain's leaves, and its inclusion and
         // consistency proofs (docs/PROOFS.md). Knows hashes, not logs.
         .target(name: "Proofs", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Proofs about a log's events: the tree read from the log, the proof files (docs/PROOFS.md).
+        .target(name: "HistoryProofs", dependencies: ["Proofs", "EventLog", "FileIO", .product(name: "Crypto", package: "swift-crypto")]),
         // Several devices of one map (docs/DEVICES.md): each device's identity and `device.json`,
         // the copies of the other devices' logs and what they refuse, the merged order, the
         // hybrid clock, clones. It knows logs and blobs, not the app's events.
@@ -207,6 +211,7 @@ let package = Package(
                 "Replication",
                 "NATSClient",
                 "DeviceLogs",
+                "HistoryProofs",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -283,7 +288,7 @@ let package = Package(
             name: "VTTests",
             dependencies: [
                 "vt", "DemoPhotoServer", "PhotoServiceDoubles", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport", "NATSTestSupport",
-                "TouristWorkload", "LegacyLogWriter",
+                "TouristWorkload", "LegacyLogWriter", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -304,7 +309,7 @@ let package = Package(
             name: "DeviceLogsTests",
             dependencies: ["DeviceLogs", "EventLog", "BlobStore", "FileIO", "StorageTestSupport", "SeededRandom", "DemoLog"]
         ),
-        .testTarget(name: "ProofsTests", dependencies: ["Proofs", "SeededRandom"]),
+        .testTarget(name: "ProofsTests", dependencies: ["Proofs", "HistoryProofs", "EventLog", "StorageTestSupport", "SeededRandom"]),
         // The NATS client against real nats-server processes (scripts/nats-cluster).
         .testTarget(
             name: "NATSClientTests",

@@ -22,6 +22,7 @@ struct VT: AsyncParsableCommand {
             VerifyCommand.self, RepairCommand.self, CompactCommand.self, UpgradeCommand.self, ForgetCommand.self, GCCommand.self, SnapshotCommand.self, ExportCommand.self, ImportCommand.self,
             ReplicateCommand.self, RestoreCommand.self, FollowCommand.self,
             DeviceCommand.self, CloneCommand.self, SyncCommand.self,
+            HeadCommand.self, ProveCommand.self, CheckProofCommand.self,
             LogDemoCommand.self,
             PlaceCommand.self,
         ],
