@@ -119,22 +119,25 @@ public final class MapReplicator: Sendable {
     public func run() async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for replicator in replicators { group.addTask { try await replicator.run(); return false } }
-            group.addTask { try await self.waitForNewLogs(); return true }
+            group.addTask { try await self.waitForNewLogs() }
             while let foundNew = try await group.next() {
                 guard foundNew, !Task.isCancelled else { continue }
                 for replicator in try await startNewLogs() { group.addTask { try await replicator.run(); return false } }
-                group.addTask { try await self.waitForNewLogs(); return true }
+                group.addTask { try await self.waitForNewLogs() }
             }
         }
     }
 
-    /// Waits until the store holds a log no replicator ships yet.
-    private func waitForNewLogs() async throws {
-        while true {
-            try await Task.sleep(for: .seconds(1))
+    /// Waits until the store holds a log no replicator ships yet (true), or the task is
+    /// cancelled (false: stopping is no failure, as a replicator's own run returns).
+    private func waitForNewLogs() async throws -> Bool {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            if Task.isCancelled { break }
             let shipping = Set(replicators.map(\.identity.logIDHex))
-            if try Self.logs(of: storeFolder).contains(where: { !shipping.contains($0.device.description) }) { return }
+            if try Self.logs(of: storeFolder).contains(where: { !shipping.contains($0.device.description) }) { return true }
         }
+        return false
     }
 
     /// Starts a replicator for each log of the store that none ships yet (a store of one device

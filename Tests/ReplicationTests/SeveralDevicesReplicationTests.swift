@@ -108,6 +108,38 @@ struct SeveralDevicesReplicationTests {
         }
     }
 
+    @Test("a running replicator starts shipping a device's log once a sync brings it, and stops without an error")
+    func aNewDeviceIsShippedWhileRunning() async throws {
+        try await withNATSServers(count: 1) { servers in
+            let phone = TemporaryFolder.uniquePath("devices-phone")
+            let laptop = TemporaryFolder.uniquePath("devices-laptop")
+            defer { for folder in [phone, laptop] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: phone, options: storeOptions())
+            try await addAlbums(store, pins: 1, photos: 1)
+            try await store.close()
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            let replicator = try await MapReplicator.start(store: phone, connection: nats, servers: servers.urls)
+            #expect(replicator.streams.count == 1, "a store of one device ships one log")
+            let running = Task { try await replicator.run() }
+
+            _ = try StoreSync.clone(from: phone, to: laptop, name: "laptop", options: storeOptions())
+            let other = try await TouristStore.open(at: laptop, options: storeOptions())
+            try await addAlbums(other, pins: 1, photos: 1, seed: 3)
+            try await other.close()
+            _ = try StoreSync.sync(store: phone, with: laptop, options: storeOptions())
+            let laptopID = try device(laptop)
+            let copy = StoreDevices.folder(store: phone, device: laptopID)
+            let copied = UInt64(try allEvents(copy).count)
+            #expect(await eventually {
+                replicator.replicators.count == 2 && replicator.statuses.last?.acknowledgedEvents == copied
+            })
+            #expect(try await shippedEvents(nats, stream: "VT_\(laptopID)") == allEvents(copy))
+            running.cancel()
+            try await running.value
+            await nats.close()
+        }
+    }
+
     @Test("a place forgotten on one device leaves every stream the store ships, the other device's too")
     func aForgetReachesEveryStream() async throws {
         try await withTwoDevices { servers, phone, laptop, restored in
