@@ -188,7 +188,7 @@ let package = Package(
         ),
         // RFC 6962's Merkle tree over the event chain's leaves, and its inclusion and
         // consistency proofs (docs/PROOFS.md). Knows hashes, not logs.
-        .target(name: "Proofs", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "Proofs", dependencies: ["CSHA256", .product(name: "Crypto", package: "swift-crypto")]),
         // Proofs about a log's events: the tree read from the log, the proof files (docs/PROOFS.md).
         .target(name: "HistoryProofs", dependencies: ["Proofs", "EventLog", "FileIO", .product(name: "Crypto", package: "swift-crypto")]),
         // Several devices of one map (docs/DEVICES.md): each device's identity and `device.json`,

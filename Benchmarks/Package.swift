@@ -48,6 +48,8 @@ let package = Package(
                 // The replication mode: a Replicator and a restore against a real cluster.
                 .product(name: "Replication", package: "VirtualTourist"),
                 .product(name: "NATSClient", package: "VirtualTourist"),
+                .product(name: "Proofs", package: "VirtualTourist"),
+                .product(name: "HistoryProofs", package: "VirtualTourist"),
             ],
             path: "Sources/Report"
         ),

@@ -3,10 +3,9 @@ import Proofs
 
 /// The Merkle tree of one log's events (docs/PROOFS.md, "The tree"), read from the log: leaf i
 /// is event i + 1's chain leaf, the same for an erased event as for the event before its erasure.
-/// A proof reads the log's events once, from the first through the tree's size, hashing each
-/// run of the proof's path as it passes (``StreamingProver``): memory stays a few kilobytes at
-/// any size; time grows with the size (the compact ranges of PROOFS.md, "Keeping the tree so
-/// that a proof reads no payload", are what will bound it).
+/// A proof hashes each run of the proof's path as its leaves pass (``StreamingProver``), in a
+/// few kilobytes at any size; with a roots file (``TreeRoots``) a chunk of 4,096 leaves passes
+/// as its root, so a proof reads the events of a few chunks only, once the file is made.
 ///
 /// ```swift
 /// let tree = try LogTree(reader: reader)
@@ -18,8 +17,12 @@ public struct LogTree {
     public let logID: [UInt8]
     /// The log's last event: the largest tree.
     public let size: UInt64
+    /// The chunks' roots, read and grown as proofs pass (nil: every leaf is read each time).
+    let roots: TreeRoots?
 
-    public init(reader: LogReader) throws {
+    /// - Parameter rootsFile: where the chunks' roots are kept (docs/PROOFS.md, "The roots
+    ///   file"); nil to hash every leaf each time.
+    public init(reader: LogReader, rootsFile: String? = nil) throws {
         self.reader = reader
         do {
             guard let identity = try reader.identity() else {
@@ -27,6 +30,7 @@ public struct LogTree {
             }
             logID = identity.logID
             size = try reader.lastSequence()
+            roots = rootsFile.map { TreeRoots(path: $0, logID: identity.logID) }
         } catch let error as LogError {
             throw ProofError("the log at \(reader.directory) cannot be read: \(error.message)")
         }
@@ -84,18 +88,46 @@ public struct LogTree {
         return size
     }
 
+    /// Whether `range`, a chunk, goes to the prover as its kept root.
+    private func takenWhole(_ range: Range<UInt64>, _ prover: StreamingProver) -> Bool {
+        guard range.count == TreeRoots.chunk, let roots else { return false }
+        return Int(range.lowerBound / TreeRoots.chunk) < roots.roots.count && prover.takesWhole(range)
+    }
+
+    /// Gives the prover every leaf through its end, chunk by chunk: a chunk whose root is kept
+    /// and that the prover takes whole goes as that root; any other is read from the log (and a
+    /// whole chunk read in order has its root kept).
     private func feed(_ prover: inout StreamingProver, progress: ((UInt64, UInt64) -> Void)?) throws {
         let end = prover.end
+        let chunk = TreeRoots.chunk
+        var cursor: LogCursor? = nil
+        var next: UInt64 = 0  // the leaf the cursor gives next
         do {
-            let cursor = try reader.events(from: 1, through: end)
-            var index: UInt64 = 0
-            while let event = try cursor.next() {
-                guard event.sequence == index + 1 else { throw ProofError("the log skips from event \(index) to \(event.sequence)") }
-                prover.add(Self.leaf(of: event), at: index)
-                index += 1
-                if index & 0xFFFF == 0 { progress?(index, end) }
+            var start: UInt64 = 0
+            while start < end {
+                let range = start..<min(start + chunk, end)
+                let index = Int(start / chunk)
+                if takenWhole(range, prover) {
+                    prover.add(subtree: roots!.roots[index], covering: range)
+                } else {
+                    if cursor == nil || next != start {
+                        cursor = try reader.events(from: start + 1, through: end)
+                        next = start
+                    }
+                    var hasher = SubtreeHasher()
+                    while next < range.upperBound {
+                        guard let event = try cursor!.next() else { throw ProofError("the log ends at event \(next), before \(end)") }
+                        guard event.sequence == next + 1 else { throw ProofError("the log skips from event \(next) to \(event.sequence)") }
+                        let leaf = Self.leaf(of: event)
+                        prover.add(leaf, at: next)
+                        hasher.add(leaf)
+                        next += 1
+                    }
+                    if range.count == chunk, let roots, index == roots.roots.count { roots.append(hasher.root) }
+                }
+                start = range.upperBound
+                if start & 0xFFFF == 0 { progress?(start, end) }
             }
-            guard index == end else { throw ProofError("the log ends at event \(index), before \(end)") }
         } catch let error as LogError {
             throw ProofError("the log at \(reader.directory) cannot be read: \(error.message)")
         }

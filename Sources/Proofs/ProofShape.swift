@@ -75,6 +75,23 @@ public struct StreamingProver: Sendable {
         if keep.contains(index) { kept[index] = leaf }
     }
 
+    /// Whether the leaves of `chunk` may be given as the root of their subtree
+    /// (``add(subtree:covering:)``): every run and prefix lies wholly around it or apart from
+    /// it, and no leaf in it is to be kept.
+    public func takesWhole(_ chunk: Range<UInt64>) -> Bool {
+        func apart(_ run: Range<UInt64>) -> Bool { run.upperBound <= chunk.lowerBound || chunk.upperBound <= run.lowerBound }
+        func around(_ run: Range<UInt64>) -> Bool { run.lowerBound <= chunk.lowerBound && chunk.upperBound <= run.upperBound }
+        return ranges.allSatisfy { apart($0) || around($0) } && rootSizes.allSatisfy { apart(0..<$0) || around(0..<$0) }
+            && !keep.contains(where: chunk.contains)
+    }
+
+    /// Takes a chunk's leaves as their subtree's root (``takesWhole(_:)`` must hold).
+    public mutating func add(subtree root: TreeHash, covering chunk: Range<UInt64>) {
+        let leaves = UInt64(chunk.count)
+        for position in ranges.indices where ranges[position].contains(chunk.lowerBound) { hashers[position].add(subtree: root, leaves: leaves) }
+        for position in rootSizes.indices where chunk.lowerBound < rootSizes[position] { prefixes[position].add(subtree: root, leaves: leaves) }
+    }
+
     /// The path: each run's root, in order.
     public var path: [TreeHash] { hashers.map(\.root) }
 

@@ -15,14 +15,20 @@ public struct SubtreeHasher: Sendable {
 
     public init() {}
 
-    public mutating func add(_ leaf: TreeHash) {
-        var carry = (count: UInt64(1), hash: leaf)
+    public mutating func add(_ leaf: TreeHash) { add(subtree: leaf, leaves: 1) }
+
+    /// Takes the root of a perfect subtree of `leaves` leaves (a power of 2) as if its leaves
+    /// were added one by one: the leaves added so far must be a multiple of `leaves` (the
+    /// subtree is aligned, docs/PROOFS.md, "Keeping the tree so that a proof reads no payload").
+    public mutating func add(subtree root: TreeHash, leaves: UInt64) {
+        precondition(leaves > 0 && leaves & (leaves - 1) == 0 && count % leaves == 0, "a perfect subtree, aligned")
+        var carry = (count: leaves, hash: root)
         while let last = stack.last, last.count == carry.count {
             stack.removeLast()
             carry = (last.count * 2, TreeHash.node(last.hash, carry.hash))
         }
         stack.append(carry)
-        count += 1
+        count += leaves
     }
 
     /// MTH of the leaves added (the empty tree's hash when none was).

@@ -42,6 +42,8 @@ case "--encode-blocks" where (3...4).contains(arguments.count):
     await runMode { try ReplayTool.encodeBlocks(arguments[2], times: count(at: 3, else: 5)) }
 case "--write-store" where arguments.count == 4:
     await runMode { try await ReplayTool.writeStore(at: arguments[2], events: count(at: 3, else: 1_000_000)) }
+case "--prove" where arguments.count == 3:
+    await runMode { try ProofCases.breakdown(arguments[2]) }
 case "--open-store" where (3...4).contains(arguments.count):
     await runMode { try await ReplayTool.openStore(arguments[2], times: count(at: 3, else: 5)) }
 case "--crash-image" where arguments.count == 5:
@@ -81,6 +83,7 @@ do {
     if options.groups.contains("blobs") { try BlobCases(options: options, report: report).run() }
     if options.groups.contains("layout") { try LayoutCases(options: options, report: report).run() }
     if options.groups.contains("devices") { try await DeviceCases(options: options, report: report).run() }
+    if options.groups.contains("proofs") { try await ProofCases(options: options, report: report).run() }
 } catch {
     FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
     exit(1)

@@ -37,12 +37,13 @@ public final class TouristStore: Sendable {
     /// What a store folder holds; `log.format1` and `log.upgrade` only around an upgrade
     /// (docs/FORMAT.md, "Upgrade from format 1").
     /// `forget.pending` only while a forget is under way (docs/EVENTS.md, "Forgetting a place").
-    /// `signing.key` once the device signed a head (docs/PROOFS.md, "Signed heads").
+    /// `signing.key` once the device signed a head, `proofs/` once it made a proof
+    /// (docs/PROOFS.md, "Signed heads", "The roots file").
     static let entries: Set<String> = [
         "log", "snapshots", "blobs", "replication", "log.format1", "log.upgrade", forgetMarkerName, forgetMarkerName + ".tmp",
         StoreDevices.folderName, DeviceFile.name, DeviceFile.name + ".tmp",
         ForgetProgress.countName, ForgetProgress.countName + ".tmp", ForgottenPlaces.arrivedName, ForgottenPlaces.arrivedName + ".tmp",
-        "signing.key", "signing.key.tmp",
+        "signing.key", "signing.key.tmp", "proofs",
     ]
 
     var logPath: String { Path.join(folder, "log") }

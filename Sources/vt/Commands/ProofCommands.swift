@@ -23,7 +23,14 @@ struct ProvedLog: ParsableArguments {
             }
         }
         guard FileManager.default.fileExists(atPath: path) else { throw RuntimeError(message: "there is no store at \(store)") }
-        do { return try LogTree(reader: try LogReader(directory: path, payloadCodec: EventCodec.blockCodec)) } catch let error as ProofError {
+        do {
+            let reader = try LogReader(directory: path, payloadCodec: EventCodec.blockCodec)
+            // The chunks' roots, kept per log in the store's proofs/ folder (docs/PROOFS.md).
+            let roots = try reader.identity().map { identity in
+                store + "/proofs/" + identity.logID.hexadecimal + ".roots"
+            }
+            return try LogTree(reader: reader, rootsFile: roots)
+        } catch let error as ProofError {
             throw RuntimeError(message: error.message)
         } catch let error as LogError {
             throw RuntimeError(message: "the log at \(path) cannot be read: \(error.message)")
