@@ -8,7 +8,7 @@ import Testing
 /// Proofs made from a real log (docs/PROOFS.md): with the chunks' roots file and without, the
 /// same proofs as the tree that holds every leaf, across chunk boundaries and in the hot tail;
 /// a roots file damaged, cut short or of another log is made again and changes nothing.
-@Suite struct LogTreeTests {
+@Suite(.heavy) struct LogTreeTests {
     /// A log of 3 chunks and 1,234 events more (some compacted into blocks, some in the hot tail).
     static func makeLog(_ folder: String) throws -> [TreeHash] {
         var configuration = LogConfiguration()

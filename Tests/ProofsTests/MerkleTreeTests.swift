@@ -1,13 +1,14 @@
 import Crypto
 import Proofs
 import SeededRandom
+import StorageTestSupport
 import Testing
 
 /// RFC 6962's tree and proofs (docs/PROOFS.md): the roots Certificate Transparency's tests use,
 /// the tree hash against the recursive definition written from the page, and every inclusion and
 /// consistency proof of small trees verified, while a flipped byte, a wrong index, size or root,
 /// and a hash too many or too few are refused.
-@Suite struct MerkleTreeTests {
+@Suite(.heavy) struct MerkleTreeTests {
     /// RFC 6962's leaf hash of an entry: SHA-256(0x00 ‖ entry).
     static func leaf(_ entry: [UInt8]) -> TreeHash {
         TreeHash(Array(SHA256.hash(data: [0x00] + entry)))!

@@ -1,10 +1,11 @@
 import Proofs
+import StorageTestSupport
 import Testing
 
 /// The prover that reads leaves once (``StreamingProver``, ``SubtreeHasher``) against the tree
 /// that holds them all (``MerkleTree``, itself checked against the definition): the same roots
 /// and the same paths, for every proof of trees of 1 to 70 leaves.
-@Suite struct StreamingProverTests {
+@Suite(.heavy) struct StreamingProverTests {
     @Test func theRootOfEveryPrefixIsTheTreesRoot() {
         let leaves = MerkleTreeTests.leaves(130, seed: 3)
         let tree = MerkleTree(leaves: leaves)

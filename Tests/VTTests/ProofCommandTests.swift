@@ -9,7 +9,7 @@ import VirtualTourist
 /// checked by a verifier written here from PROOFS.md alone (its byte layout, the leaf, MTH and
 /// the by-hand steps): the roots, the files, and that a forget and a compaction leave every
 /// root and every proof given before them as they were.
-@Suite struct ProofCommandTests {
+@Suite(.heavy) struct ProofCommandTests {
     let vt = CLI()
 
     // MARK: A verifier from docs/PROOFS.md alone
