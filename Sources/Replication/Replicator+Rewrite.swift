@@ -28,10 +28,8 @@ extension Replicator {
         if shipped.isCopy, step == .compare, try await !copyHoldsWholeStream() {
             // The stream holds events past this copy: it cannot be written again from the copy.
             // The device itself rewrites it once the forget reaches it (a sync), as it erases them.
-            shared.withLock {
-                $0.record.rewrite = nil
-                $0.lastRewrite = RewriteReport()
-            }
+            // No report: "left as it was" would say the stream holds nothing erased, unchecked.
+            shared.withLock { $0.record.rewrite = nil }
             try saveRecord()
             return
         }

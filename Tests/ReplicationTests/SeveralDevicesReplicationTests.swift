@@ -180,4 +180,40 @@ struct SeveralDevicesReplicationTests {
             await nats.close()
         }
     }
+
+    @Test("a copy whose stream the device shipped further leaves the rewrite to the device, which makes it once a sync brings the forget")
+    func aStreamAheadOfTheCopyIsRewrittenByItsDevice() async throws {
+        try await withTwoDevices { servers, phone, laptop, _ in
+            let other = try await TouristStore.open(at: laptop, options: storeOptions())
+            let pin = try #require(other.state.pins.keys.sorted().first)
+            _ = try await other.dragPin(pin, to: Coordinate(latitude: 45, longitude: 7))
+            try await other.close()
+            _ = try StoreSync.sync(store: phone, with: laptop, options: storeOptions())
+            // The laptop goes on and ships its own log: its stream runs past the phone's copy.
+            let more = try await TouristStore.open(at: laptop, options: storeOptions())
+            try await addAlbums(more, pins: 1, photos: 1, seed: 8)
+            try await more.close()
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            try await MapReplicator.start(store: laptop, connection: nats, servers: servers.urls).shipAvailable()
+            let laptopID = try device(laptop)
+
+            let store = try await TouristStore.open(at: phone, options: storeOptions())
+            _ = try await store.forget(pin)
+            try await store.close()
+            let fromPhone = try await MapReplicator.start(store: phone, connection: nats, servers: servers.urls)
+            try await fromPhone.shipAvailable()
+            #expect(fromPhone.replicators[1].lastRewrite == nil, "the phone's copy cannot rewrite a stream that runs past it")
+            #expect(try await shippedEvents(nats, stream: "VT_\(laptopID)").allSatisfy { !$0.isErased })
+            #expect(try await shippedEvents(nats, stream: fromPhone.streams[0].name) == allEvents(phone))
+
+            // The forget reaches the laptop by a sync; its own replicator rewrites its stream.
+            _ = try StoreSync.sync(store: laptop, with: phone, options: storeOptions())
+            _ = try await StoreSync.finishForgets(in: laptop, options: storeOptions())
+            #expect(try allEvents(laptop).contains(where: \.isErased))
+            let fromLaptop = try await MapReplicator.start(store: laptop, connection: nats, servers: servers.urls)
+            try await fromLaptop.shipAvailable()
+            #expect(try await shippedEvents(nats, stream: "VT_\(laptopID)") == allEvents(laptop))
+            await nats.close()
+        }
+    }
 }
