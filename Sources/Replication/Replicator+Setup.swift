@@ -5,7 +5,8 @@ import NATSClient
 extension Replicator {
     /// One stream holds one log: shipping this device's alone would let a restore bring back a
     /// store without the other devices' events (docs/DEVICES.md, "Replication of several
-    /// devices"), so a store of several devices is refused before anything is made.
+    /// devices"), so ``Replicator/start(store:connection:servers:options:)`` refuses a store of
+    /// several devices before anything is made; ``MapReplicator`` ships such a store.
     static func refuseSeveralDevices(_ folder: String) throws {
         let several: Bool
         do { several = try StoreDevices.knowsAnother(store: folder) } catch {
@@ -13,7 +14,7 @@ extension Replicator {
         }
         if several {
             throw ReplicationError.invalid(
-                "the store at \(folder) is one of several devices of its map: replication ships one log, so a restore would lack the other devices' events; it is not built yet for a store of several devices (keep the devices in step with vt sync --with, and copy one with vt clone)")
+                "the store at \(folder) is one of several devices of its map: a Replicator ships one log, so a restore would lack the other devices' events; MapReplicator ships each device's log (vt replicate uses it)")
         }
     }
 
