@@ -94,8 +94,8 @@ extension ProofFile {
     }
 }
 
-/// Lowercase hexadecimal digits of `bytes`.
-func hexadecimal(_ bytes: [UInt8]) -> String {
+/// Lowercase hexadecimal digits of `bytes`, as ids, keys and hashes are shown.
+public func hexadecimal(_ bytes: [UInt8]) -> String {
     let digits = Array("0123456789abcdef".utf8)
     return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
 }

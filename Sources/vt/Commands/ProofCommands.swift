@@ -208,11 +208,12 @@ struct HeadCommand: ParsableCommand {
 
     private func signAndShow(head: Head, root: TreeHash, tree: LogTree) throws {
         let store = global.storePath
-        if let device = log.device, device.lowercased() != (try StoreSync.devices(of: store)).this.device.description {
+        let this = try StoreSync.devices(of: store).this
+        if let device = log.device, device.lowercased() != this.device.description {
             throw RuntimeError(message: "a device signs only its own log's heads; \(device) is another device's")
         }
         if let out, FileManager.default.fileExists(atPath: out) { throw RuntimeError(message: "\(out) exists; a signed head is written into a new file") }
-        let map = try StoreSync.devices(of: store).this.map
+        let map = this.map
         let signed: SignedHead
         do {
             let key = try SigningKey.loadOrCreate(store: store) { Terminal.note("made this device's signing key in \($0) (keep it; it never leaves the store)") }
@@ -231,6 +232,5 @@ struct HeadCommand: ParsableCommand {
 }
 
 extension [UInt8] {
-    /// Two lowercase hexadecimal digits a byte, as ids and keys are shown.
-    fileprivate var hexadecimal: String { map { String(format: "%02x", $0) }.joined() }
+    fileprivate var hexadecimal: String { HistoryProofs.hexadecimal(self) }
 }
