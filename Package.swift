@@ -92,6 +92,7 @@ let package = Package(
             name: "VirtualTourist",
             dependencies: [
                 "DeviceLogs",
+                "HistoryProofs",
                 "EventLog",
                 "FieldColumns",
                 "FileIO",

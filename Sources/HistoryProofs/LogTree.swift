@@ -19,11 +19,17 @@ public struct LogTree {
     public let size: UInt64
     /// The chunks' roots, read and grown as proofs pass (nil: every leaf is read each time).
     let roots: TreeRoots?
+    /// Whether chunks read whole are added to the roots file (not for a log not yet trusted).
+    let growsRoots: Bool
 
-    /// - Parameter rootsFile: where the chunks' roots are kept (docs/PROOFS.md, "The roots
-    ///   file"); nil to hash every leaf each time.
-    public init(reader: LogReader, rootsFile: String? = nil) throws {
+    /// - Parameters:
+    ///   - rootsFile: where the chunks' roots are kept (docs/PROOFS.md, "The roots file"); nil
+    ///     to hash every leaf each time.
+    ///   - growsRoots: false to read the file and never add to it: a log another store offers is
+    ///     checked against the roots of this store's copy of it, and must not write its own.
+    public init(reader: LogReader, rootsFile: String? = nil, growsRoots: Bool = true) throws {
         self.reader = reader
+        self.growsRoots = growsRoots
         do {
             guard let identity = try reader.identity() else {
                 throw ProofError("the log at \(reader.directory) has no events yet, or is in format 1, whose events have no leaves (vt upgrade)")
@@ -81,6 +87,18 @@ public struct LogTree {
         return prover.root(of: size)!
     }
 
+    /// The roots of the trees of each of `sizes` events, in one pass over the log (0 events:
+    /// the empty tree's hash).
+    public func roots(of sizes: [UInt64]) throws -> [UInt64: TreeHash] {
+        var found: [UInt64: TreeHash] = sizes.contains(0) ? [0: .empty] : [:]
+        let wanted = try Set(sizes.filter { $0 > 0 }.map { try checked($0) }).sorted()
+        guard !wanted.isEmpty else { return found }
+        var prover = StreamingProver(ranges: [], roots: wanted)
+        try feed(&prover, progress: nil)
+        for size in wanted { found[size] = prover.root(of: size)! }
+        return found
+    }
+
     private func checked(_ asked: UInt64?) throws -> UInt64 {
         let size = asked ?? self.size
         guard size >= 1 else { throw ProofError("a tree has at least 1 event") }
@@ -123,7 +141,7 @@ public struct LogTree {
                         hasher.add(leaf)
                         next += 1
                     }
-                    if range.count == chunk, let roots, index == roots.roots.count { roots.append(hasher.root) }
+                    if range.count == chunk, growsRoots, let roots, index == roots.roots.count { roots.append(hasher.root) }
                 }
                 start = range.upperBound
                 if start & 0xFFFF == 0 { progress?(start, end) }

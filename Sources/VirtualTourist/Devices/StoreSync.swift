@@ -2,6 +2,7 @@ import BlobStore
 import DeviceLogs
 import EventLog
 import FileIO
+import HistoryProofs
 
 /// What one sync between two store folders did (docs/DEVICES.md, "Commands").
 public struct SyncReport: Sendable {
@@ -20,6 +21,10 @@ public struct SyncReport: Sendable {
     /// when it next opens: ``StoreSync/finishForgets(in:options:)``).
     public var forgetsTaken: [PinID] = []
     public var forgetsGiven: [PinID] = []
+    /// The head of this device's log it signed for the other devices (nil: its log has no
+    /// events yet), or why it could not sign it (the sync went on without).
+    public var signedHead: SignedHead?
+    public var notSigned: String?
 
     public var eventsTaken: UInt64 { taken.reduce(0) { $0 + $1.copied } }
     public var eventsGiven: UInt64 { given.reduce(0) { $0 + $1.copied } }
@@ -60,6 +65,9 @@ public enum StoreSync {
         let ourLock = try lock(store, fileSystem, "sync into it")
         defer { ourLock.release() }
         if !ours.hasFile { try save(ours.this, in: store, fileSystem) }
+        do { report.signedHead = try signOwnHead(of: store, map: ours.this.map, fileSystem) } catch let error as DomainError {
+            report.notSigned = error.message
+        }
         report.taken = try copy(
             from: theirs, into: store, refusing: ours.this.device, options, fileSystem, refused: &report.refused, forgets: &report.forgetsTaken)
         report.photosTaken = try copyPhotos(from: other, into: store, fileSystem)
@@ -173,8 +181,10 @@ public enum StoreSync {
     ) throws -> [LogCopier.Report] {
         let forgotten = ForgottenPlaces(store: store, fileSystem: fileSystem)
         defer { forgets = forgotten.arrived }
+        // Each log, and the signed head of its device that the source holds beside it.
         var logs: [(DeviceFile, String, isOwn: Bool)] = [(source.this, Path.join(source.store, "log"), true)]
         logs += source.copies.map { ($0.file ?? DeviceFile(map: source.this.map, device: $0.id, name: nil), $0.logPath, false) }
+        func offeredHead(_ log: String) -> String { Path.join(Path.directory(of: log), SignedHead.fileName) }
         var reports: [LogCopier.Report] = []
         for (device, reason) in source.damaged where device != own {
             refused.append("device \(device): its copy in \(source.store) does not verify, so nothing of it was taken: \(reason)")
@@ -184,12 +194,15 @@ public enum StoreSync {
                 let folder = StoreDevices.folder(store: store, device: file.device)
                 try fileSystem.createDirectoryDurably(Path.directory(of: folder))
                 try fileSystem.createDirectoryDurably(folder)
+                let head = try checkSignedHeads(
+                    of: file, log: path, offered: offeredHead(path), copyFolder: folder, store: store, options.log, fileSystem)
                 if let copied = try LogCopier.update(
                     copy: Path.join(folder, "log"), from: path, refusing: own, configuration: options.log, isDevicesOwnLog: isOwn,
                     arrivals: forgotten.arrival, fileSystem: fileSystem)
                 {
                     reports.append(copied)
                 }
+                try keep(head, inCopy: folder, fileSystem)
                 try file.save(in: folder, fileSystem: fileSystem)
             } catch let error as DeviceError where error.code == .refused || error.code == .notAStore {
                 refused.append("device \(file.device)\(file.name.map { " (\($0))" } ?? ""): \(error)")

@@ -2,6 +2,7 @@ import BlobStore
 import DeviceLogs
 import EventLog
 import FileIO
+import HistoryProofs
 import Synchronization
 
 /// A Virtual Tourist store, opened by folder path: the event log, the snapshots and the
@@ -37,13 +38,14 @@ public final class TouristStore: Sendable {
     /// What a store folder holds; `log.format1` and `log.upgrade` only around an upgrade
     /// (docs/FORMAT.md, "Upgrade from format 1").
     /// `forget.pending` only while a forget is under way (docs/EVENTS.md, "Forgetting a place").
-    /// `signing.key` once the device signed a head, `proofs/` once it made a proof
-    /// (docs/PROOFS.md, "Signed heads", "The roots file").
+    /// `signing.key` once the device signed a head, `proofs/` once it made a proof,
+    /// `signed.head` once it synced (docs/PROOFS.md, "Signed heads", "The roots file", "Signed
+    /// heads at sync").
     static let entries: Set<String> = [
         "log", "snapshots", "blobs", "replication", "log.format1", "log.upgrade", forgetMarkerName, forgetMarkerName + ".tmp",
         StoreDevices.folderName, DeviceFile.name, DeviceFile.name + ".tmp",
         ForgetProgress.countName, ForgetProgress.countName + ".tmp", ForgottenPlaces.arrivedName, ForgottenPlaces.arrivedName + ".tmp",
-        "signing.key", "signing.key.tmp", "proofs",
+        "signing.key", "signing.key.tmp", "proofs", SignedHead.fileName, SignedHead.fileName + ".tmp",
     ]
 
     var logPath: String { Path.join(folder, "log") }

@@ -97,6 +97,10 @@ struct SyncCommand: AsyncParsableCommand {
         /// Why a forget that arrived in the other store is not finished yet (it finishes when
         /// that store next opens).
         var forgets_pending_there: String?
+        /// The size and root of the head this device signed for the others, or why it did not.
+        var signed_head_size: UInt64?
+        var signed_head_root: String?
+        var not_signed: String?
     }
 
     func run() async throws {
@@ -119,7 +123,8 @@ struct SyncCommand: AsyncParsableCommand {
             events_taken: report.eventsTaken, events_given: report.eventsGiven, photos_taken: report.photosTaken,
             photos_given: report.photosGiven, not_given: report.notGiven, refused: report.refused,
             places_forgotten_here: report.forgetsTaken.map(\.description), places_forgotten_there: report.forgetsGiven.map(\.description),
-            erased_on_arrival: report.erasedOnArrival, forgets_pending_there: pendingThere)
+            erased_on_arrival: report.erasedOnArrival, forgets_pending_there: pendingThere,
+            signed_head_size: report.signedHead?.treeSize, signed_head_root: report.signedHead?.root.description, not_signed: report.notSigned)
         if global.json {
             try Output.json(view)
         } else {
@@ -136,6 +141,10 @@ struct SyncCommand: AsyncParsableCommand {
                 for pin in view.places_forgotten_there { print("place \(pin) was forgotten on a device of this map: erased in \(other)") }
             }
             if view.erased_on_arrival > 0 { print("\(view.erased_on_arrival) event(s) about forgotten places arrived and were erased") }
+            if let size = view.signed_head_size, let root = view.signed_head_root {
+                print("signed this device's head for the others: \(size) event(s), root \(root)")
+            }
+            if let why = view.not_signed { print(Terminal.styled("not signed: ", .red) + why) }
             for refusal in view.refused { print(Terminal.styled("refused: ", .red) + refusal) }
         }
         if !report.refused.isEmpty { throw ExitCode(Exit.problemsFound) }
