@@ -93,6 +93,7 @@ let package = Package(
             dependencies: [
                 "DeviceLogs",
                 "HistoryProofs",
+                "Proofs",
                 "EventLog",
                 "FieldColumns",
                 "FileIO",

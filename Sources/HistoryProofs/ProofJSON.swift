@@ -47,11 +47,9 @@ struct ProofJSON {
         if let unknown = object.keys.filter({ !keys.contains($0) }).sorted().first { throw refuse("it holds the unknown key \"\(unknown)\"") }
         if let missing = keys.first(where: { object[$0] == nil }) { throw refuse("it lacks the key \"\(missing)\"") }
         func number(_ key: String) throws -> UInt64 {
-            // Whole numbers only: not 1.5, not "1", not true (a Bool is no NSNumber here).
-            guard !(object[key] is Bool), let value = object[key] as? NSNumber, let whole = UInt64(exactly: value.doubleValue), whole >= 1,
-                value.stringValue == String(whole)
-            else { throw refuse("\"\(key)\" must be a whole number of at least 1") }
-            return whole
+            // Whole numbers only: not 1.5, not "1", not true.
+            guard let whole = JSONNumber.whole(object[key]), whole >= 1 else { throw refuse("\"\(key)\" must be a whole number of at least 1") }
+            return UInt64(whole)
         }
         func hash(_ key: String, _ value: Any?) throws -> TreeHash {
             guard let text = value as? String, let hash = TreeHash(hex: text) else { throw refuse("\"\(key)\" must be 64 hexadecimal digits") }

@@ -20,17 +20,16 @@ enum SignedHeadJSON {
             }
             return value
         }
-        func integer(_ key: String) throws -> NSNumber {
-            guard !(object[key] is Bool), let value = object[key] as? NSNumber, value.stringValue == String(value.int64Value) else {
-                throw refuse("\"\(key)\" must be a whole number")
-            }
+        func integer(_ key: String) throws -> Int64 {
+            guard let value = JSONNumber.whole(object[key]) else { throw refuse("\"\(key)\" must be a whole number") }
             return value
         }
+        // A new device's log has no events: its head is the empty tree's, of size 0.
         let size = try integer("size")
-        guard size.int64Value >= 1 else { throw refuse("\"size\" must be at least 1") }
+        guard size >= 0 else { throw refuse("\"size\" must be a whole number of at least 0") }
         return SignedHead(
-            map: try bytes("map", count: 16), logID: try bytes("log", count: 16), treeSize: UInt64(size.int64Value),
-            time: try integer("time_us").int64Value, root: TreeHash(try bytes("root", count: 32))!, publicKey: try bytes("public_key", count: 32),
+            map: try bytes("map", count: 16), logID: try bytes("log", count: 16), treeSize: UInt64(size),
+            time: try integer("time_us"), root: TreeHash(try bytes("root", count: 32))!, publicKey: try bytes("public_key", count: 32),
             signature: try bytes("signature", count: 64))
     }
 

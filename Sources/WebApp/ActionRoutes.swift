@@ -49,7 +49,8 @@ struct ActionRoutes: Sendable {
         let report = try await WebResponses.refusing { try await store.forget(pin) }
         return WebResponses.json(ForgottenJSON(
             forgotten: report.pin.description, seq: report.sequence, erased_events: report.erasedEvents,
-            photos_deleted: report.photosDeleted))
+            photos_deleted: report.photosDeleted,
+            receipt: report.receipt.map { TouristStore.receiptsFolderName + "/" + ($0.split(separator: "/").last.map(String.init) ?? $0) }))
     }
 
     func openAlbum(_ context: BasicRequestContext) async throws -> Response {
@@ -103,4 +104,6 @@ struct ForgottenJSON: Encodable {
     var seq: UInt64
     var erased_events: UInt64
     var photos_deleted: Int
+    /// The erasure receipt's file in the store (docs/PROOFS.md, "Erasure receipts"), when written.
+    var receipt: String?
 }

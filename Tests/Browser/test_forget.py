@@ -54,9 +54,21 @@ def test_forget_this_place_asks_first_then_erases_the_place_from_the_whole_histo
     assert status_of(origin, f"/api/pins/{secret}") == 200
 
     # Forgetting it: back to the map, the pin gone, the history saying only that things happened.
+    answers = []
+
+    def keep_answer(route):
+        # The page leaves as soon as it is answered: the body is read on its way to the page.
+        answer = route.fetch()
+        answers.append(answer.json())
+        route.fulfill(response=answer)
+
+    page.route("**/forget", keep_answer)
     page.click("#forget")
     page.click("#forget-confirm")
     page.wait_for_url(re.compile(r"/$"))
+    # The forget wrote its erasure receipt into the store (docs/PROOFS.md, "Erasure receipts").
+    [answer] = answers
+    assert re.fullmatch(rf"receipts/forget-{last_before + 1}-{secret}\.receipt", answer["receipt"]), answer
     expect(page.locator("#map[data-ready=true]")).to_be_visible()
     expect(page.locator(".vt-pin")).to_have_count(1)
     assert status_of(origin, f"/api/pins/{secret}") == 404

@@ -13,6 +13,7 @@ extension TouristStore {
         _ pin: PinID, plan: ForgetPlan?, access: ActionProcessor.ExclusiveAccess, progress: (@Sendable (String) -> Void)?
     ) async throws -> ForgetReport {
         var report = ForgetReport(pin: pin)
+        var receipt: Result<ReceiptStart, DomainError>?
         progress?("reading every device's history for pin \(pin)")
         let (found, planned) = try scanDevices(for: pin, through: log.lastSequence)
         guard found.mentioned || plan != nil else { throw TouristState.unknownPin(pin) }
@@ -25,6 +26,7 @@ extension TouristStore {
         } else if let refusal = processor.refusal {
             throw DomainError(.readOnly, refusal)
         } else {
+            receipt = startReceipt(erasingIn: merged.copyTargets.keys, progress: progress)
             let recorded = try await access.append([.placeForgotten(pin: pin, erasedEvents: UInt64(merged.count))])
             report.sequence = recorded[0].sequence
         }
@@ -70,6 +72,7 @@ extension TouristStore {
         try ForgottenPlaces.finished(pin, in: folder, fileSystem: fileSystem)
         try fileSystem.removeFile(forgetMarkerPath)
         try fileSystem.syncDirectory(folder)
+        writeReceipt(receipt, pin: pin, plan: merged, report: &report, progress: progress)
         return report
     }
 

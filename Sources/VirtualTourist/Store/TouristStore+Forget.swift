@@ -19,6 +19,11 @@ public struct ForgetReport: Sendable, Hashable {
     public var formerLogRemoved = false
     /// Whether this finished a forget that a crash or failure had interrupted.
     public var resumed = false
+    /// Where the forget's erasure receipt was written (docs/PROOFS.md, "Erasure receipts"), or
+    /// why there is none (a forget finished after an interruption has none: its head before was
+    /// never signed).
+    public var receipt: String?
+    public var receiptProblem: String?
 }
 
 extension TouristStore {
@@ -71,6 +76,7 @@ extension TouristStore {
         }
         if localDevice != nil { return try await forgetMerged(pin, plan: plan, access: access, progress: progress) }
         var report = ForgetReport(pin: pin)
+        var receipt: Result<ReceiptStart, DomainError>?
         progress?("reading the history for pin \(pin)")
         let found = try scan(for: pin, through: access.state.sequence)
         guard found.mentioned || plan != nil else { throw TouristState.unknownPin(pin) }
@@ -85,6 +91,7 @@ extension TouristStore {
             // A replica erases only what its original forgot, and never appends.
             throw DomainError(.readOnly, refusal)
         } else {
+            receipt = startReceipt(progress: progress)
             let recorded = try await access.append([.placeForgotten(pin: pin, erasedEvents: UInt64(merged.targets.count))])
             report.sequence = recorded[0].sequence
         }
@@ -108,7 +115,29 @@ extension TouristStore {
         try deletePhotos(merged.photos.subtracting(found.otherPhotos).subtracting(replayed.referencedDigests), of: pin, report: &report)
         try fileSystem.removeFile(forgetMarkerPath)
         try fileSystem.syncDirectory(folder)
+        writeReceipt(receipt, pin: pin, plan: merged, report: &report, progress: progress)
         return report
+    }
+
+    /// Finishes the receipt a fresh forget started, or says why there is none.
+    func writeReceipt(
+        _ start: Result<ReceiptStart, DomainError>?, pin: PinID, plan: ForgetPlan, report: inout ForgetReport,
+        progress: (@Sendable (String) -> Void)?
+    ) {
+        switch start {
+        case nil:
+            report.receiptProblem = "no erasure receipt: this forget was begun before (the head before it was not signed)"
+        case .failure(let error):
+            report.receiptProblem = error.message
+        case .success(let start):
+            do {
+                report.receipt = try finishReceipt(
+                    start, pin: pin, own: Array(plan.targets.keys), copies: plan.copyTargets.mapValues { Array($0.keys) }, report: report,
+                    progress: progress)
+            } catch {
+                report.receiptProblem = (error as? DomainError)?.message ?? "no erasure receipt: \(error)"
+            }
+        }
     }
 
     /// The forget's last erasing steps: the place's photos, and `log.format1/` (the log before

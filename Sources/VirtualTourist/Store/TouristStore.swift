@@ -45,7 +45,7 @@ public final class TouristStore: Sendable {
         "log", "snapshots", "blobs", "replication", "log.format1", "log.upgrade", forgetMarkerName, forgetMarkerName + ".tmp",
         StoreDevices.folderName, DeviceFile.name, DeviceFile.name + ".tmp",
         ForgetProgress.countName, ForgetProgress.countName + ".tmp", ForgottenPlaces.arrivedName, ForgottenPlaces.arrivedName + ".tmp",
-        "signing.key", "signing.key.tmp", "proofs", SignedHead.fileName, SignedHead.fileName + ".tmp",
+        "signing.key", "signing.key.tmp", "proofs", SignedHead.fileName, SignedHead.fileName + ".tmp", receiptsFolderName,
     ]
 
     var logPath: String { Path.join(folder, "log") }

@@ -37,6 +37,8 @@ struct ForgetCommand: AsyncParsableCommand {
                 + (report.quarantinedFilesRemoved > 0 ? ", \(report.quarantinedFilesRemoved) quarantined files removed" : "")
                 + (report.formerLogRemoved ? ", log.format1/ removed" : "")
                 + (report.resumed ? " (an interrupted forget, finished)" : ""))
+            if let receipt = report.receipt { print("receipt: \(receipt) (check it with vt check-proof)") }
+            if let why = report.receiptProblem { print(Terminal.styled("no receipt: ", .red) + why) }
         }
     }
 
@@ -53,6 +55,8 @@ struct ForgetJSON: Encodable {
     var quarantined_files_removed: Int
     var former_log_removed: Bool
     var resumed: Bool
+    var receipt: String?
+    var receipt_problem: String?
 
     init(_ report: ForgetReport) {
         pin = report.pin.description
@@ -64,5 +68,7 @@ struct ForgetJSON: Encodable {
         quarantined_files_removed = report.quarantinedFilesRemoved
         former_log_removed = report.formerLogRemoved
         resumed = report.resumed
+        receipt = report.receipt
+        receipt_problem = report.receiptProblem
     }
 }

@@ -80,7 +80,7 @@ struct ProveCommand: ParsableCommand {
 /// `vt check-proof FILE [--root HEX]`.
 struct CheckProofCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "check-proof", abstract: "Check a proof written by vt prove (binary or JSON); needs no store.",
+        commandName: "check-proof", abstract: "Check a proof (vt prove), a signed head (vt head --sign) or an erasure receipt (vt forget); needs no store.",
         discussion: "Exit 0 when it holds, 3 when it does not. --root compares the root it leads to with one you trust.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The proof's file.") var file: String
@@ -95,9 +95,11 @@ struct CheckProofCommand: ParsableCommand {
         if root != nil, head != nil { throw ValidationError("--root and --head both name the root; give one") }
     }
 
-    private static func read(_ file: String) throws -> [UInt8] {
+    private static func read(_ file: String, largest: Int = 64 << 10) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: file) else { throw RuntimeError(message: "cannot read \(file)") }
-        guard data.count <= 64 << 10 else { throw RuntimeError(message: "\(file) has \(data.count) bytes; a proof has a few hundred") }
+        guard data.count <= largest else {
+            throw RuntimeError(message: "\(file) has \(data.count) bytes; a proof has a few hundred, a receipt at most \(ReceiptCheck.largest)")
+        }
         return Array(data)
     }
 
@@ -118,7 +120,12 @@ struct CheckProofCommand: ParsableCommand {
     }
 
     func run() throws {
-        let bytes = try Self.read(file)
+        let bytes = try Self.read(file, largest: ReceiptCheck.largest)
+        if ErasureReceipt.isReceipt(bytes) {
+            if root != nil || head != nil { throw ValidationError("a receipt names its own heads: --root and --head are for a proof") }
+            return try ReceiptCheck.run(bytes, place: file, publicKey: publicKey)
+        }
+        guard bytes.count <= 64 << 10 else { throw RuntimeError(message: "\(file) has \(bytes.count) bytes; a proof has a few hundred") }
         if SignedHead.isSignedHead(bytes) {
             let signed = try checkedHead(bytes, place: file)
             return Output.lines(Self.describe(signed) + ["the signature holds" + (publicKey == nil ? " (compare the public key with the device's)" : ", by the key you gave")])
