@@ -63,8 +63,14 @@ import Testing
         var crc = CRC32C()
         crc.update(withUnsafeBytes(of: UInt64(1).littleEndian) { Array($0) } + Array(forged[record..<record + 32]))
         withUnsafeBytes(of: crc.value.littleEndian) { forged.replaceSubrange(record + 32..<record + 36, with: $0) }
+        let logID = try #require(try LogReader(directory: folder + "/log").identity()).logID
+        let clean = try TreeRoots(path: rootsFile, logID: logID).check(against: try LogReader(directory: folder + "/log"))
+        #expect(clean.checked == 3 && clean.wrong.isEmpty && clean.pastTheLog == 0)
         try Data(forged).write(to: URL(fileURLWithPath: rootsFile))
         #expect(try logTree(rootsFile).inclusion(of: 5, size: 13_000).root != tree.root)
+        // vt verify's check finds that chunk.
+        let check = try TreeRoots(path: rootsFile, logID: logID).check(against: try LogReader(directory: folder + "/log"))
+        #expect(check.checked == 3 && check.wrong == [1])
 
         // Damaged, cut short, or another log's: made again, the proofs unchanged.
         var damaged = bytes
@@ -76,6 +82,20 @@ import Testing
             #expect(proof.path == tree.inclusionProof(index: 4, size: 13_000).path && proof.root == tree.root)
             #expect(FileManager.default.contents(atPath: rootsFile) == bytes, "made again as it was")
         }
+    }
+
+    @Test func aTreeThatDoesNotGrowTheRootsFileOnlyReadsIt() throws {
+        let folder = TemporaryFolder.uniquePath("log-tree-read-only")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let leaves = try Self.makeLog(folder)
+        let rootsFile = folder + "/proofs/log.roots"
+        let reader = try LogReader(directory: folder + "/log")
+        // An offered log is rooted from the kept roots, and never writes its own (StoreSync).
+        let offered = try LogTree(reader: reader, rootsFile: rootsFile, growsRoots: false)
+        #expect(try offered.roots(of: [0, 5_000, 13_000]) == [0: .empty, 5_000: MerkleTree(leaves: leaves).root(size: 5_000), 13_000: MerkleTree(leaves: leaves).root])
+        #expect(!FileManager.default.fileExists(atPath: rootsFile))
+        _ = try LogTree(reader: reader, rootsFile: rootsFile).root()
+        #expect(FileManager.default.contents(atPath: rootsFile)?.count == 25 + 3 * 36)
     }
 
     @Test func wrongNumbersAreRefused() throws {

@@ -74,8 +74,13 @@ import Testing
     @Test func repairSaysWhatItCutsAndCutsOnlyWhenTold() async throws {
         let seeded = try await SeededStore.make()
         defer { seeded.remove() }
+        let logID = try #require(try CLI.object(try vt("head", "--json", "--store", seeded.folder).output)["log"] as? String)
         let size = try FileManager.default.attributesOfItem(atPath: segment(seeded.folder))[.size] as! Int
         try flipByte(in: segment(seeded.folder), at: size / 2)  // mid-log: every reader stops there
+        // A roots file kept for proofs (docs/PROOFS.md): of the events the cut removes.
+        let roots = seeded.folder + "/proofs/\(logID).roots"
+        try FileManager.default.createDirectory(atPath: seeded.folder + "/proofs", withIntermediateDirectories: true)
+        try Data("kept roots".utf8).write(to: URL(fileURLWithPath: roots))
         let before = try seeded.files()
         let plan = try vt("repair", "--store", seeded.folder)
         #expect(plan.status == 3, "\(plan.errors)")
@@ -86,6 +91,7 @@ import Testing
         #expect(cut.status == 0, "\(cut.errors)")
         let kept = try #require(cut.output.split(separator: " ").firstIndex(of: "event").map { Int(cut.output.split(separator: " ")[$0 + 1].prefix { $0.isNumber }) ?? -1 })
         #expect((1..<12).contains(kept), "\(cut.output)")
+        #expect(!FileManager.default.fileExists(atPath: roots), "the roots of the events cut are gone with them")
         let quarantine = try FileManager.default.contentsOfDirectory(atPath: seeded.folder + "/log/quarantine")
         #expect(!quarantine.isEmpty)
         let log = try CLI.lines(try vt("log", "--json", "--store", seeded.folder).output).map(CLI.object)

@@ -7,7 +7,7 @@ import HistoryProofs
 /// The signed heads a sync signs, carries and checks (docs/PROOFS.md, "Signed heads at sync").
 extension StoreSync {
     /// Signs the head of `store`'s own log with its key (made on first use) into its
-    /// `signed.head`, unless that head already covers the whole log. Nil when the log has no
+    /// `signed.head`, unless the head there is already the whole log's. Nil when the log has no
     /// leaves to sign (no events yet, or format 1).
     static func signOwnHead(of store: String, map: DeviceID, _ fileSystem: any FileSystem) throws -> SignedHead? {
         let path = Path.join(store, SignedHead.fileName)
@@ -15,14 +15,16 @@ extension StoreSync {
             let reader = try LogReader(directory: Path.join(store, "log"), fileSystem: fileSystem, payloadCodec: EventCodec.blockCodec)
             guard let identity = try reader.identity() else { return nil }
             let size = try reader.lastSequence()
-            if let signed = try SignedHead.read(at: path, fileSystem: fileSystem), signed.treeSize == size, signed.logID == identity.logID {
+            guard size > 0 else { return nil }
+            let root = try LogTree(reader: reader, rootsFile: rootsFile(in: store, of: identity.logID)).root(size: size)
+            // Signed again only when the log moved (a log cut by vt repair and grown again to
+            // the same size has another root).
+            if let signed = try SignedHead.read(at: path, fileSystem: fileSystem), signed.treeSize == size, signed.root == root, signed.logID == identity.logID {
                 return signed
             }
-            guard size > 0 else { return nil }
-            let tree = try LogTree(reader: reader, rootsFile: rootsFile(in: store, of: identity.logID))
             let key = try SigningKey.loadOrCreate(store: store)
             let time = Int64(Date().timeIntervalSince1970 * 1_000_000)
-            let head = try SignedHead.sign(map: map.bytes, logID: identity.logID, size: size, root: try tree.root(size: size), time: time, key: key)
+            let head = try SignedHead.sign(map: map.bytes, logID: identity.logID, size: size, root: root, time: time, key: key)
             try head.write(to: path, fileSystem: fileSystem)
             return head
         } catch let error as ProofError {
@@ -78,7 +80,8 @@ extension StoreSync {
         }
     }
 
-    static func rootsFile(in store: String, of logID: [UInt8]) -> String {
+    /// Where a store keeps the chunks' roots of one of its logs (docs/PROOFS.md, "The roots file").
+    public static func rootsFile(in store: String, of logID: [UInt8]) -> String {
         Path.join(Path.join(store, "proofs"), hexadecimal(logID) + ".roots")
     }
 }

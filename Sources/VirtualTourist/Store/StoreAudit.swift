@@ -15,6 +15,8 @@ public struct StoreVerification: Sendable {
     public var replayedEvents: UInt64 = 0
     public var snapshotsChecked = 0
     public var referencedPhotos = 0
+    /// Chunks of `proofs/` roots files compared with their logs (docs/PROOFS.md).
+    public var proofChunksChecked = 0
     public var blobs: BlobVerification?
     /// Every problem, in words, with its place.
     public var problems: [String] = []
@@ -120,6 +122,7 @@ public enum StoreAudit {
         progress?("replaying", Int64(through), Int64(through))
         // With other devices' copies, the photos to find are those of the merged state.
         if let merged = verifyDevices(folder: folder, fileSystem: fileSystem, into: &result) { state = merged }
+        verifyProofs(folder: folder, fileSystem: fileSystem, into: &result)
         let blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem)
         result.referencedPhotos = state.photoReferences.count
         for digest in state.referencedDigests.sorted(by: { $0.description < $1.description }) where try !blobs.contains(digest) {

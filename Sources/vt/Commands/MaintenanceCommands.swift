@@ -24,6 +24,8 @@ struct VerifyCommand: AsyncParsableCommand {
         var erased_events: Int
         var head_hash: String?
         var snapshots_checked: Int
+        /// Chunks of the proofs' roots files compared with their logs (docs/PROOFS.md).
+        var proof_chunks_checked: Int
         var photos_referenced: Int
         var photos_hashed: Int?
         var problems: [String]
@@ -39,7 +41,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 clean: report.isClean, events: report.log.events, format: report.log.format.rawValue, segments: report.log.segments,
                 batches: report.log.batches, blocks: report.log.blocks, checkpoints: report.log.checkpoints,
                 erased_events: report.log.erasedEvents, head_hash: report.log.headHash.map { "\($0)" }, snapshots_checked: report.snapshotsChecked,
-                photos_referenced: report.referencedPhotos, photos_hashed: report.blobs?.checked, problems: report.problems,
+                proof_chunks_checked: report.proofChunksChecked, photos_referenced: report.referencedPhotos, photos_hashed: report.blobs?.checked, problems: report.problems,
                 notes: report.notes))
         } else {
             if report.log.format == .v2 {
@@ -53,6 +55,7 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             if let head = report.log.headHash { print("head hash: \(head)") }
             print("snapshots checked against the replay: \(report.snapshotsChecked)")
+            if report.proofChunksChecked > 0 { print("proof roots checked against the log: \(report.proofChunksChecked) chunk(s)") }
             print("photos shown in albums: \(report.referencedPhotos)" + (report.blobs.map { "; photo files re-hashed: \($0.checked)" } ?? ""))
             for note in report.notes { print("note: " + note) }
             if report.isClean {
@@ -103,7 +106,13 @@ struct RepairCommand: AsyncParsableCommand {
             print("nothing was changed; run `vt repair --yes` to " + (plan.damage == nil ? removal : "cut"))
             throw ExitCode(Exit.problemsFound)
         }
+        let logID = try? LogReader(directory: logPath, payloadCodec: EventCodec.blockCodec).identity()?.logID
         try LogRepair.execute(plan, keys: EventCodec.pinKeys, payloadCodec: EventCodec.blockCodec)
+        if plan.damage != nil, let logID {
+            // The chunks' roots kept for proofs are of the events cut: the events written after
+            // the cut are others (docs/PROOFS.md, "The roots file").
+            try? FileManager.default.removeItem(atPath: StoreSync.rootsFile(in: global.storePath, of: logID))
+        }
         if !plan.keySummaries.isEmpty {
             let one = plan.keySummaries.count == 1
             print("removed \(plan.keySummaries.count) key summar\(one ? "y" : "ies"); the next open for changes builds \(one ? "it" : "them") again")

@@ -26,9 +26,7 @@ struct ProvedLog: ParsableArguments {
         do {
             let reader = try LogReader(directory: path, payloadCodec: EventCodec.blockCodec)
             // The chunks' roots, kept per log in the store's proofs/ folder (docs/PROOFS.md).
-            let roots = try reader.identity().map { identity in
-                store + "/proofs/" + identity.logID.hexadecimal + ".roots"
-            }
+            let roots = try reader.identity().map { StoreSync.rootsFile(in: store, of: $0.logID) }
             return try LogTree(reader: reader, rootsFile: roots)
         } catch let error as ProofError {
             throw RuntimeError(message: error.message)
