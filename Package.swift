@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "DeviceLogs", targets: ["DeviceLogs"]),
         .library(name: "Proofs", targets: ["Proofs"]),
         .library(name: "HistoryProofs", targets: ["HistoryProofs"]),
+        .library(name: "Explanations", targets: ["Explanations"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
@@ -192,6 +193,9 @@ let package = Package(
         // consistency proofs (docs/PROOFS.md). Knows hashes, not logs.
         .target(name: "Proofs", dependencies: ["CSHA256", .product(name: "Crypto", package: "swift-crypto")]),
         // Proofs about a log's events: the tree read from the log, the proof files (docs/PROOFS.md).
+        // `vt why`: the events behind a fact of the state at any point (docs/WHY.md). It reads
+        // a store through StoreReader, and nothing reads it but the command line and the web app.
+        .target(name: "Explanations", dependencies: ["VirtualTourist", "DeviceLogs", "EventLog"]),
         .target(name: "HistoryProofs", dependencies: ["Proofs", "EventLog", "FileIO", .product(name: "Crypto", package: "swift-crypto")]),
         // Several devices of one map (docs/DEVICES.md): each device's identity and `device.json`,
         // the copies of the other devices' logs and what they refuse, the merged order, the
@@ -214,6 +218,7 @@ let package = Package(
                 "NATSClient",
                 "DeviceLogs",
                 "HistoryProofs",
+                "Explanations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -227,7 +232,7 @@ let package = Package(
             name: "VirtualTouristTests",
             dependencies: [
                 "VirtualTourist", "EventLog", "FileIO", "SeededRandom", "TouristWorkload", "StorageTestSupport", "CZstd",
-                "LegacyLogWriter",
+                "LegacyLogWriter", "Explanations",
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -17,7 +17,7 @@ struct VT: AsyncParsableCommand {
             """,
         subcommands: [
             Demo.self, ServeCommand.self, PinCommand.self, PinsCommand.self, AlbumCommand.self, PhotoCommand.self, RegionCommand.self,
-            LogCommand.self, ShowCommand.self, HistoryCommand.self, StatsCommand.self,
+            LogCommand.self, ShowCommand.self, HistoryCommand.self, WhyCommand.self, StatsCommand.self,
             StateCommand.self, DiffCommand.self, ReplayCommand.self, BisectCommand.self,
             VerifyCommand.self, RepairCommand.self, CompactCommand.self, UpgradeCommand.self, ForgetCommand.self, GCCommand.self, SnapshotCommand.self, ExportCommand.self, ImportCommand.self,
             ReplicateCommand.self, RestoreCommand.self, FollowCommand.self,

@@ -35,6 +35,10 @@ final class CLI: Sendable {
         try DemoCommandTests().vt(arguments, environment: environment)
     }
 
+    func callAsFunction(_ arguments: [String]) throws -> DemoCommandTests.Run {
+        try DemoCommandTests().vt(arguments, environment: environment)
+    }
+
     func run(_ arguments: [String]) throws -> DemoCommandTests.Run {
         try DemoCommandTests().vt(arguments, environment: environment)
     }

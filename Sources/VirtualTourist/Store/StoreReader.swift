@@ -1,3 +1,4 @@
+import DeviceLogs
 import BlobStore
 import EventLog
 import FileIO
@@ -195,6 +196,10 @@ public final class StoreReader {
 
     /// Whether the store has several devices (positions are in the merged order).
     public var hasSeveralDevices: Bool { merged != nil }
+
+    /// This store's device, in a store of several devices (nil in a store of one): the device
+    /// whose view the state is (its map region, the requests it answers).
+    public var localDevice: DeviceID? { merged?.local }
 
     /// The sequence numbers of the snapshots on disk, ascending.
     public func snapshotSequences() throws -> [UInt64] {

@@ -1,0 +1,93 @@
+import ArgumentParser
+import DeviceLogs
+import Explanations
+import Foundation
+import VirtualTourist
+
+/// `vt why pin|album|new-collection|photo|region …`: the events behind a fact (docs/WHY.md).
+struct WhyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "why", abstract: "The events behind a fact of the map, fewest first (docs/WHY.md).",
+        discussion: """
+            vt why pin PIN · vt why album PIN · vt why new-collection PIN · vt why photo PIN SLOT · vt why region. \
+            PIN is an id or a unique prefix (a removed pin too); SLOT a photo's number in its collection, as vt pins --json \
+            and the album show it. --at N answers for the state after event N.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "What to explain: pin, album, new-collection, photo or region.") var fact: String
+    @Argument(help: "The pin (not for region); then, for photo, the slot.") var rest: [String] = []
+    @Option(help: "Explain the state after this event (default: the last).") var at: UInt64?
+
+    struct View: Encodable {
+        struct Because: Encodable {
+            var seq: UInt64
+            var time: String
+            var type: String
+            var device: String?
+            var device_seq: UInt64?
+            var says: String
+        }
+        var question: String
+        var pin: String?
+        var slot: UInt32?
+        var at: UInt64
+        var fact: String
+        var because: [Because]
+    }
+
+    func run() async throws {
+        let reader = try global.reader()
+        let question = try parse(reader)
+        let names = reader.hasSeveralDevices ? try Self.deviceNames(global.storePath) : [:]
+        let answer = try Explainer(reader: reader, names: names).answer(question, at: at)
+        if global.json {
+            let slot: UInt32? = if case .photo(_, let slot) = question { slot } else { nil }
+            return try Output.json(View(
+                question: question.kind, pin: question.pin?.description, slot: slot, at: answer.at, fact: answer.fact,
+                because: answer.because.map {
+                    View.Because(
+                        seq: $0.event.sequence, time: $0.event.timestamp.description, type: $0.event.event.typeName, device: $0.device,
+                        device_seq: $0.event.origin?.sequence, says: $0.says)
+                }))
+        }
+        print("at event \(answer.at): \(answer.fact)")
+        guard !answer.because.isEmpty else { return }
+        print("because:")
+        for reason in answer.because {
+            let device = reason.device.map { " on \($0)" } ?? ""
+            print("  event \(reason.event.sequence)\(device) (\(reason.event.event.typeName), \(reason.event.timestamp)): \(reason.says)")
+        }
+    }
+
+    private func parse(_ reader: StoreReader) throws -> WhyQuestion {
+        let kinds = ["pin", "album", "new-collection", "photo", "region"]
+        guard kinds.contains(fact) else {
+            throw ValidationError("vt why explains \(kinds.joined(separator: ", ")), not \"\(fact)\"")
+        }
+        if fact == "region" {
+            guard rest.isEmpty else { throw ValidationError("vt why region takes nothing more") }
+            return .region
+        }
+        let wanted = fact == "photo" ? 2 : 1
+        guard rest.count == wanted else {
+            throw ValidationError(fact == "photo" ? "vt why photo takes a pin and a slot number: vt why photo PIN SLOT" : "vt why \(fact) takes one pin: vt why \(fact) PIN")
+        }
+        let pin = try reader.pin(matching: rest[0])
+        switch fact {
+        case "pin": return .pin(pin)
+        case "album": return .album(pin)
+        case "new-collection": return .newCollection(pin)
+        default:
+            guard let slot = UInt32(rest[1]) else { throw ValidationError("a slot is a whole number from 0, not \"\(rest[1])\"") }
+            return .photo(pin, slot: slot)
+        }
+    }
+
+    /// Each device of the store by its name, or its short id when it has none.
+    static func deviceNames(_ store: String) throws -> [DeviceID: String] {
+        let devices = try StoreSync.devices(of: store)
+        var names = [devices.this.device: devices.this.name ?? devices.this.device.short]
+        for copy in devices.copies { names[copy.id] = copy.file?.name ?? copy.id.short }
+        return names
+    }
+}
