@@ -162,6 +162,7 @@ let package = Package(
                 "HTTPListening",
                 "Places",
                 "RequestReading",
+                "Explanations",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -29,6 +29,14 @@ public struct Explainer {
         self.names = names
     }
 
+    /// Each device of a store of several by its name, or its short id when it has none.
+    public static func deviceNames(store: String) throws -> [DeviceID: String] {
+        let devices = try StoreSync.devices(of: store)
+        var names = [devices.this.device: devices.this.name ?? devices.this.device.short]
+        for copy in devices.copies { names[copy.id] = copy.file?.name ?? copy.id.short }
+        return names
+    }
+
     final class Histories: Sendable {
         private let read = Mutex<[PinID: [RecordedEvent]]>([:])
         /// The last walk made: the questions about one pin at one point share it.

@@ -61,6 +61,7 @@ public final class WebServer: Sendable {
         // A thread of its own: a load on Swift's small cooperative pool would stall it.
         Thread.detachNewThread { _ = try? ReverseGeocoder.bundled() }
         ReadRoutes(store: store, live: live, config: config, replication: options.replication).add(to: routes)
+        WhyRoute(store: store).add(to: routes)
         ActionRoutes(store: store, pipeline: pipeline, bodyLimit: options.maxBodyBytes).add(to: routes)
         // Added last, it wraps only the router's answer for what no route takes: a path that
         // exists, asked with another method, gets 405 and Allow.

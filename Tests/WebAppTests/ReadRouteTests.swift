@@ -39,6 +39,17 @@ import WebApp
             let diff = try await web.get("/api/diff?from=0&to=\(done.sequence)").json()
             #expect((diff["pins_added"] as? [Any])?.count == 1)
             #expect((diff["photos_added"] as? [Any])?.count == 12)
+
+            // Why (docs/WHY.md): the events behind a photo, the pin's place, the album, at a point.
+            let photo = try await web.get("/api/why?fact=photo&pin=\(pin)&slot=0").json()
+            let photoBecause = try #require(photo["because"] as? [[String: Any]])
+            #expect(photo["question"] as? String == "photo" && (photo["fact"] as? String)?.contains("is downloaded") == true)
+            #expect(photoBecause.map { $0["type"] as? String } == ["PhotoDownloaded", "PhotosListed"])
+            let place = try await web.get("/api/why?fact=pin&pin=\(pin)").json()
+            #expect((place["because"] as? [[String: Any]])?.first?["seq"] as? Int == 1)
+            let then = try await web.get("/api/why?fact=album&pin=\(pin)&at=\(listed)").json()
+            #expect(then["at"] as? Int == Int(listed) && (then["fact"] as? String)?.contains("downloading 0 of 12") == true)
+            #expect((then["because"] as? [[String: Any]])?.first?["type"] as? String == "PhotosListed")
         }
     }
 

@@ -14,6 +14,14 @@
   const empty = document.getElementById("empty");
   const newCollection = document.getElementById("new-collection");
   const retry = document.getElementById("retry");
+  const whyBox = document.getElementById("why");
+  // The album's state and New Collection's, both: the button says "Why?" of what is shown.
+  document.getElementById("why-album").addEventListener("click", async () => {
+    await VT.showWhy(whyBox, { fact: "album", pin: id });
+    const button = document.createElement("div");
+    whyBox.appendChild(button);
+    await VT.showWhy(button, { fact: "new-collection", pin: id });
+  });
   const tiles = new Map(); // "collection/slot/state" -> element, so images are not reloaded
   let shown = null;        // the pin as last shown
   let placeMap = null;
@@ -67,6 +75,15 @@
           if (!readOnly) tile.addEventListener("click", () => removePhoto(album.collection, photo.slot, tile));
         }
         if (photo.credit) card.appendChild(creditLine(photo.credit));
+        // "Why?" beside the photo, not on it: a tap on the photo removes it.
+        const why = document.createElement("button");
+        why.type = "button";
+        why.className = "why-photo";
+        why.dataset.slot = photo.slot;
+        why.textContent = "Why?";
+        why.title = "The events behind this photo";
+        why.addEventListener("click", () => VT.showWhy(whyBox, { fact: "photo", pin: id, slot: photo.slot }));
+        card.appendChild(why);
         tiles.set(key, card);
       }
       wanted.push(card);

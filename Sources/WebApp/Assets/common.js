@@ -245,6 +245,33 @@ const VT = {
     return `${Math.abs(latitude).toFixed(4)}° ${ns}, ${Math.abs(longitude).toFixed(4)}° ${ew}`;
   },
 
+  // "Why?": asks the server which events are behind a fact (docs/WHY.md) and shows them in
+  // `box`: the fact, then each event with what it did and the rule, fewest first.
+  async showWhy(box, query) {
+    box.hidden = false;
+    box.textContent = "Looking through the history…";
+    try {
+      const answer = await VT.api("GET", `/api/why?${new URLSearchParams(query)}`);
+      box.textContent = "";
+      const fact = document.createElement("p");
+      fact.className = "why-fact";
+      fact.textContent = answer.fact;
+      box.appendChild(fact);
+      const list = document.createElement("ol");
+      list.className = "why-because";
+      for (const reason of answer.because) {
+        const item = document.createElement("li");
+        item.dataset.seq = String(reason.seq);
+        item.textContent = `Event ${reason.seq}${reason.device ? " on " + reason.device : ""} (${reason.type}, ${VT.time(reason.time)}): ${reason.says}`;
+        list.appendChild(item);
+      }
+      box.appendChild(list);
+      box.dataset.question = answer.question;
+    } catch (error) {
+      box.textContent = error.message;
+    }
+  },
+
   statusText(album) {
     switch (album.status) {
       case "not-requested": return "Not requested yet";

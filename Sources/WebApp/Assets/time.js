@@ -54,8 +54,14 @@
     await showEvents();
   });
 
+  const whyBox = document.getElementById("why");
+  const whyPin = document.getElementById("why-pin");
+  whyPin.addEventListener("click", () => VT.showWhy(whyBox, { fact: "pin", pin: chosenPin, at: slider.value }));
+
   async function showAlbum() {
     albumBox.textContent = "";
+    whyBox.hidden = true;
+    whyPin.hidden = !chosenPin;
     if (!chosenPin) return;
     const seq = Number(slider.value);
     try {
@@ -72,6 +78,10 @@
           image.addEventListener("error", () => { tile.className = "photo gone"; tile.textContent = "collected"; });
           tile.appendChild(image);
         }
+        // A tap asks why the photo is as it was then.
+        tile.dataset.slot = photo.slot;
+        tile.title = "Why is this photo here?";
+        tile.addEventListener("click", () => VT.showWhy(whyBox, { fact: "photo", pin: chosenPin, slot: photo.slot, at: seq }));
         albumBox.appendChild(tile);
       }
     } catch (error) {

@@ -18,38 +18,12 @@ struct WhyCommand: AsyncParsableCommand {
     @Argument(help: "The pin (not for region); then, for photo, the slot.") var rest: [String] = []
     @Option(help: "Explain the state after this event (default: the last).") var at: UInt64?
 
-    struct View: Encodable {
-        struct Because: Encodable {
-            var seq: UInt64
-            var time: String
-            var type: String
-            var device: String?
-            var device_seq: UInt64?
-            var says: String
-        }
-        var question: String
-        var pin: String?
-        var slot: UInt32?
-        var at: UInt64
-        var fact: String
-        var because: [Because]
-    }
-
     func run() async throws {
         let reader = try global.reader()
         let question = try parse(reader)
-        let names = reader.hasSeveralDevices ? try Self.deviceNames(global.storePath) : [:]
+        let names = reader.hasSeveralDevices ? try Explainer.deviceNames(store: global.storePath) : [:]
         let answer = try Explainer(reader: reader, names: names).answer(question, at: at)
-        if global.json {
-            let slot: UInt32? = if case .photo(_, let slot) = question { slot } else { nil }
-            return try Output.json(View(
-                question: question.kind, pin: question.pin?.description, slot: slot, at: answer.at, fact: answer.fact,
-                because: answer.because.map {
-                    View.Because(
-                        seq: $0.event.sequence, time: $0.event.timestamp.description, type: $0.event.event.typeName, device: $0.device,
-                        device_seq: $0.event.origin?.sequence, says: $0.says)
-                }))
-        }
+        if global.json { return try Output.json(WhyJSON(answer)) }
         print("at event \(answer.at): \(answer.fact)")
         guard !answer.because.isEmpty else { return }
         print("because:")
@@ -81,13 +55,5 @@ struct WhyCommand: AsyncParsableCommand {
             guard let slot = UInt32(rest[1]) else { throw ValidationError("a slot is a whole number from 0, not \"\(rest[1])\"") }
             return .photo(pin, slot: slot)
         }
-    }
-
-    /// Each device of the store by its name, or its short id when it has none.
-    static func deviceNames(_ store: String) throws -> [DeviceID: String] {
-        let devices = try StoreSync.devices(of: store)
-        var names = [devices.this.device: devices.this.name ?? devices.this.device.short]
-        for copy in devices.copies { names[copy.id] = copy.file?.name ?? copy.id.short }
-        return names
     }
 }
