@@ -50,6 +50,7 @@ let package = Package(
                 .product(name: "NATSClient", package: "VirtualTourist"),
                 .product(name: "Proofs", package: "VirtualTourist"),
                 .product(name: "HistoryProofs", package: "VirtualTourist"),
+                .product(name: "Explanations", package: "VirtualTourist"),
             ],
             path: "Sources/Report"
         ),

@@ -4,9 +4,9 @@ import Foundation
 
 /// The command line of `vt-bench`.
 struct Options {
-    static let groups = ["append", "replay", "store", "blobs", "layout", "devices", "proofs"]
+    static let groups = ["append", "replay", "store", "blobs", "layout", "devices", "proofs", "why"]
     static let usage = """
-        usage: vt-bench [--size 10k|100k|1m|10m|N] [--smoke] [--only append,replay,store,blobs,layout,devices,proofs] [--repeat N] [--seed N] [--json] [--svg FILE]
+        usage: vt-bench [--size 10k|100k|1m|10m|N] [--smoke] [--only append,replay,store,blobs,layout,devices,proofs,why] [--repeat N] [--seed N] [--json] [--svg FILE]
                [--block-codec zstd|fields]
         Runs every case on one seeded workload, the engine beside its SQLite peer, and prints a Markdown table
         (with --json, one JSON object: the workload, the seconds taken, and every row and note). --svg FILE also draws

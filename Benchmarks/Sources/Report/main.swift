@@ -84,6 +84,7 @@ do {
     if options.groups.contains("layout") { try LayoutCases(options: options, report: report).run() }
     if options.groups.contains("devices") { try await DeviceCases(options: options, report: report).run() }
     if options.groups.contains("proofs") { try await ProofCases(options: options, report: report).run() }
+    if options.groups.contains("why") { try await WhyCases(options: options, report: report).run() }
 } catch {
     FileHandle.standardError.write(Data("vt-bench: \(error)\n".utf8))
     exit(1)

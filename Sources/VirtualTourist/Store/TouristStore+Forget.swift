@@ -126,7 +126,8 @@ extension TouristStore {
     ) {
         switch start {
         case nil:
-            report.receiptProblem = "no erasure receipt: this forget was begun before (the head before it was not signed)"
+            report.receiptProblem =
+                "no erasure receipt: this forget appended no PlaceForgotten here (it was begun before and cut short, or it came from another device), so no head was signed before it"
         case .failure(let error):
             report.receiptProblem = error.message
         case .success(let start):
