@@ -38,14 +38,15 @@ public struct Explainer {
     }
 
     final class Histories: Sendable {
-        private let read = Mutex<[PinID: [RecordedEvent]]>([:])
+        /// Each pin's events read, through the point they were read for.
+        private let read = Mutex<[PinID: (through: UInt64, events: [RecordedEvent])]>([:])
         /// The last walk made: the questions about one pin at one point share it.
-        let lastWalk = Mutex<(pin: PinID, point: UInt64, walk: PinWalk)?>(nil)
+        let lastWalk = Mutex<(pin: PinID, point: UInt64, slots: PinFacts.Slots, walk: PinWalk)?>(nil)
 
-        func of(_ pin: PinID, _ reading: () throws -> [RecordedEvent]) rethrows -> [RecordedEvent] {
-            if let known = read.withLock({ $0[pin] }) { return known }
+        func of(_ pin: PinID, through point: UInt64, _ reading: () throws -> [RecordedEvent]) rethrows -> [RecordedEvent] {
+            if let known = read.withLock({ $0[pin] }), known.through >= point { return known.events.filter { $0.sequence <= point } }
             let events = try reading()
-            read.withLock { $0[pin] = events }
+            read.withLock { $0[pin] = (point, events) }
             return events
         }
     }
@@ -57,33 +58,36 @@ public struct Explainer {
         var facts: PinFacts
         var setters: [PinFacts.Key: [RecordedEvent]] = [:]
         var events: [RecordedEvent] = []
-        /// Whether the pin has events after the point (so that "not on the map" can say "not yet").
+        /// The pin's first event after the point, when it has none through it ("not on the map yet").
         var later: RecordedEvent?
 
         func lastSetter(_ key: PinFacts.Key) -> RecordedEvent? { setters[key]?.last }
         func event(at sequence: UInt64?) -> RecordedEvent? { sequence.flatMap { s in events.first { $0.sequence == s } } }
     }
 
-    func walk(_ pin: PinID, through point: UInt64) throws -> PinWalk {
-        if let last = histories.lastWalk.withLock({ $0 }), last.pin == pin, last.point == point { return last.walk }
-        let walk = try makeWalk(pin, through: point)
-        histories.lastWalk.withLock { $0 = (pin, point, walk) }
+    func walk(_ pin: PinID, through point: UInt64, slots: PinFacts.Slots) throws -> PinWalk {
+        if let last = histories.lastWalk.withLock({ $0 }), last.pin == pin, last.point == point, last.slots == slots || last.slots == .all {
+            return last.walk
+        }
+        let walk = try makeWalk(pin, through: point, slots: slots)
+        histories.lastWalk.withLock { $0 = (pin, point, slots, walk) }
         return walk
     }
 
-    private func makeWalk(_ pin: PinID, through point: UInt64) throws -> PinWalk {
+    private func makeWalk(_ pin: PinID, through point: UInt64, slots: PinFacts.Slots) throws -> PinWalk {
         let local = reader.localDevice
-        var walk = PinWalk(state: TouristState(localDevice: local), facts: PinFacts(pin, in: TouristState(), on: local))
-        for event in try histories.of(pin, { try reader.history(of: pin) }) {
-            guard event.sequence <= point else {
-                walk.later = walk.later ?? event
-                break
-            }
+        var walk = PinWalk(state: TouristState(localDevice: local), facts: PinFacts(pin, in: TouristState(), on: local, slots: slots))
+        // Only the blocks through the point are read.
+        for event in try histories.of(pin, through: point, { try reader.history(of: pin, through: point) }) {
             walk.state.apply(event)
-            let facts = PinFacts(pin, in: walk.state, on: local)
+            let facts = PinFacts(pin, in: walk.state, on: local, slots: slots)
             for key in facts.changes(from: walk.facts) { walk.setters[key, default: []].append(event) }
             walk.facts = facts
             walk.events.append(event)
+        }
+        if walk.events.isEmpty {
+            // Nothing through the point: a pin dropped later says "not yet", one never dropped is unknown.
+            walk.later = try reader.history(of: pin, from: point + 1).first
         }
         return walk
     }
@@ -98,7 +102,8 @@ public struct Explainer {
             throw DomainError(.invalidArgument, "the history has \(reader.lastSequence) events; there is no event \(point)")
         }
         guard let pin = question.pin else { return try region(at: point) }
-        let walk = try walk(pin, through: point)
+        let slots: PinFacts.Slots = if case .photo(_, let slot) = question { .one(slot) } else { .none }
+        let walk = try walk(pin, through: point, slots: slots)
         guard !walk.events.isEmpty || walk.later != nil else {
             throw DomainError(.unknownPin, "the history never had pin \(pin)")
         }

@@ -26,14 +26,27 @@ public struct PinFacts: Hashable, Sendable {
     /// Whether the photo service has photos beyond this listing.
     public var otherPhotos = true
 
+    /// Which slots to note: a question about one photo needs one, a replay that checks every
+    /// answer needs them all, the others none (noting every slot after every event of a pin with
+    /// thousands of events was most of an answer's time).
+    public enum Slots: Hashable, Sendable {
+        case none
+        case one(UInt32)
+        case all
+    }
+
     /// The facts of `pin` in `state`, as seen on `device` (nil in a store of one device).
-    public init(_ pin: PinID, in state: TouristState, on device: DeviceID?) {
+    public init(_ pin: PinID, in state: TouristState, on device: DeviceID?, slots wanted: Slots = .all) {
         guard let shown = state.pins[pin] else { return }
         let album = shown.album
         place = shown.coordinate
         collection = album.collection
         status = album.status
-        for slot in album.slots { slots[slot.number] = slot.state }
+        switch wanted {
+        case .none: break
+        case .one(let number): if let slot = album.slot(number) { slots[number] = slot.state }
+        case .all: for slot in album.slots { slots[slot.number] = slot.state }
+        }
         otherPhotos = album.hasOtherPhotos
         // The album page disables it while nothing can change, and when the service has no
         // other photos to show (WebApp's album.js).
@@ -49,9 +62,8 @@ public struct PinFacts: Hashable, Sendable {
         if otherPhotos != earlier.otherPhotos { changed.insert(.otherPhotos) }
         // A new collection changes every slot: the old ones left, new ones came.
         let sameCollection = collection == earlier.collection
-        for number in Set(slots.keys).union(earlier.slots.keys) where !sameCollection || slots[number] != earlier.slots[number] {
-            changed.insert(.slot(number))
-        }
+        for (number, state) in slots where !sameCollection || earlier.slots[number] != state { changed.insert(.slot(number)) }
+        for number in earlier.slots.keys where slots[number] == nil { changed.insert(.slot(number)) }
         return changed
     }
 }

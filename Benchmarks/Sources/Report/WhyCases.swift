@@ -42,6 +42,29 @@ struct WhyCases {
                 what: "vt why \(name) at a random point: reader opened and answered (median of 20; slowest \(Figure.milliseconds(times.max()!)))",
                 ours: Figure.milliseconds(Measure.median(times)), target: "< 50 ms", verdict: Target.atMost(times.max()!, 0.05)))
         }
+        var opens: [Double] = []
+        for _ in 0..<20 { opens.append(try Measure.seconds { _ = try StoreReader.open(at: folder) }) }
+        report.add(Row(what: "… of which the reader opened (median of 20)", ours: Figure.milliseconds(Measure.median(opens))))
+        var histories: [Double] = []
+        for _ in 0..<20 {
+            let pin = pins[Int.random(in: 0..<pins.count, using: &random)]
+            histories.append(try Measure.seconds { _ = try reader.history(of: pin) })
+        }
+        report.add(Row(what: "… of which a pin's history read (median of 20)", ours: Figure.milliseconds(Measure.median(histories))))
         report.note("a pin's answers read its history through the key summaries and fold only its events; the region's takes the state at the point")
+    }
+
+    /// `vt-bench --why STORE`: 200 answers about random pins of a store written before, for a
+    /// profiler (`perf record … vt-bench --why DIR`), with their median.
+    static func breakdown(_ folder: String) throws {
+        let reader = try StoreReader.open(at: folder)
+        let pins = try reader.droppedPins()
+        var random = SplitMix(seed: 7)
+        var times: [Double] = []
+        for _ in 0..<200 {
+            let pin = pins[Int.random(in: 0..<pins.count, using: &random)]
+            times.append(try Measure.seconds { _ = try Explainer(reader: reader).answer(.pin(pin)) })
+        }
+        print("vt why pin, 200 random pins of \(reader.lastSequence) events: median \(Figure.milliseconds(Measure.median(times))), slowest \(Figure.milliseconds(times.max()!))")
     }
 }

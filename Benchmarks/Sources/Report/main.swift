@@ -40,6 +40,8 @@ case "--compact" where arguments.count == 3:
     await runMode { try ReplayTool.compact(arguments[2]) }
 case "--encode-blocks" where (3...4).contains(arguments.count):
     await runMode { try ReplayTool.encodeBlocks(arguments[2], times: count(at: 3, else: 5)) }
+case "--why" where arguments.count == 3:
+    await runMode { try WhyCases.breakdown(arguments[2]) }
 case "--write-store" where arguments.count == 4:
     await runMode { try await ReplayTool.writeStore(at: arguments[2], events: count(at: 3, else: 1_000_000)) }
 case "--prove" where arguments.count == 3:

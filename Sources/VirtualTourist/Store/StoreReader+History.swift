@@ -15,6 +15,12 @@ extension StoreReader {
         try history(of: pin, from: start, halvingAt: Self.halvingThreshold)
     }
 
+    /// Every event about `pin` from `start` through `through`, oldest first: the blocks after
+    /// `through` are not read (time travel's questions about a point).
+    public func history(of pin: PinID, from start: UInt64 = 1, through: UInt64) throws -> [RecordedEvent] {
+        try history(of: pin, from: start, through: through, halvingAt: Self.halvingThreshold)
+    }
+
     /// The same through `through` (default: this reader's last), read in halves from
     /// `threshold` events on (tests split short ranges too).
     func history(of pin: PinID, from start: UInt64, through: UInt64? = nil, halvingAt threshold: UInt64) throws -> [RecordedEvent] {
