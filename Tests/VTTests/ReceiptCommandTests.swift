@@ -6,7 +6,7 @@ import Testing
 /// `vt forget`'s erasure receipt, checked by `vt check-proof` and by a checker written here from
 /// docs/PROOFS.md alone ("Erasure receipts", by hand): its signature over its first line, the
 /// heads' signatures, the consistency proof, every inclusion proof, each leaf as the log holds it.
-@Suite struct ReceiptCommandTests {
+@Suite(.heavy) struct ReceiptCommandTests {
     let vt = CLI()
     let pinA = "1111000000000001"
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `vt why` on the seeded store (docs/WHY.md): each fact with the events that set it, in text and
 /// in JSON, at a point; bad arguments refused with the reason.
-@Suite struct WhyCommandTests {
+@Suite(.heavy) struct WhyCommandTests {
     let vt = CLI()
 
     @Test func whyNamesTheEventsBehindEachFact() async throws {

@@ -11,7 +11,7 @@ import TouristWorkload
 /// `vt why` (docs/WHY.md): the events behind each fact, checked against a replay of the whole
 /// history (``WhyChecker``) on hand-made histories, a forgotten place, two devices that merge, and
 /// the benchmark workload; and the answers' words where a person reads them.
-@Suite struct WhyTests {
+@Suite(.heavy) struct WhyTests {
     let paris = Coordinate(latitude: 48.8584, longitude: 2.2945)
     let rome = Coordinate(latitude: 41.8902, longitude: 12.4922)
     let oslo = Coordinate(latitude: 59.9139, longitude: 10.7522)
@@ -114,7 +114,7 @@ import TouristWorkload
         return names
     }
 
-    @Test(.heavy) func theBenchmarkWorkloadsAnswersAgreeWithItsReplay() async throws {
+    @Test func theBenchmarkWorkloadsAnswersAgreeWithItsReplay() async throws {
         let folder = TemporaryFolder("why-workload")
         var configuration = LogConfiguration()
         configuration.payloadCodec = EventCodec.blockCodec
