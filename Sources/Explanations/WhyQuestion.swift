@@ -20,6 +20,22 @@ public enum WhyQuestion: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The questions' names, as `vt why` and `GET /api/why` take them.
+    public static let kinds = ["pin", "album", "new-collection", "photo", "region"]
+
+    /// The question named `kind` (one of ``kinds``) about `pin` and, for a photo, `slot`; nil
+    /// for another name or a part missing (the caller says which).
+    public init?(kind: String, pin: PinID?, slot: UInt32?) {
+        switch (kind, pin, slot) {
+        case ("region", _, _): self = .region
+        case ("pin", let pin?, _): self = .pin(pin)
+        case ("album", let pin?, _): self = .album(pin)
+        case ("new-collection", let pin?, _): self = .newCollection(pin)
+        case ("photo", let pin?, let slot?): self = .photo(pin, slot: slot)
+        default: return nil
+        }
+    }
+
     /// The question's name in the JSON answer (`"pin"`, `"album"`, `"new-collection"`, `"photo"`, `"region"`).
     public var kind: String {
         switch self {

@@ -27,23 +27,18 @@ struct WhyRoute: Sendable {
     static func question(_ request: Request) throws -> WhyQuestion {
         let query = request.uri.queryParameters
         let fact = query["fact"].map(String.init) ?? ""
-        if fact == "region" { return .region }
-        guard ["pin", "album", "new-collection", "photo"].contains(fact) else {
+        guard WhyQuestion.kinds.contains(fact) else {
             throw WebError.badRequest("fact must be pin, album, new-collection, photo or region (got \(RequestValues.quoted(fact)))")
         }
+        if fact == "region" { return .region }
         let text = query["pin"].map(String.init) ?? ""
         guard let pin = PinID(parsing: text.lowercased()) else {
             throw WebError.badRequest("pin must be a pin id: 16 hexadecimal digits (got \(RequestValues.quoted(text)))")
         }
-        switch fact {
-        case "pin": return .pin(pin)
-        case "album": return .album(pin)
-        case "new-collection": return .newCollection(pin)
-        default:
-            guard let slot = try RequestValues.number("slot", in: request, max: UInt64(UInt32.max)) else {
-                throw WebError.badRequest("a photo's question needs its slot (slot=N)")
-            }
-            return .photo(pin, slot: UInt32(slot))
+        let slot = fact == "photo" ? try RequestValues.number("slot", in: request, max: UInt64(UInt32.max)).map(UInt32.init) : nil
+        guard let question = WhyQuestion(kind: fact, pin: pin, slot: slot) else {
+            throw WebError.badRequest("a photo's question needs its slot (slot=N)")
         }
+        return question
     }
 }

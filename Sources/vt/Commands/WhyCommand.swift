@@ -34,7 +34,7 @@ struct WhyCommand: AsyncParsableCommand {
     }
 
     private func parse(_ reader: StoreReader) throws -> WhyQuestion {
-        let kinds = ["pin", "album", "new-collection", "photo", "region"]
+        let kinds = WhyQuestion.kinds
         guard kinds.contains(fact) else {
             throw ValidationError("vt why explains \(kinds.joined(separator: ", ")), not \"\(fact)\"")
         }
@@ -47,13 +47,11 @@ struct WhyCommand: AsyncParsableCommand {
             throw ValidationError(fact == "photo" ? "vt why photo takes a pin and a slot number: vt why photo PIN SLOT" : "vt why \(fact) takes one pin: vt why \(fact) PIN")
         }
         let pin = try reader.pin(matching: rest[0])
-        switch fact {
-        case "pin": return .pin(pin)
-        case "album": return .album(pin)
-        case "new-collection": return .newCollection(pin)
-        default:
-            guard let slot = UInt32(rest[1]) else { throw ValidationError("a slot is a whole number from 0, not \"\(rest[1])\"") }
-            return .photo(pin, slot: slot)
+        var slot: UInt32?
+        if wanted == 2 {
+            guard let number = UInt32(rest[1]) else { throw ValidationError("a slot is a whole number from 0, not \"\(rest[1])\"") }
+            slot = number
         }
+        return WhyQuestion(kind: fact, pin: pin, slot: slot)!
     }
 }
