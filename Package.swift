@@ -190,6 +190,13 @@ let package = Package(
             name: "Replication",
             dependencies: ["NATSClient", "VirtualTourist", "DeviceLogs", "EventLog", "BlobStore", "FileIO"]
         ),
+        // Sync of a device's open store through the cluster: its logs shipped by the
+        // replication, the other devices' streams taken into the store live (docs/SYNC.md).
+        // Sits on the replication and the store; neither knows of it.
+        .target(
+            name: "ClusterSync",
+            dependencies: ["Replication", "NATSClient", "VirtualTourist", "DeviceLogs", "EventLog", "BlobStore"]
+        ),
         // RFC 6962's Merkle tree over the event chain's leaves, and its inclusion and
         // consistency proofs (docs/PROOFS.md). Knows hashes, not logs.
         .target(name: "Proofs", dependencies: ["CSHA256", .product(name: "Crypto", package: "swift-crypto")]),
@@ -216,6 +223,7 @@ let package = Package(
                 "WebApp",
                 "BlobStore",
                 "Replication",
+                "ClusterSync",
                 "NATSClient",
                 "DeviceLogs",
                 "HistoryProofs",
@@ -327,7 +335,8 @@ let package = Package(
         .testTarget(
             name: "ReplicationTests",
             dependencies: [
-                "Replication", "NATSClient", "NATSTestSupport", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport", "DeviceLogs",
+                "Replication", "ClusterSync", "NATSClient", "NATSTestSupport", "VirtualTourist", "EventLog", "BlobStore", "StorageTestSupport",
+                "DeviceLogs",
             ]
         ),
         // Real nats-server processes for a test, through scripts/nats-cluster.

@@ -7,6 +7,9 @@ public struct ReplicationView: Encodable, Sendable, Equatable {
         case primary
         /// This store is a read-only copy of a stream.
         case replica
+        /// This device syncs through the cluster (docs/SYNC.md): it ships its logs and takes
+        /// the other devices' as they land.
+        case sync
     }
 
     public var role: Role
@@ -29,6 +32,11 @@ public struct ReplicationView: Encodable, Sendable, Equatable {
     public var rewriting: Bool
     /// The last error, while it lasts.
     public var lastError: String?
+    /// With sync: the other devices' events in the cluster not yet taken here, how many other
+    /// devices there are, and when the cluster last answered (ISO 8601).
+    public var receiveEvents: UInt64?
+    public var peers: Int?
+    public var lastContact: String?
 
     public init(
         role: Role, stream: String, servers: String, events: UInt64, lagEvents: UInt64, pendingPhotos: Int, missingPhotos: Int,
@@ -51,5 +59,8 @@ public struct ReplicationView: Encodable, Sendable, Equatable {
         case pendingPhotos = "pending_photos"
         case missingPhotos = "missing_photos"
         case lastError = "last_error"
+        case receiveEvents = "receive_events"
+        case peers
+        case lastContact = "last_contact"
     }
 }

@@ -170,4 +170,6 @@ struct ConfigJSON: Encodable {
     var read_only: Bool
     /// GET /api/replication answers.
     var replication: Bool
+    /// This device's name, shown in every page's header (nil: a store of one unnamed device).
+    var device_name: String?
 }

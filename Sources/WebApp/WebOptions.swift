@@ -25,6 +25,8 @@ public struct WebOptions: Sendable {
     /// How the store's replication stands now (GET /api/replication), when it is replicated or
     /// a replica; the program that runs the replication fills it in.
     public var replication: (@Sendable () -> ReplicationView)?
+    /// This device's name in a map of several devices, for the pages' headers.
+    public var deviceName: String?
 
     public static let openStreetMapTiles = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
     public static let debianLeafletFolder = "/usr/share/javascript/leaflet"

@@ -51,7 +51,7 @@ public final class WebServer: Sendable {
             port: { boundPort.load(ordering: .relaxed) }))
         let config = ConfigJSON(
             tiles: options.tileURL, event_types: DomainEvent.typeNames, max_photos: pipeline.options.perPage,
-            read_only: store.isReplica, replication: options.replication != nil)
+            read_only: store.isReplica, replication: options.replication != nil, device_name: options.deviceName)
         // Routes go in through the recorder, which keeps the methods each path answers.
         let routes = RouteRecorder(router)
         pages.add(to: routes)

@@ -105,12 +105,56 @@ import Testing
         let cli = CLI()
         defer { cli.cleanUp() }
         // Port 1 on loopback refuses at once.
-        for arguments in [["--replicate", "nats://127.0.0.1:1"], ["--follow", "nats://127.0.0.1:1", "--stream", "VT_00"]] {
+        for arguments in [["--replicate", "nats://127.0.0.1:1"], ["--follow", "nats://127.0.0.1:1", "--stream", "VT_00"], ["--sync", "nats://127.0.0.1:1"]] {
             let store = cli.home + "/store"
             let run = try cli.run(["serve", "--store", store, "--port", "0"] + arguments)
             #expect(run.status == 1, "\(run.errors)")
             #expect(run.errors.contains("cannot connect to the NATS cluster"), "\(run.errors)")
             #expect(!FileManager.default.fileExists(atPath: store), "nothing was created")
+        }
+        // vt sync through a cluster that cannot be reached, or with a URL that is none: an error
+        // before the store is opened, which stays as it was.
+        let store = cli.home + "/synced"
+        #expect(try cli.run(["pin", "drop", "48.8584", "2.2945", "--store", store]).status == 0)
+        let before = try FileManager.default.subpathsOfDirectory(atPath: store).sorted()
+        for url in ["nats://127.0.0.1:1", "nats://127.0.0.1:notaport", "tls://"] {
+            let run = try cli.run(["sync", "--with", url, "--once", "--store", store])
+            #expect(run.status == 1, "\(url): \(run.errors)")
+            #expect(run.errors.contains("cannot connect to the NATS cluster"), "\(url): \(run.errors)")
+        }
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: store).sorted() == before)
+        // Arguments that do not go together.
+        for arguments in [
+            ["sync", "--with", cli.home + "/other", "--once", "--store", store],
+            ["serve", "--store", store, "--sync", "nats://127.0.0.1:1", "--replicate", "nats://127.0.0.1:1"],
+            ["serve", "--store", store, "--sync", "nats://127.0.0.1:1", "--stream", "VT_00"],
+        ] {
+            let run = try cli.run(arguments)
+            #expect(run.status == 2, "\(arguments): \(run.errors)")
+        }
+    }
+
+    @Test("two devices made with vt clone sync through the cluster with vt sync --with nats://… --once")
+    func twoDevicesSyncOnceFromTheCommandLine() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        try await withNATSServers { servers in
+            let phone = cli.home + "/phone", laptop = cli.home + "/laptop"
+            #expect(try cli.run(["pin", "drop", "48.8584", "2.2945", "--store", phone]).status == 0)
+            #expect(try cli.run(["clone", "--from", phone, "--to", laptop, "--name", "laptop"]).status == 0)
+            #expect(try cli.run(["pin", "drop", "--store", laptop, "--", "-33.86", "151.21"]).status == 0)
+            #expect(try cli.run(["pin", "drop", "35.68", "139.69", "--store", phone]).status == 0)
+            for store in [phone, laptop, phone] {
+                let run = try cli.run(["sync", "--with", servers.url(1), "--once", "--store", store, "--json"])
+                #expect(run.status == 0, "\(run.errors)")
+                let status = try CLI.object(run.output)
+                #expect(status["eventsToSend"] as? Int == 0, "\(run.output)")
+            }
+            let pins = try cli.run(["pins", "--store", phone]).output
+            #expect(CLI.lines(pins).count == 3, "\(pins)")
+            #expect(try cli.run(["pins", "--store", laptop]).output == pins)
+            let shown = try cli.run(["sync", "--with", servers.url(1), "--once", "--store", laptop])
+            #expect(shown.output.contains("(laptop) through") && shown.output.contains("0 to receive"), "\(shown.output)")
         }
     }
 }

@@ -99,19 +99,7 @@ struct ConvergenceRun {
 
     /// Plays the history and returns what broke a promise (empty: converged).
     mutating func play() async throws -> [String] {
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        for device in 0..<3 {
-            // Clocks a few seconds apart, each moving on by a little at every reading.
-            let skew = Int64.random(in: -3_000_000...3_000_000, using: &random)
-            clocks.append(TestClock(1_800_000_000_000_000 + skew, stepPerReading: Int64.random(in: 1...500, using: &random)))
-            idGenerators.append(SeededPinIDs(seed: seed &* 31 &+ UInt64(device)))
-            paths.append(root + "/device\(device)")
-        }
-        // The first device starts the map with a session of its own; the others are its clones.
-        try await session(on: 0)
-        for device in 1..<3 {
-            _ = try StoreSync.clone(from: paths[0], to: paths[device], name: "device \(device)", options: options(device))
-        }
+        try await start()
         for _ in 0..<Int.random(in: 3...7, using: &random) {
             if Int.random(in: 0..<10, using: &random) < 6 {
                 try await session(on: Int.random(in: 0..<3, using: &random))
@@ -136,6 +124,23 @@ struct ConvergenceRun {
             }
         }
         return problems
+    }
+
+    /// Three devices' folders, clocks and pin ids: the first device starts the map with a
+    /// session of its own, the others are its clones.
+    mutating func start() async throws {
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        for device in 0..<3 {
+            // Clocks a few seconds apart, each moving on by a little at every reading.
+            let skew = Int64.random(in: -3_000_000...3_000_000, using: &random)
+            clocks.append(TestClock(1_800_000_000_000_000 + skew, stepPerReading: Int64.random(in: 1...500, using: &random)))
+            idGenerators.append(SeededPinIDs(seed: seed &* 31 &+ UInt64(device)))
+            paths.append(root + "/device\(device)")
+        }
+        try await session(on: 0)
+        for device in 1..<3 {
+            _ = try StoreSync.clone(from: paths[0], to: paths[device], name: "device \(device)", options: options(device))
+        }
     }
 
     /// One sync, perhaps failing at its `interruptedAt`-th file-system call, between the

@@ -57,7 +57,7 @@ extension TouristStore {
                 replayedEvents: state.sequence - (fold.snapshot ?? 0), duration: ContinuousClock.now - started)
             let store = TouristStore(
                 folder: folder, report: report, options: options, fileSystem: fileSystem, log: log, snapshots: snapshots,
-                processor: processor, blobs: blobs)
+                processor: processor, clock: clock, blobs: blobs)
             do { try await store.finishForgets() } catch {
                 try? await store.close()
                 throw storageError(error, "the store at \(folder) could not finish forgetting a place")

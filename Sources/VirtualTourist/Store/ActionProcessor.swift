@@ -52,23 +52,25 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
     let refusal: String?
     private let gate = ActionGate()
 
-    // See the invariants above.
+    // See the invariants above (internal, not private, for ActionProcessor+Refold.swift).
     /// The state of every settled record.
-    private var state: TouristState
+    var state: TouristState
     /// `state` and the events accepted into the record being written.
-    private var scratch: TouristState
+    var scratch: TouristState
     /// Those events, in order.
     private var unsettled: [RecordedEvent] = []
     /// In a store of several devices: how this device's events are numbered in the merged order
     /// (nil in a store of one, where a position is a sequence number).
-    private var numbering: MergedNumbering?
-    /// The other devices' logs as the state folded them, by device (they do not change while the
-    /// store is open): with this device's log, the frontier of a merged snapshot.
-    private let copiedLogs: [MergedFrontier.Log]
-    /// This device, in a store of several devices, and the events copied from the others
-    /// (set once: readable from any thread).
-    let localDevice: DeviceID?
-    let mergedOffset: UInt64
+    var numbering: MergedNumbering?
+    /// The other devices' logs as the state folded them, by device (they change only when a
+    /// sync through the cluster takes events into the open store: ActionProcessor+Refold.swift):
+    /// with this device's log, the frontier of a merged snapshot.
+    var copiedLogs: [MergedFrontier.Log]
+    /// This device, in a store of several devices, and the events copied from the others:
+    /// readable from any thread, changed only by a refold.
+    let merging: Mutex<(device: DeviceID?, offset: UInt64)>
+    var localDevice: DeviceID? { merging.withLock { $0.device } }
+    var mergedOffset: UInt64 { merging.withLock { $0.offset } }
 
     init(
         log: EventLog, state: TouristState, lastSnapshot: UInt64, snapshots: SnapshotFolder, blobs: BlobStore,
@@ -78,8 +80,7 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         self.numbering = numbering
         let copiedLogs = copiedLogs.sorted { $0.device < $1.device }
         self.copiedLogs = copiedLogs
-        self.localDevice = numbering?.device
-        self.mergedOffset = numbering?.offset ?? 0
+        self.merging = Mutex((numbering?.device, numbering?.offset ?? 0))
         self.log = log
         self.snapshots = snapshots
         self.blobs = blobs
@@ -93,7 +94,7 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
 
     /// The events a state folded: the copies as they are (`copied`, by device), this device's log
     /// through `head`.
-    private static func frontier(_ numbering: MergedNumbering, _ head: LogHead, _ copied: [MergedFrontier.Log]) -> MergedFrontier {
+    static func frontier(_ numbering: MergedNumbering, _ head: LogHead, _ copied: [MergedFrontier.Log]) -> MergedFrontier {
         let own = MergedFrontier.Log(
             device: numbering.device, last: head.sequence,
             lastTime: head.sequence == 0 ? LogTimestamp(microsecondsSinceEpoch: 0) : numbering.lastTime ?? LogTimestamp(microsecondsSinceEpoch: 0),
@@ -130,7 +131,7 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
 
     /// What a ``Job`` may do, while it runs alone.
     struct ExclusiveAccess: Sendable {
-        fileprivate let processor: ActionProcessor
+        let processor: ActionProcessor
 
         var state: TouristState { processor.published }
 
@@ -166,7 +167,7 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
     }
 
     /// Makes `change.state` the published state, bound to `head`, and tells every subscriber.
-    private func publish(_ change: StoreChange, head: LogHead) {
+    func publish(_ change: StoreChange, head: LogHead) {
         let frontier = numbering.map { Self.frontier($0, head, copiedLogs) }
         let subscribers = shared.withLock { shared in
             shared.published = change.state

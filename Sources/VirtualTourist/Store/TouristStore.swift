@@ -29,6 +29,9 @@ public final class TouristStore: Sendable {
     let log: EventLog
     let snapshots: SnapshotFolder
     let processor: ActionProcessor
+    /// The log's clock: never before the newest event taken from another device, so that this
+    /// device's next event sorts after it (docs/DEVICES.md, "The hybrid clock").
+    let clock: HybridClock
     /// The photos' bytes (docs/BLOBS.md).
     public let blobs: BlobStore
     let automaticCollection = Mutex(AutomaticCollection())
@@ -77,9 +80,14 @@ public final class TouristStore: Sendable {
         // the snapshot loads, the replay after it starts where that check's scan stopped, and
         // the log's own background checks wait until the replay is done (LogResumption).
         let resumption: LogResumption
+        // A hybrid clock here too: a sync through the cluster can make this store one of
+        // several devices while it is open (TouristStore+Taking.swift).
+        var configuration = options.log.withPinKeys
+        let clock = HybridClock(base: configuration.clock)
+        configuration.clock = clock
         do {
             resumption = try EventLog.resume(
-                at: Path.join(folder, "log"), newestCheckpoint: preloading.sequence, configuration: options.log.withPinKeys,
+                at: Path.join(folder, "log"), newestCheckpoint: preloading.sequence, configuration: configuration,
                 fileSystem: fileSystem)
         } catch let error as LogError where error.code == .needsUpgrade {
             _ = preloading.wait()
@@ -127,7 +135,7 @@ public final class TouristStore: Sendable {
                 replayedEvents: state.sequence - (snapshotSequence ?? 0), duration: ContinuousClock.now - started)
             let store = TouristStore(
                 folder: folder, report: report, options: options, fileSystem: fileSystem, log: log,
-                snapshots: snapshots, processor: processor, blobs: blobs)
+                snapshots: snapshots, processor: processor, clock: clock, blobs: blobs)
             // A sync cut short can list a forget it never copied: here, no device's event came.
             try ForgottenPlaces.record([], adding: false, in: folder, fileSystem: fileSystem)
             if let pin = try interruptedForget(in: folder, fileSystem: fileSystem)?.pin {
@@ -147,8 +155,9 @@ public final class TouristStore: Sendable {
 
     init(
         folder: String, report: OpenReport, options: StoreOptions, fileSystem: any FileSystem, log: EventLog,
-        snapshots: SnapshotFolder, processor: ActionProcessor, blobs: BlobStore
+        snapshots: SnapshotFolder, processor: ActionProcessor, clock: HybridClock, blobs: BlobStore
     ) {
+        self.clock = clock
         self.folder = folder
         self.report = report
         self.options = options

@@ -112,11 +112,20 @@ const VT = {
   // A badge in the header while the store is replicated (vt serve --replicate) or a replica
   // (--follow): how far behind the other side is, and the last error. Polled, since the lag
   // changes without any event here.
+  // With sync through the cluster (vt serve --sync), the badge says what is left to send and
+  // to receive; in a map of several devices the header names this one.
   async showReplication() {
     const config = await VT.config();
     document.body.classList.toggle("read-only", config.read_only);
-    if (!config.replication) return;
     const header = document.querySelector("header");
+    if (config.device_name) {
+      const name = document.createElement("span");
+      name.id = "device-name";
+      name.textContent = config.device_name;
+      name.title = "This device";
+      header.insertBefore(name, header.querySelector("h1").nextSibling);
+    }
+    if (!config.replication) return;
     const badge = document.createElement("span");
     badge.id = "replication";
     header.insertBefore(badge, header.querySelector("h1").nextSibling);
@@ -129,11 +138,21 @@ const VT = {
         // A forgotten place being taken out of the stream: a wait, not a failure.
         if (r.rewriting) text = `rewriting the stream, ${text}`;
         badge.textContent = (r.role === "replica" ? "Read-only replica · " : "Replicated · ") + text;
-        badge.title = `Stream ${r.stream} on ${r.servers}`
+        let lag = r.lag_events;
+        if (r.role === "sync") {
+          const left = [];
+          if (r.lag_events > 0) left.push(`${plural(r.lag_events, "event")} to send`);
+          if (r.pending_photos > 0) left.push(`${plural(r.pending_photos, "photo")} to send`);
+          if (r.receive_events > 0) left.push(`${plural(r.receive_events, "event")} to receive`);
+          lag = r.lag_events + r.pending_photos + r.receive_events;
+          badge.textContent = left.length ? `Syncing · ${left.join(", ")}` : "Synced · up to date";
+        }
+        badge.title = (r.role === "sync" ? `Through ${r.servers}, with ${plural(r.peers, "other device")}` : `Stream ${r.stream} on ${r.servers}`)
+          + (r.last_contact ? `\nLast contact with the cluster: ${new Date(r.last_contact).toLocaleString()}` : "")
           + (r.rewriting ? "\nThe stream is being rewritten to take a forgotten place out of it." : "")
           + (r.last_error ? `\nLast error: ${r.last_error}` : "");
-        badge.dataset.state = r.last_error ? "error" : r.rewriting || r.lag_events > 0 ? "behind" : "current";
-        badge.dataset.lag = r.lag_events;
+        badge.dataset.state = r.last_error ? "error" : r.rewriting || lag > 0 ? "behind" : "current";
+        badge.dataset.lag = lag;
       } catch (error) {
         badge.textContent = "Replication: no answer";
         badge.dataset.state = "error";

@@ -82,7 +82,17 @@ struct SyncCommand: AsyncParsableCommand {
         commandName: "sync", abstract: "Take what this device lacks from another device's store folder, and give it what it lacks.",
         discussion: "The other folder is read as a reader reads (it may be open elsewhere); it is written only when no other program holds it. Logs that do not verify, that rewrite events this store has, or that claim this device's id are refused and named; the others sync. Safe to interrupt and to repeat.")
     @OptionGroup var global: GlobalOptions
-    @Option(name: .customLong("with"), help: ArgumentHelp("The other device's store folder.", valueName: "path")) var other: String
+    @Option(
+        name: .customLong("with"),
+        help: ArgumentHelp("The other device's store folder, or the cluster's URLs (nats://host:port,…) to sync through it.", valueName: "path|urls"))
+    var other: String
+    @Flag(help: "Through a cluster: send and take what there is now, then stop (default: live until interrupted).") var once = false
+
+    func validate() throws {
+        if once, !ClusterSyncCommand.namesCluster(other) {
+            throw ValidationError("--once is for a sync through a cluster (--with nats://…); a sync with a folder always runs once")
+        }
+    }
 
     struct View: Encodable {
         var events_taken: UInt64
@@ -104,6 +114,7 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if ClusterSyncCommand.namesCluster(other) { return try await ClusterSyncCommand.run(global: global, urls: other, once: once) }
         let store = global.storePath
         // Forgets that a sync cut short left in either store are finished first: a sync refuses
         // to copy a place whose events are not erased yet.

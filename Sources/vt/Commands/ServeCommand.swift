@@ -20,7 +20,9 @@ struct ServeCommand: AsyncParsableCommand {
             Leaflet comes from Debian's libjs-leaflet (apt-get install libjs-leaflet). \
             --replicate ships the store's events and photos to a NATS JetStream cluster as they are \
             committed; --follow serves a read-only replica of a replicated store, live (a new folder is \
-            restored from the stream first). docs/REPLICATION.md. Stop with Ctrl-C.
+            restored from the stream first). docs/REPLICATION.md. --sync makes this device one of several \
+            that all write to one map through the cluster, each taking the others' actions live \
+            (docs/SYNC.md). Stop with Ctrl-C.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -39,6 +41,8 @@ struct ServeCommand: AsyncParsableCommand {
     var replicate: String?
     @Option(help: ArgumentHelp("Serve a read-only replica of --stream from this NATS cluster, in the store folder.", valueName: "urls"))
     var follow: String?
+    @Option(help: ArgumentHelp("Sync this device through this NATS cluster: ship its logs, take the map's other devices' live.", valueName: "urls"))
+    var sync: String?
     @Option(help: "The replication stream (with --follow; with --replicate the default is VT_ and the log id).") var stream: String?
     @Option(help: "Copies the cluster keeps, with --replicate (default 3 on a cluster, 1 on a lone server).") var replicas: Int?
 
@@ -58,10 +62,14 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...250).contains(perPage) else { throw ValidationError("--per-page must be 1 to 250 (got \(perPage))") }
         if let problem = options.problem { throw ValidationError(problem) }
         if replicate != nil, follow != nil { throw ValidationError("--replicate and --follow exclude each other: a replica is not replicated again") }
+        if sync != nil, replicate != nil || follow != nil {
+            throw ValidationError("--sync ships this device's logs itself and takes the others': it goes without --replicate and --follow")
+        }
+        if sync != nil, stream != nil { throw ValidationError("--sync ships to each device's own stream, VT_ and its id: leave --stream out") }
         if follow != nil, stream == nil { throw ValidationError("--follow needs --stream NAME (vt replicate --status on the original names it)") }
         if stream != nil, replicate == nil, follow == nil { throw ValidationError("--stream goes with --replicate or --follow") }
         if let replicas {
-            guard replicate != nil else { throw ValidationError("--replicas goes with --replicate") }
+            guard replicate != nil || sync != nil else { throw ValidationError("--replicas goes with --replicate or --sync") }
             guard (1...5).contains(replicas) else { throw ValidationError("--replicas must be 1 to 5") }
         }
     }
@@ -90,7 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // Connected before the store is opened: a cluster that cannot be reached changes nothing.
         var cluster: NATSConnection?
-        if let replicate { cluster = try await Cluster.connect(replicate) }
+        if let urls = replicate ?? sync { cluster = try await Cluster.connect(urls) }
         do {
             try await global.withStore(create: true) { store in
                 let photos = try await PhotoSourceSetup.start(self.photos, environment: ProcessInfo.processInfo.environment)
@@ -101,6 +109,9 @@ struct ServeCommand: AsyncParsableCommand {
                         replication = try await ServeReplication.replicating(
                             store: global.storePath, lastSequence: { store.lastSequence }, over: connection, to: replicate,
                             stream: stream, replicas: replicas)
+                    } else if let sync, let connection = cluster {
+                        cluster = nil
+                        replication = try await ServeReplication.syncing(store: store, over: connection, to: sync, replicas: replicas)
                     }
                 } catch {
                     await photos.stop()
@@ -122,6 +133,7 @@ struct ServeCommand: AsyncParsableCommand {
     ) async throws {
         var options = options
         options.replication = replication?.view
+        options.deviceName = try? StoreSync.devices(of: store.folder).this.name
         var pipelineOptions = PipelineOptions()
         pipelineOptions.perPage = perPage
         let pipeline = try AlbumPipeline(store: store, source: photos.source, options: pipelineOptions)

@@ -1,3 +1,4 @@
+import ClusterSync
 import Foundation
 import NATSClient
 import Replication
@@ -50,6 +51,33 @@ final class ServeReplication: Sendable {
                 role: .primary, stream: status.stream, servers: status.servers, events: status.localEvents,
                 lagEvents: status.lagEvents, pendingPhotos: status.photosPending, missingPhotos: status.photosMissing,
                 rewriting: status.rewrite != nil, lastError: stopped.message ?? status.lastError)
+        }, task: task)
+    }
+
+    /// Syncs the open store through the cluster at `urls` (docs/SYNC.md): its logs shipped, the
+    /// other devices' taken live. Closes `connection` when it cannot start.
+    static func syncing(store: TouristStore, over connection: NATSConnection, to urls: String, replicas: Int?) async throws -> ServeReplication {
+        var options = SyncOptions()
+        options.replication.replicas = replicas
+        options.replication.onWait = { Terminal.note($0) }
+        let sync: ClusterSync
+        do { sync = try await ClusterSync.start(store: store, connection: connection, servers: Cluster.shown(urls), options: options) } catch {
+            await connection.close()
+            throw RuntimeError(message: "cannot sync through \(Cluster.shown(urls)): \(error)")
+        }
+        let stopped = Failure()
+        let task = Task(priority: .background) { await Self.watch(stopped, "sync") { try await sync.run() } }
+        Terminal.note("syncing through \(Cluster.shown(urls)) as device \(sync.status.device)")
+        return ServeReplication(connection: connection, stopped: stopped, status: {
+            let status = sync.status
+            var view = ReplicationView(
+                role: .sync, stream: "VT_" + status.device, servers: status.servers, events: store.lastSequence,
+                lagEvents: status.eventsToSend, pendingPhotos: status.photosToSend,
+                missingPhotos: status.peers.reduce(0) { $0 + $1.photosMissing }, lastError: stopped.message ?? status.lastError)
+            view.receiveEvents = status.eventsToReceive
+            view.peers = status.peers.count
+            view.lastContact = status.lastContact
+            return view
         }, task: task)
     }
 

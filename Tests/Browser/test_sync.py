@@ -1,0 +1,86 @@
+"""Two devices of one map, each its own `vt serve --sync` through a real nats-server: what one
+device does appears on the other's open pages, live (docs/SYNC.md).
+
+Run with the other browser tests (scripts/test); the `vt` binary is found as there.
+"""
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import urllib.request
+
+from playwright.sync_api import expect
+
+from test_replication import nats, serve  # noqa: F401 (nats is a fixture)
+from test_web_app import SHOTS, VT, api, browser_page, wait_for
+
+
+def call(origin, method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(origin + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return answer.read()
+
+
+def vt(*arguments):
+    done = subprocess.run([str(VT), *arguments], capture_output=True, text=True)
+    assert done.returncode == 0, f"vt {' '.join(arguments)}: {done.stderr}"
+    return done.stdout
+
+
+def test_a_pin_dropped_or_removed_on_one_device_appears_on_the_others_open_map(nats):  # noqa: F811
+    folder = tempfile.mkdtemp(prefix="vt-browser-sync-")
+    phone_store, laptop_store = folder + "/phone", folder + "/laptop"
+    vt("pin", "drop", "48.8584", "2.2945", "--store", phone_store)
+    vt("device", "--name", "phone", "--store", phone_store)
+    vt("clone", "--from", phone_store, "--to", laptop_store, "--name", "laptop")
+    phone, phone_origin = serve(phone_store, "--sync", nats)
+    laptop, laptop_origin = serve(laptop_store, "--sync", nats)
+    try:
+        with browser_page() as page:
+            page.goto(phone_origin + "/")
+            expect(page.locator("#map[data-ready=true]")).to_have_count(1)
+            expect(page.locator("#device-name")).to_have_text("phone")
+            expect(page.locator(".vt-pin")).to_have_count(1)
+            badge = page.locator("#replication")
+            expect(badge).to_have_text("Synced · up to date", timeout=30_000)
+            expect(badge).to_have_attribute("title", re.compile(r"with 1 other device"))
+
+            # The laptop drops a pin: the phone's open map shows it, without a reload.
+            call(laptop_origin, "POST", "/api/pins", {"latitude": -33.86, "longitude": 151.21})
+            expect(page.locator(".vt-pin")).to_have_count(2, timeout=30_000)
+            page.screenshot(path=str(SHOTS / "sync-phone-map.png"))
+
+            # The laptop removes the phone's first pin: it leaves the phone's map too.
+            first = api(phone_origin, "/api/state")["pins"][0]["id"]
+            call(laptop_origin, "DELETE", f"/api/pins/{first}")
+            expect(page.locator(".vt-pin")).to_have_count(1, timeout=30_000)
+            expect(page.locator(f".vt-pin[data-pin='{first}']")).to_have_count(0)
+
+            # And the phone's own pin reaches the laptop.
+            page.mouse.click(400, 300, button="right")
+            expect(page.locator(".vt-pin")).to_have_count(2)
+            # The page draws the pin as it asks the server; the drop is done once the store has it.
+            wait_for("the phone's pin", lambda: len(api(phone_origin, "/api/state")["pins"]) == 2)
+            page.goto(laptop_origin + "/")
+            expect(page.locator("#device-name")).to_have_text("laptop")
+            expect(page.locator(".vt-pin")).to_have_count(2, timeout=30_000)
+            phone_pins = sorted(pin["id"] for pin in api(phone_origin, "/api/state")["pins"])
+            laptop_pins = sorted(pin["id"] for pin in api(laptop_origin, "/api/state")["pins"])
+            assert phone_pins == laptop_pins
+        # A phone's screen: the header keeps the device's name and the sync badge inside it.
+        with browser_page(viewport={"width": 390, "height": 844}) as page:
+            page.goto(phone_origin + "/")
+            expect(page.locator("#replication")).to_have_text(re.compile(r"^Sync"), timeout=30_000)
+            for element in ("#device-name", "#replication", "#time-travel"):
+                box = page.locator(element).bounding_box()
+                assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, f"{element} is cut off: {box}"
+            page.screenshot(path=str(SHOTS / "sync-phone-size.png"))
+    finally:
+        for process in (phone, laptop):
+            if process.poll() is None:
+                process.terminate()
+                _, errors = process.communicate(timeout=30)
+                assert process.returncode == 0, f"vt serve did not stop cleanly on SIGTERM ({process.returncode}); stderr:\n{errors[-4000:]}"
+        shutil.rmtree(folder, ignore_errors=True)

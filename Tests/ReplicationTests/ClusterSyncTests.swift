@@ -1,0 +1,129 @@
+import ClusterSync
+import DeviceLogs
+import EventLog
+import Foundation
+import NATSClient
+import NATSTestSupport
+import Replication
+import StorageTestSupport
+import Testing
+import VirtualTourist
+
+/// Sync of devices through the cluster (docs/SYNC.md): each open store ships its logs and takes
+/// the others' from their streams, live or once, and the devices converge.
+@Suite("Sync through the cluster", .serialized)
+struct ClusterSyncTests {
+    /// A phone with two albums and a laptop cloned from it that added one; they never synced
+    /// folder to folder after the clone, so the phone does not know the laptop yet.
+    private func twoDevices(_ body: (NATSTestServers, _ phone: String, _ laptop: String) async throws -> Void) async throws {
+        try await withNATSServers(count: 1) { servers in
+            let phone = TemporaryFolder.uniquePath("sync-phone")
+            let laptop = TemporaryFolder.uniquePath("sync-laptop")
+            defer { for folder in [phone, laptop] { try? FileManager.default.removeItem(atPath: folder) } }
+            let store = try await TouristStore.open(at: phone, options: storeOptions())
+            try await addAlbums(store, pins: 2, photos: 2)
+            try await store.close()
+            _ = try StoreSync.clone(from: phone, to: laptop, name: "laptop", options: storeOptions())
+            let other = try await TouristStore.open(at: laptop, options: storeOptions())
+            try await addAlbums(other, pins: 1, photos: 2, seed: 5)
+            try await other.close()
+            // The phone goes on before it first ships: its first message holds events the
+            // laptop's copy has and events it lacks.
+            let again = try await TouristStore.open(at: phone, options: storeOptions())
+            try await addAlbums(again, pins: 1, photos: 1, seed: 9)
+            try await again.close()
+            try await body(servers, phone, laptop)
+        }
+    }
+
+    /// Opens `folder`, syncs it once, closes it.
+    private func syncOnce(_ folder: String, _ servers: NATSTestServers) async throws -> SyncStatus {
+        let store = try await TouristStore.open(at: folder, options: storeOptions())
+        let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+        do {
+            let sync = try await ClusterSync.start(store: store, connection: nats, servers: servers.urls)
+            let status = try await sync.syncOnce()
+            try await store.close()
+            await nats.close()
+            return status
+        } catch {
+            try? await store.close()
+            await nats.close()
+            throw error
+        }
+    }
+
+    /// The state a store folds, but for what is each device's own (the map region).
+    private func shared(_ folder: String) async throws -> TouristState {
+        let store = try await TouristStore.open(at: folder, options: storeOptions())
+        let state = store.state
+        try await store.close()
+        return state
+    }
+
+    @Test("two devices that sync once each through the cluster hold the same map, photos and heads")
+    func onceEachWay() async throws {
+        try await twoDevices { servers, phone, laptop in
+            // The phone ships first: it knows no other device yet, and its stream's first
+            // message holds events the laptop's copy has and events it lacks.
+            let first = try await syncOnce(phone, servers)
+            #expect(first.peers.isEmpty)
+            let second = try await syncOnce(laptop, servers)
+            #expect(second.peers.allSatisfy { $0.lastError == nil })
+            let third = try await syncOnce(phone, servers)  // finds the laptop by its bucket's list
+            #expect(third.peers.allSatisfy { $0.lastError == nil })
+            let laptopID = try StoreDevices.read(store: laptop).this.device
+            #expect(third.peers.map(\.device) == [laptopID.description])
+            #expect(third.eventsToReceive == 0 && third.eventsToSend == 0)
+            let fourth = try await syncOnce(laptop, servers)
+            #expect(fourth.peers.allSatisfy { $0.lastError == nil })
+            let phoneState = try await shared(phone), laptopState = try await shared(laptop)
+            #expect(phoneState.pins.count == 4)
+            #expect(phoneState.pins == laptopState.pins)
+            #expect(phoneState.sequence == laptopState.sequence)
+            // Every photo either album shows came with it.
+            for state in [phoneState] {
+                let wanted = Set(state.referencedDigests.map(\.description))
+                #expect(wanted.isSubset(of: storedPhotos(phone)))
+                #expect(wanted.isSubset(of: storedPhotos(laptop)))
+            }
+            let phoneDevices = try StoreDevices.read(store: phone), laptopDevices = try StoreDevices.read(store: laptop)
+            #expect(phoneDevices.copies.first?.head == (try head(laptop)))
+            #expect(laptopDevices.copies.first?.head == (try head(phone)))
+        }
+    }
+
+    @Test("live: a pin dropped or removed on one open device appears on the other's open store")
+    func live() async throws {
+        try await twoDevices { servers, phone, laptop in
+            let phoneStore = try await TouristStore.open(at: phone, options: storeOptions())
+            let laptopStore = try await TouristStore.open(at: laptop, options: storeOptions())
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            var options = SyncOptions()
+            options.discoveryInterval = .milliseconds(200)
+            let phoneSync = try await ClusterSync.start(store: phoneStore, connection: nats, servers: servers.urls, options: options)
+            let laptopSync = try await ClusterSync.start(store: laptopStore, connection: nats, servers: servers.urls, options: options)
+            let running = [Task { try await phoneSync.run() }, Task { try await laptopSync.run() }]
+            defer { for task in running { task.cancel() } }
+
+            let dropped = try await laptopStore.dropPin(at: Coordinate(latitude: 12.5, longitude: 41.9))
+            let seen = try await phoneStore.waitForState { $0.pins[dropped] != nil && $0.pins.count == 5 }
+            #expect(seen.pins[dropped]?.coordinate == Coordinate(latitude: 12.5, longitude: 41.9))
+
+            let gone = try #require(phoneStore.state.pinsInDropOrder.first).id
+            try await phoneStore.removePin(gone)
+            _ = try await laptopStore.waitForState { $0.pins[gone] == nil }
+
+            for task in running { task.cancel() }
+            for task in running { _ = try? await task.value }
+            let phoneState = phoneStore.state, laptopState = laptopStore.state
+            try await phoneStore.close()
+            try await laptopStore.close()
+            await nats.close()
+            // Each took the other's last action; the DeviceSeen each wrote after may still be
+            // on its way, so the pins, not the whole state, are compared.
+            #expect(phoneState.pins.keys.sorted() == laptopState.pins.keys.sorted())
+            #expect(try await shared(phone).pins == shared(laptop).pins)
+        }
+    }
+}
