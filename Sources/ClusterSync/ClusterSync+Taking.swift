@@ -71,8 +71,13 @@ extension ClusterSync {
             var following: Set<DeviceID> = []
             while !Task.isCancelled {
                 do {
-                    for device in try await discover() where following.insert(device).inserted {
-                        group.addTask { await self.follow(device) }
+                    for device in try await discover() {
+                        if following.insert(device).inserted { group.addTask { await self.follow(device) } }
+                        // What is left to receive comes from the stream itself, not from the
+                        // reader's own account: a reader that is stuck does not say "up to date".
+                        if let last = try await DeviceStreamReader.lastEvent(jetStream: jetStream, device: device) {
+                            note(device) { $0.streamEvents = max($0.streamEvents, last) }
+                        }
                     }
                 } catch {
                     shared.withLock { $0.lastError = "\(error)" }

@@ -148,7 +148,7 @@ public struct SyncOptions: Sendable {
     /// How often a live sync looks for devices new to the map.
     public var discoveryInterval: Duration = .seconds(2)
     /// How long a take waits for one message before it asks again.
-    public var pollExpiry: Duration = .seconds(5)
+    public var pollExpiry: Duration = .seconds(2)
     /// How long a one-off sync waits through a cluster that does not answer.
     public var patience: Duration = .seconds(90)
 

@@ -96,6 +96,11 @@ public final class DeviceStreamReader: @unchecked Sendable {
             // is handed on as soon as it lands, and a backlog still travels in batches.
             var messages = try await consumer!.next(batch: 1, expires: expires, margin: .seconds(2))
             if !messages.isEmpty, batch > 1 { messages += try await consumer!.next(batch: batch - 1, noWait: true) }
+            // A consumer goes with its stream: the device rewrote it after a forget (a pull from
+            // a deleted consumer ends at once, empty). Read again from what the store holds.
+            if messages.isEmpty, try await !consumer!.exists() {
+                throw ReplicationError.rewriting("the stream \(stream.name) was deleted and made again (a rewrite after a forget); reading it again")
+            }
             var batches: [Batch] = []
             for message in messages where message.streamSequence >= nextMessage {
                 // A consumer made while the stream was shorter than its start begins at the end:
@@ -136,6 +141,17 @@ public final class DeviceStreamReader: @unchecked Sendable {
         case ReplicationError.cluster, ReplicationError.streamNotFound: true
         case is DomainError: false
         default: Replicator.isTransient(error)
+        }
+    }
+
+    /// The last event `device`'s stream holds (by its last message's headers); nil when the
+    /// cluster has no stream of it, or an empty one.
+    public static func lastEvent(jetStream: JetStream, device: DeviceID) async throws -> UInt64? {
+        let stream = try ReplicationStream(name: "VT_" + device.description)
+        do { return try await StreamReading.lastBatch(of: stream, jetStream: jetStream)?.summary.last } catch let error as JetStreamAPIError
+            where error.errorCode == JetStreamAPIError.streamNotFound
+        {
+            return nil
         }
     }
 

@@ -11,7 +11,8 @@ import VirtualTourist
 
 /// Sync of devices through the cluster (docs/SYNC.md): each open store ships its logs and takes
 /// the others' from their streams, live or once, and the devices converge.
-@Suite("Sync through the cluster", .serialized)
+// The time limit only ends a test that hangs: every wait is for an event.
+@Suite("Sync through the cluster", .serialized, .timeLimit(.minutes(3)))
 struct ClusterSyncTests {
     /// A phone with two albums and a laptop cloned from it that added one; they never synced
     /// folder to folder after the clone, so the phone does not know the laptop yet.
@@ -125,5 +126,92 @@ struct ClusterSyncTests {
             #expect(phoneState.pins.keys.sorted() == laptopState.pins.keys.sorted())
             #expect(try await shared(phone).pins == shared(laptop).pins)
         }
+    }
+
+    @Test("a forget on one device erases the place on a device that was offline, in every stream, and it never comes back")
+    func aForgetReachesADeviceThatWasOffline() async throws {
+        try await twoDevices { servers, phone, laptop in
+            let phoneStore = try await TouristStore.open(at: phone, options: storeOptions())
+            let laptopStore = try await TouristStore.open(at: laptop, options: storeOptions())
+            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
+            var options = SyncOptions()
+            options.discoveryInterval = .milliseconds(200)
+            let phoneSync = try await ClusterSync.start(store: phoneStore, connection: nats, servers: servers.urls, options: options)
+            let phoneRunning = Task { try await phoneSync.run() }
+            defer { phoneRunning.cancel() }
+            // The laptop syncs once, drags one of the phone's pins (its own log now holds an event
+            // of the place) and syncs again, then goes offline.
+            let laptopSync = try await ClusterSync.start(store: laptopStore, connection: nats, servers: servers.urls, options: options)
+            try await laptopSync.syncOnce()
+            let pin = try #require(laptopStore.state.pinsInDropOrder.first).id
+            try await laptopStore.dragPin(pin, to: Coordinate(latitude: 45, longitude: 7))
+            try await laptopSync.syncOnce()
+            _ = try await phoneStore.waitForState { $0.pins[pin]?.coordinate == Coordinate(latitude: 45, longitude: 7) }
+
+            // Offline, the laptop does not hear of the forget; the phone erases the place, and
+            // its streams (its own, and its copy of the laptop's) are rewritten without it.
+            _ = try await phoneStore.forget(pin)
+            let phoneID = try StoreDevices.read(store: phone).this.device, laptopID = try StoreDevices.read(store: laptop).this.device
+            let phoneStreamClean = try await eventually { try await Self.wholeEvents(of: pin, inStream: "VT_\(phoneID)", nats).isEmpty }
+            #expect(phoneStreamClean)
+            #expect(laptopStore.state.pins[pin] != nil, "the laptop, offline, still shows the place")
+
+            // Back online: the laptop takes the forget, erases the place in every log it holds,
+            // and its own stream is rewritten too; the place's events are whole nowhere.
+            let back = try await ClusterSync.start(store: laptopStore, connection: nats, servers: servers.urls, options: options)
+            let laptopRunning = Task { try await back.run() }
+            defer { laptopRunning.cancel() }
+            _ = try await laptopStore.waitForState { $0.pins[pin] == nil }
+            let streamsClean = try await eventually {
+                let laptopStream = try await Self.wholeEvents(of: pin, inStream: "VT_\(laptopID)", nats)
+                let phoneStream = try await Self.wholeEvents(of: pin, inStream: "VT_\(phoneID)", nats)
+                return laptopStream.isEmpty && phoneStream.isEmpty
+            }
+            #expect(streamsClean)
+            for folder in [phone, laptop] {
+                let devices = try StoreDevices.read(store: folder)
+                for log in [folder + "/log"] + devices.copies.map(\.logPath) {
+                    #expect(try Self.wholeEvents(of: pin, in: log).isEmpty, "\(log) holds the forgotten place whole")
+                }
+            }
+            #expect(phoneStore.state.pins[pin] == nil)
+            // Both streams were deleted and made again by the rewrites: each device's reader of
+            // the other's reads the new stream on.
+            let later = try await laptopStore.dropPin(at: Coordinate(latitude: -20, longitude: 30))
+            _ = try await phoneStore.waitForState { $0.pins[later] != nil }
+            phoneRunning.cancel()
+            laptopRunning.cancel()
+            _ = try? await phoneRunning.value
+            _ = try? await laptopRunning.value
+            try await phoneStore.close()
+            try await laptopStore.close()
+            await nats.close()
+        }
+    }
+
+    /// The events about `pin` (but its forget) that a log holds whole.
+    static func wholeEvents(of pin: PinID, in log: String) throws -> [UInt64] {
+        try whole(of: pin, LogReader(directory: log, payloadCodec: EventCodec.blockCodec).events(from: 1).all())
+    }
+
+    static func wholeEvents(of pin: PinID, inStream stream: String, _ nats: NATSConnection) async throws -> [UInt64] {
+        try whole(of: pin, try await shippedEvents(nats, stream: stream))
+    }
+
+    private static func whole(of pin: PinID, _ events: [LogEvent]) throws -> [UInt64] {
+        try events.filter { event in
+            guard !event.isErased else { return false }
+            let recorded = try EventCodec.decode(event)
+            if case .placeForgotten = recorded.event { return false }
+            return recorded.event.pin == pin
+        }.map(\.sequence)
+    }
+}
+
+extension LogCursor {
+    func all() throws -> [LogEvent] {
+        var events: [LogEvent] = []
+        while let event = try next() { events.append(event) }
+        return events
     }
 }

@@ -105,7 +105,7 @@ import Testing
         let cli = CLI()
         defer { cli.cleanUp() }
         // Port 1 on loopback refuses at once.
-        for arguments in [["--replicate", "nats://127.0.0.1:1"], ["--follow", "nats://127.0.0.1:1", "--stream", "VT_00"], ["--sync", "nats://127.0.0.1:1"]] {
+        for arguments in [["--replicate", "nats://127.0.0.1:1"], ["--follow", "nats://127.0.0.1:1", "--stream", "VT_00"]] {
             let store = cli.home + "/store"
             let run = try cli.run(["serve", "--store", store, "--port", "0"] + arguments)
             #expect(run.status == 1, "\(run.errors)")
@@ -123,6 +123,14 @@ import Testing
             #expect(run.errors.contains("cannot connect to the NATS cluster"), "\(url): \(run.errors)")
         }
         #expect(try FileManager.default.subpathsOfDirectory(atPath: store).sorted() == before)
+        // vt serve --sync with a URL that is none or a server that refuses the credentials:
+        // refused before the store is opened or created.
+        for url in ["nats://127.0.0.1:notaport", "tls://"] {
+            let fresh = cli.home + "/fresh"
+            let run = try cli.run(["serve", "--store", fresh, "--port", "0", "--sync", url])
+            #expect(run.status == 1 && run.errors.contains("cannot connect to the NATS cluster"), "\(url): \(run.errors)")
+            #expect(!FileManager.default.fileExists(atPath: fresh), "nothing was created")
+        }
         // Arguments that do not go together.
         for arguments in [
             ["sync", "--with", cli.home + "/other", "--once", "--store", store],
@@ -159,76 +167,3 @@ import Testing
     }
 }
 
-/// A `vt serve` process, with the URL it printed; stopped with SIGTERM, as Ctrl-C would.
-private final class Served {
-    let process = Process()
-    let url: String
-    private let errorFile: String
-
-    init(_ cli: CLI, _ arguments: [String]) throws {
-        errorFile = cli.home + "/serve-\(UUID().uuidString.prefix(8)).err"
-        guard FileManager.default.createFile(atPath: errorFile, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorFile])
-        }
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["serve", "--port", "0", "--tiles", "none", "--photos", "demo"] + arguments
-        process.environment = cli.environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: errorFile)
-        try process.run()
-        // The URL is the one line on standard output; an empty read means the process ended.
-        var data = Data()
-        while !data.contains(UInt8(ascii: "\n")) {
-            let more = output.fileHandleForReading.availableData
-            if more.isEmpty { break }
-            data.append(more)
-        }
-        let line = String(decoding: data, as: UTF8.self)
-        guard let range = line.range(of: "http://") else {
-            process.waitUntilExit()
-            let errors = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
-            throw ServeFailed(message: "vt serve did not start: \(errors)")
-        }
-        url = String(line[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    var errors: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
-
-    /// Stops the process (once) and returns its exit status.
-    @discardableResult
-    func stop() -> Int32 {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        return process.terminationStatus
-    }
-}
-
-private struct ServeFailed: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}
-
-private struct Answer {
-    var status: Int
-    var text: String
-    func json() throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
-    }
-}
-
-extension HTTPClient {
-    fileprivate func send(_ method: HTTPMethod, _ url: String, _ json: String? = nil) async throws -> Answer {
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        if let json {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: json))
-        }
-        let response = try await execute(request, timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: 1 << 22)
-        return Answer(status: Int(response.status.code), text: String(buffer: body))
-    }
-}

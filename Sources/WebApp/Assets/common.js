@@ -145,7 +145,8 @@ const VT = {
           if (r.pending_photos > 0) left.push(`${plural(r.pending_photos, "photo")} to send`);
           if (r.receive_events > 0) left.push(`${plural(r.receive_events, "event")} to receive`);
           lag = r.lag_events + r.pending_photos + r.receive_events;
-          badge.textContent = left.length ? `Syncing · ${left.join(", ")}` : "Synced · up to date";
+          badge.textContent = r.last_error ? `Sync · ${left.length ? left.join(", ") : "nothing to send"}`
+            : left.length ? `Syncing · ${left.join(", ")}` : "Synced · up to date";
         }
         badge.title = (r.role === "sync" ? `Through ${r.servers}, with ${plural(r.peers, "other device")}` : `Stream ${r.stream} on ${r.servers}`)
           + (r.last_contact ? `\nLast contact with the cluster: ${new Date(r.last_contact).toLocaleString()}` : "")

@@ -98,7 +98,16 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // Connected before the store is opened: a cluster that cannot be reached changes nothing.
         var cluster: NATSConnection?
-        if let urls = replicate ?? sync { cluster = try await Cluster.connect(urls) }
+        if let replicate { cluster = try await Cluster.connect(replicate) }
+        if let sync {
+            // A bad URL or wrong credentials are errors that change nothing; a cluster that is
+            // away leaves this device working alone until it answers (ServeSync.swift).
+            do { cluster = try await NATSConnection.connect(sync) } catch NATSError.unreachable(let urls, let last) {
+                Terminal.note("the cluster cannot be reached now (\(urls.joined(separator: ", ")): \(last)); serving this device alone, syncing once it answers")
+            } catch {
+                throw RuntimeError(message: "cannot connect to the NATS cluster: \(error)")
+            }
+        }
         do {
             try await global.withStore(create: true) { store in
                 let photos = try await PhotoSourceSetup.start(self.photos, environment: ProcessInfo.processInfo.environment)
@@ -109,9 +118,10 @@ struct ServeCommand: AsyncParsableCommand {
                         replication = try await ServeReplication.replicating(
                             store: global.storePath, lastSequence: { store.lastSequence }, over: connection, to: replicate,
                             stream: stream, replicas: replicas)
-                    } else if let sync, let connection = cluster {
+                    } else if let sync {
+                        let connection = cluster
                         cluster = nil
-                        replication = try await ServeReplication.syncing(store: store, over: connection, to: sync, replicas: replicas)
+                        replication = ServeReplication.syncing(store: store, over: connection, to: sync, replicas: replicas)
                     }
                 } catch {
                     await photos.stop()

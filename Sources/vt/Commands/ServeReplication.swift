@@ -1,4 +1,3 @@
-import ClusterSync
 import Foundation
 import NATSClient
 import Replication
@@ -12,13 +11,14 @@ import WebApp
 /// another writer, a chain that does not match) stops only the replication, is printed at
 /// once, and stays on the page, while the app goes on serving.
 final class ServeReplication: Sendable {
-    private let connection: NATSConnection
+    /// Closes the connection to the cluster (the one there is, for a sync that connects later).
+    private let close: @Sendable () async -> Void
     private let task: Task<Void, Never>
     private let stopped: Failure
     private let status: @Sendable () -> ReplicationView
 
-    private init(connection: NATSConnection, stopped: Failure, status: @escaping @Sendable () -> ReplicationView, task: Task<Void, Never>) {
-        self.connection = connection
+    init(close: @escaping @Sendable () async -> Void, stopped: Failure, status: @escaping @Sendable () -> ReplicationView, task: Task<Void, Never>) {
+        self.close = close
         self.task = task
         self.stopped = stopped
         self.status = status
@@ -45,39 +45,12 @@ final class ServeReplication: Sendable {
         // Below the app's own work: on a busy machine the lag grows (and shows), commits stay fast.
         let task = Task(priority: .background) { await Self.watch(stopped, "replication") { try await replicator.run() } }
         Terminal.note("replicating to stream \(replicator.streams.map(\.name).joined(separator: ", ")) on \(Cluster.shown(urls))")
-        return ServeReplication(connection: connection, stopped: stopped, status: {
+        return ServeReplication(close: { await connection.close() }, stopped: stopped, status: {
             let status = replicator.status(localEvents: lastSequence())
             return ReplicationView(
                 role: .primary, stream: status.stream, servers: status.servers, events: status.localEvents,
                 lagEvents: status.lagEvents, pendingPhotos: status.photosPending, missingPhotos: status.photosMissing,
                 rewriting: status.rewrite != nil, lastError: stopped.message ?? status.lastError)
-        }, task: task)
-    }
-
-    /// Syncs the open store through the cluster at `urls` (docs/SYNC.md): its logs shipped, the
-    /// other devices' taken live. Closes `connection` when it cannot start.
-    static func syncing(store: TouristStore, over connection: NATSConnection, to urls: String, replicas: Int?) async throws -> ServeReplication {
-        var options = SyncOptions()
-        options.replication.replicas = replicas
-        options.replication.onWait = { Terminal.note($0) }
-        let sync: ClusterSync
-        do { sync = try await ClusterSync.start(store: store, connection: connection, servers: Cluster.shown(urls), options: options) } catch {
-            await connection.close()
-            throw RuntimeError(message: "cannot sync through \(Cluster.shown(urls)): \(error)")
-        }
-        let stopped = Failure()
-        let task = Task(priority: .background) { await Self.watch(stopped, "sync") { try await sync.run() } }
-        Terminal.note("syncing through \(Cluster.shown(urls)) as device \(sync.status.device)")
-        return ServeReplication(connection: connection, stopped: stopped, status: {
-            let status = sync.status
-            var view = ReplicationView(
-                role: .sync, stream: "VT_" + status.device, servers: status.servers, events: store.lastSequence,
-                lagEvents: status.eventsToSend, pendingPhotos: status.photosToSend,
-                missingPhotos: status.peers.reduce(0) { $0 + $1.photosMissing }, lastError: stopped.message ?? status.lastError)
-            view.receiveEvents = status.eventsToReceive
-            view.peers = status.peers.count
-            view.lastContact = status.lastContact
-            return view
         }, task: task)
     }
 
@@ -99,7 +72,7 @@ final class ServeReplication: Sendable {
         let stopped = Failure()
         let task = Task { await Self.watch(stopped, "following") { try await follower.run() } }
         Terminal.note("following stream \(stream.name) on \(Cluster.shown(urls)) (at event \(follower.store.lastSequence))")
-        let replication = ServeReplication(connection: connection, stopped: stopped, status: {
+        let replication = ServeReplication(close: { await connection.close() }, stopped: stopped, status: {
             let status = follower.status
             return ReplicationView(
                 role: .replica, stream: status.stream, servers: status.servers, events: status.events,
@@ -116,11 +89,11 @@ final class ServeReplication: Sendable {
     func stop() async {
         task.cancel()
         await task.value
-        await connection.close()
+        await close()
     }
 
     /// Runs `work` until it ends; an error that ends it is printed and kept for the page.
-    private static func watch(_ stopped: Failure, _ what: String, _ work: @Sendable () async throws -> Void) async {
+    static func watch(_ stopped: Failure, _ what: String, _ work: @Sendable () async throws -> Void) async {
         do { try await work() } catch is CancellationError {} catch {
             let message = "\(what) stopped: \(error)"
             stopped.set(message)
@@ -129,7 +102,7 @@ final class ServeReplication: Sendable {
     }
 
     /// The error that stopped the replication, shared by its task and the page.
-    private final class Failure: Sendable {
+    final class Failure: Sendable {
         private let state = Mutex<String?>(nil)
         var message: String? { state.withLock { $0 } }
         func set(_ message: String) { state.withLock { $0 = message } }

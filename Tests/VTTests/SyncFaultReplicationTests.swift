@@ -1,0 +1,175 @@
+import AsyncHTTPClient
+import Foundation
+import NATSTestSupport
+import SeededRandom
+import StorageTestSupport
+import Testing
+
+/// Three devices of one map, each its own `vt serve --sync` on a real three-server cluster,
+/// driven over HTTP as people would, while servers are killed (one, two of three, all three)
+/// and restarted, and devices are killed with kill -9 and started again (docs/SYNC.md, "Tests").
+/// At the end every device shows the same pins at the same places, every pin dropped and never
+/// removed is there, every pin removed is gone, and each device has taken every other device's
+/// events. Seeded: a failing seed is printed and replays alone with `VT_SYNC_FAULT_SEED=<seed>`;
+/// `VT_SYNC_FAULT_SEEDS=<n>` runs more. (The suite's name ends in ReplicationTests so that
+/// scripts/test runs it in the pass with the other cluster tests.)
+@Suite(.serialized, .heavy) struct SyncFaultReplicationTests {
+    static var seeds: [UInt64] {
+        let environment = ProcessInfo.processInfo.environment
+        if let one = environment["VT_SYNC_FAULT_SEED"].flatMap(UInt64.init) { return [one] }
+        return Array(1...(environment["VT_SYNC_FAULT_SEEDS"].flatMap(UInt64.init) ?? 2))
+    }
+
+    @Test func threeDevicesConvergeThroughKilledServersAndKilledDevices() async throws {
+        for seed in Self.seeds {
+            do {
+                var run = SyncFaultRun(seed: seed)
+                let problems = try await run.play()
+                if !problems.isEmpty {
+                    Issue.record("seed \(seed) (replay it alone: VT_SYNC_FAULT_SEED=\(seed)): \(problems.joined(separator: "; "))")
+                    return
+                }
+            } catch {
+                Issue.record("seed \(seed) (replay it alone: VT_SYNC_FAULT_SEED=\(seed)) threw: \(error)")
+                return
+            }
+        }
+    }
+}
+
+/// One seeded run: actions on random devices, faults between them.
+struct SyncFaultRun {
+    let seed: UInt64
+    var random: SplitMix
+    let cli = CLI()
+    var stores: [String] = []
+    var devices: [Served?] = []
+    /// Pins dropped (with where they ended up on the device that last moved them) and removed.
+    var dropped: Set<String> = []
+    var removed: Set<String> = []
+    /// Faults under way: each heals after the step it names.
+    var downServers: [Int: Int] = [:]
+    var downDevices: [Int: Int] = [:]
+    var log: [String] = []
+
+    init(seed: UInt64) {
+        self.seed = seed
+        random = SplitMix(seed: seed)
+    }
+
+    mutating func play() async throws -> [String] {
+        defer {
+            for device in devices { device?.kill() }
+            cli.cleanUp()
+        }
+        return try await withNATSServers(count: 3) { servers in
+            stores = (0..<3).map { cli.home + "/device\($0)" }
+            #expect(try cli.run(["pin", "drop", "48.8584", "2.2945", "--store", stores[0]]).status == 0)
+            for index in 1..<3 {
+                #expect(try cli.run(["clone", "--from", stores[0], "--to", stores[index], "--name", "device \(index)"]).status == 0)
+            }
+            for index in 0..<3 { devices.append(try start(index, servers)) }
+            for step in 0..<Int.random(in: 24...36, using: &random) {
+                try await heal(upTo: step, servers)
+                if Int.random(in: 0..<5, using: &random) == 0 { try await fault(at: step, servers) }
+                try await act()
+            }
+            try await heal(upTo: .max, servers)
+            return try await converged()
+        }
+    }
+
+    func start(_ index: Int, _ servers: NATSTestServers) throws -> Served {
+        try Served(cli, ["--store", stores[index], "--sync", servers.urls, "--per-page", "2"])
+    }
+
+    /// One fault: servers killed (one, two or all three) or a device killed, each for a few steps.
+    mutating func fault(at step: Int, _ servers: NATSTestServers) async throws {
+        let until = step + Int.random(in: 1...4, using: &random)
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0, 1:
+            let up = (1...3).filter { downServers[$0] == nil }
+            let count = min(up.count, [1, 1, 2, 3][Int.random(in: 0..<4, using: &random)])
+            for server in up.shuffled(using: &random).prefix(count) {
+                try await servers.kill(server)
+                downServers[server] = until
+                log.append("step \(step): server \(server) killed until \(until)")
+            }
+        default:
+            let up = (0..<3).filter { downDevices[$0] == nil }
+            guard let device = up.randomElement(using: &random) else { return }
+            devices[device]?.kill()
+            devices[device] = nil
+            downDevices[device] = until
+            log.append("step \(step): device \(device) killed until \(until)")
+        }
+    }
+
+    mutating func heal(upTo step: Int, _ servers: NATSTestServers) async throws {
+        for (server, until) in downServers where until <= step {
+            try await servers.restart(server)
+            downServers[server] = nil
+        }
+        for (device, until) in downDevices where until <= step {
+            devices[device] = try start(device, servers)
+            downDevices[device] = nil
+        }
+    }
+
+    /// A person on a running device drops a pin, removes one it shows, or drags one.
+    mutating func act() async throws {
+        let running = (0..<3).filter { devices[$0] != nil }
+        guard let index = running.randomElement(using: &random), let device = devices[index] else { return }
+        let http = HTTPClient.shared
+        let shown = (try await http.send(.GET, device.url + "api/state").json()["pins"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        let latitude = Double(Int.random(in: -6000...6000, using: &random)) / 100
+        let longitude = Double(Int.random(in: -17000...17000, using: &random)) / 100
+        switch shown.isEmpty ? 0 : Int.random(in: 0..<4, using: &random) {
+        case 0, 1:
+            let answer = try await http.send(.POST, device.url + "api/pins", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
+            if answer.status == 201, let id = try answer.json()["id"] as? String { dropped.insert(id) }
+        case 2:
+            let pin = shown.randomElement(using: &random)!
+            let answer = try await http.send(.DELETE, device.url + "api/pins/\(pin)")
+            if answer.status == 200 { removed.insert(pin) }
+        default:
+            let pin = shown.randomElement(using: &random)!
+            _ = try await http.send(.POST, device.url + "api/pins/\(pin)/drag", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
+        }
+    }
+
+    /// Waits until every device shows the same pins and has nothing left to send or receive,
+    /// then checks what the person did.
+    func converged() async throws -> [String] {
+        let http = HTTPClient.shared
+        var last: [String] = []
+        let settled = try await eventually(timeout: .seconds(240)) {
+            var views: [String] = []
+            for device in devices.compactMap({ $0 }) {
+                let sync = try await http.send(.GET, device.url + "api/replication").json()
+                guard sync["lag_events"] as? Int == 0, sync["receive_events"] as? Int == 0, sync["pending_photos"] as? Int == 0 else {
+                    last = ["\(device.url): \(sync)"]
+                    return false
+                }
+                let state = try await http.send(.GET, device.url + "api/state").json()
+                let pins = state["pins"] as? [[String: Any]] ?? []
+                // The same events folded (every device's log taken whole), the same pins.
+                views.append("\(state["seq"] ?? "?"): " + pins.map { "\($0["id"]!)@\($0["latitude"]!),\($0["longitude"]!)" }.sorted().joined(separator: " "))
+            }
+            last = views
+            return Set(views).count == 1
+        }
+        var problems: [String] = []
+        if !settled { problems.append("the devices did not converge: \(last) after \(log)") }
+        let pins = try await http.send(.GET, devices[0]!.url + "api/state").json()["pins"] as? [[String: Any]] ?? []
+        let present = Set(pins.compactMap { $0["id"] as? String })
+        let lost = dropped.subtracting(removed).subtracting(present)
+        if !lost.isEmpty { problems.append("pins dropped and never removed are missing: \(lost.sorted())") }
+        let back = removed.intersection(present)
+        if !back.isEmpty { problems.append("pins removed are back: \(back.sorted())") }
+        for device in devices.compactMap({ $0 }) where device.stop() != 0 {
+            problems.append("\(device.url) did not stop cleanly: \(device.errors.suffix(2000))")
+        }
+        return problems
+    }
+}
