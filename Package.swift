@@ -23,6 +23,7 @@ let package = Package(
         // The NATS client, a product so that the fuzz targets (Fuzz/) reach its wire parser.
         .library(name: "NATSClient", targets: ["NATSClient"]),
         .library(name: "Replication", targets: ["Replication"]),
+        .library(name: "ClusterSync", targets: ["ClusterSync"]),
         .library(name: "DeviceLogs", targets: ["DeviceLogs"]),
         .library(name: "Proofs", targets: ["Proofs"]),
         .library(name: "HistoryProofs", targets: ["HistoryProofs"]),

@@ -47,6 +47,7 @@ let package = Package(
                 "BenchKit", "SeededRandom", "TouristWorkload",
                 // The replication mode: a Replicator and a restore against a real cluster.
                 .product(name: "Replication", package: "VirtualTourist"),
+                .product(name: "ClusterSync", package: "VirtualTourist"),
                 .product(name: "NATSClient", package: "VirtualTourist"),
                 .product(name: "Proofs", package: "VirtualTourist"),
                 .product(name: "HistoryProofs", package: "VirtualTourist"),

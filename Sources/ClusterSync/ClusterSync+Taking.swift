@@ -30,22 +30,24 @@ extension ClusterSync {
 
     /// Takes every event `device`'s stream holds now (its end when this starts); nothing when the
     /// cluster has no stream of it yet.
-    func takeAvailable(from device: DeviceID, progress: (@Sendable (String) -> Void)?) async throws {
+    /// Returns the photos those events name that the store keeps and lacks, with the reader of
+    /// the bucket they are in: a one-off sync takes every device's events first.
+    func takeAvailable(from device: DeviceID, progress: (@Sendable (String) -> Void)?) async throws -> (DeviceStreamReader, [Download])? {
         let deadline = ContinuousClock.now + options.patience
         var reader: DeviceStreamReader? = nil
         var end: UInt64? = nil
+        var photos: [Download] = []
         while true {
             do {
                 if reader == nil {
                     reader = try await openReader(device)
-                    guard let opened = reader else { return }
+                    guard let opened = reader else { return nil }
                     if end == nil { end = try await opened.lookAtEnd() }
                 }
                 let held = heldEvents(of: device)
-                guard held < end! else { return }
+                guard held < end! else { return (reader!, photos) }
                 progress?("taking device \(name(of: device))'s events \(held + 1)…\(end!)")
-                let batches = try await reader!.next(batch: 256, expires: .seconds(2))
-                for batch in batches { try await apply(batch, from: reader!) }
+                photos += try await take(try await reader!.next(batch: 256, expires: .seconds(2)), from: reader!)
             } catch let error where DeviceStreamReader.isTransient(error) && ContinuousClock.now < deadline {
                 shared.withLock { $0.lastError = "\(error)" }
                 reader = nil
@@ -53,12 +55,12 @@ extension ClusterSync {
             } catch let error as DomainError where error.code == .invalidArgument {
                 // A history that does not check: this device is named, the others are taken.
                 note(device) { $0.lastError = error.message }
-                return
+                return reader.map { ($0, photos) }
             } catch let error as ReplicationError {
                 switch error {
                 case .chainMismatch, .conflict, .malformedMessage:
                     note(device) { $0.lastError = "\(error)" }
-                    return
+                    return reader.map { ($0, photos) }
                 default: throw error
                 }
             }
@@ -91,16 +93,19 @@ extension ClusterSync {
     /// Takes `device`'s events as they land until cancelled, or until its history fails a check.
     private func follow(_ device: DeviceID) async {
         var reader: DeviceStreamReader? = nil
+        var wait = Duration.milliseconds(100)
         while !Task.isCancelled {
             do {
                 if reader == nil {
                     reader = try await openReader(device)
                     if reader == nil {
-                        try await Task.sleep(for: options.discoveryInterval)
+                        // No stream yet: asked again soon, then less and less often.
+                        try await Task.sleep(for: wait)
+                        wait = min(wait * 2, options.discoveryInterval)
                         continue
                     }
                 }
-                for batch in try await reader!.next(batch: 256, expires: options.pollExpiry) { try await apply(batch, from: reader!) }
+                try await apply(try await reader!.next(batch: 256, expires: options.pollExpiry), from: reader!)
                 let seen = reader!.streamEvents
                 note(device) { $0.streamEvents = max($0.streamEvents, seen) }
             } catch is CancellationError {
@@ -112,10 +117,12 @@ extension ClusterSync {
                 note(device) { $0.lastError = "\(error)" }
                 return
             } catch {
-                // The cluster away, an election, the stream rewritten after a forget: read again
-                // from what the store holds.
+                // The cluster away, an election, the stream rewritten after a forget, the disk
+                // failing a take: read again from what the store holds, and finish a forget a
+                // failed take left (it arrived in the copy; no later message brings it again).
                 note(device) { $0.lastError = "\(error)" }
                 reader = nil
+                try? await store.finishArrivedForgets()
                 try? await Task.sleep(for: options.replication.retryDelay)
             }
         }
@@ -144,32 +151,66 @@ extension ClusterSync {
         return reader
     }
 
-    /// Fetches the photos a batch names that the store lacks, then has the store take it.
-    private func apply(_ batch: DeviceStreamReader.Batch, from reader: DeviceStreamReader) async throws {
-        var leases: [BlobLease] = []
-        defer { for lease in leases { lease.release() } }
-        var received = 0, missing = 0
-        for name in DeviceStreamReader.photos(in: batch.events) {
-            guard let digest = BlobDigest(hex: name), try !store.isPhotoStored(digest) else { continue }
-            if let bytes = try await reader.photo(digest) {
-                leases.append(try store.storePhoto(bytes))
-                received += 1
-            } else {
-                missing += 1
-            }
-        }
+    /// Has the store take the batches' events in one go (one fold for all the messages that
+    /// came together: a backlog costs a fold for each 256 messages, not each message), then
+    /// fetches the photos they name that the store lacks and its state still shows: the events
+    /// are shown at once, a photo as soon as it lands (a photo of an album the other device
+    /// changed since is not fetched at all).
+    private func apply(_ batches: [DeviceStreamReader.Batch], from reader: DeviceStreamReader) async throws {
+        try await fetch(try await take(batches, from: reader), from: reader)
+    }
+
+    /// Has the store take the batches' events; returns the photos their downloads name, with
+    /// the downloads' times (which of them to fetch is decided by ``fetch(_:from:)``).
+    private func take(_ batches: [DeviceStreamReader.Batch], from reader: DeviceStreamReader) async throws -> [Download] {
+        guard let last = batches.last else { return [] }
+        let batch = DeviceStreamReader.Batch(events: batches.flatMap(\.events), head: last.head, identity: last.identity)
         let file = shared.withLock { $0.files[reader.device] } ?? DeviceFile(map: this.map, device: reader.device, name: nil)
         let report = try await store.take(batch.events, from: file, identity: batch.identity, head: batch.head)
         note(reader.device) {
             $0.eventsHeld = report.copied.head.sequence
             $0.streamEvents = max($0.streamEvents, batch.head.sequence)
-            $0.photosReceived += received
-            $0.photosMissing += missing
             $0.lastError = nil
+        }
+        return Self.downloads(in: batch.events)
+    }
+
+    /// Fetches into the store the photos of `named` that it keeps and lacks, from `reader`'s
+    /// device's bucket. Kept: shown now, or downloaded within the retention window; of older
+    /// downloads (a device back after weeks), those time travel still shows.
+    func fetch(_ named: [Download], from reader: DeviceStreamReader) async throws {
+        guard !named.isEmpty else { return }
+        let shown = store.state.referencedDigests
+        var kept = Set(named.filter { shown.contains($0.digest) || store.isWithinRetention($0.time) }.map(\.digest))
+        let all = Set(named.map(\.digest))
+        if kept.count < all.count { kept.formUnion(try store.keptPhotos().intersection(all)) }
+        // One listing of the blob folder costs less than a look for each of many photos.
+        let stored = kept.count > 256 ? Set(try store.blobs.storedBlobs().map(\.digest)) : nil
+        let wanted = try kept.filter { digest in try !(stored?.contains(digest) ?? store.isPhotoStored(digest)) }
+            .sorted { $0.description < $1.description }
+        guard !wanted.isEmpty else { return }
+        let missing = try await reader.photos(wanted) { digest, bytes in
+            // Taken while the fetch ran: another batch named it too.
+            if try !store.isPhotoStored(digest) { try store.storePhoto(bytes).release() }
+        }
+        note(reader.device) {
+            $0.photosReceived += wanted.count - missing
+            $0.photosMissing += missing
         }
         shared.withLock {
             $0.lastContact = Date()
             $0.lastError = nil
+        }
+    }
+
+    /// The photos downloads among `events` name, with the downloads' times (an erased event
+    /// names none).
+    typealias Download = (digest: PhotoDigest, time: LogTimestamp)
+
+    static func downloads(in events: [LogEvent]) -> [Download] {
+        events.compactMap { event in
+            guard !event.isErased, let recorded = try? EventCodec.decode(event), case .photoDownloaded(let photo) = recorded.event else { return nil }
+            return (photo.digest, event.timestamp)
         }
     }
 

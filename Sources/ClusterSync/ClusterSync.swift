@@ -109,8 +109,14 @@ public final class ClusterSync: Sendable {
     public func syncOnce(progress: (@Sendable (String) -> Void)? = nil) async throws -> SyncStatus {
         progress?("sending this device's events")
         _ = try await replicator.shipAvailable()
+        var photos: [(DeviceStreamReader, [Download])] = []
         for device in try await discover() {
-            try await takeAvailable(from: device, progress: progress)
+            if let taken = try await takeAvailable(from: device, progress: progress) { photos.append(taken) }
+        }
+        // Every device's events first: the map is whole before the first photo is asked for.
+        for (reader, named) in photos where !named.isEmpty {
+            progress?("fetching the photos of device \(name(of: reader.device)) this device keeps")
+            try await fetch(named, from: reader)
         }
         progress?("sending the copies of what was taken")
         _ = try await replicator.shipAvailable()

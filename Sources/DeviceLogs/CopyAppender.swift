@@ -27,6 +27,14 @@ public enum CopyAppender {
         _ events: [LogEvent], toCopy copy: String, identity: LogIdentity, expecting head: LogHead, configuration: LogConfiguration,
         arrivals: LogCopier.Arrivals? = nil, fileSystem: any FileSystem = PosixFileSystem()
     ) throws -> LogCopier.Report {
+        try appending(events, toCopy: copy, identity: identity, expecting: head, configuration: configuration, arrivals: arrivals, fileSystem: fileSystem).report
+    }
+
+    /// The same, returning also the events as the copy took them (erased where `arrivals` said).
+    public static func appending(
+        _ events: [LogEvent], toCopy copy: String, identity: LogIdentity, expecting head: LogHead, configuration: LogConfiguration,
+        arrivals: LogCopier.Arrivals? = nil, fileSystem: any FileSystem = PosixFileSystem()
+    ) throws -> (report: LogCopier.Report, written: [LogEvent]) {
         let device = try DeviceID(logID: identity.logID)
         let exists = try LogCopier.storage("look at \(copy)") { try fileSystem.exists(copy) }
         var before: UInt64 = 0
@@ -51,37 +59,10 @@ public enum CopyAppender {
                 throw DeviceError(
                     .refused, "device \(device)'s head at event \(head.sequence) differs from the copy's there: it rewrote its history; nothing was taken")
             }
-            return LogCopier.Report(device: device, before: before, head: head)
+            return (LogCopier.Report(device: device, before: before, head: head), [])
         }
-        guard first.sequence == before + 1, head.sequence == run.last!.sequence else {
-            throw DeviceError(
-                .refused,
-                "device \(device)'s events \(first.sequence)…\(run.last!.sequence) do not follow the copy's last event, \(before), up to the head given")
-        }
-        // Checked before anything is written: the events must hash to the head given.
-        var chain: EventChain
-        if let held {
-            let there = try LogCopier.storage("read the copy at \(copy)") { try reader(held, head: before, copy) }
-            chain = EventChain(head: there.hash, after: before)
-        } else {
-            chain = EventChain(head: identity.anchor)
-        }
-        for event in run { chain.append(event) }
-        guard LogHead(sequence: chain.sequence, hash: chain.head) == head else {
-            throw DeviceError(
-                .refused,
-                "device \(device)'s events \(first.sequence)…\(head.sequence) do not hash to the head given with them; nothing was taken")
-        }
-        var erased: UInt64 = 0
-        if let arrivals {
-            for index in run.indices where !run[index].isErased {
-                guard let kept = try arrivals(run[index]) else { continue }
-                run[index] = try LogCopier.storage("erase device \(device)'s event \(run[index].sequence) on arrival") {
-                    try run[index].erased(keeping: kept)
-                }
-                erased += 1
-            }
-        }
+        let after = try held.map { held in try LogCopier.storage("read the copy at \(copy)") { try reader(held, head: before, copy) } }
+        let erased = try check(&run, of: device, after: after ?? LogHead(sequence: 0, hash: identity.anchor), reaching: head, arrivals)
         let reached = exists
             ? try grow(copy, with: run, device: device, configuration, fileSystem)
             : try build(copy, with: run, identity: identity, device: device, configuration, fileSystem)
@@ -91,7 +72,36 @@ public enum CopyAppender {
                 .refused,
                 "device \(device)'s events \(first.sequence)…\(head.sequence) written into \(copy) end at another head than the one shipped with them")
         }
-        return LogCopier.Report(device: device, before: before, head: reached, erasedOnArrival: erased)
+        return (LogCopier.Report(device: device, before: before, head: reached, erasedOnArrival: erased), run)
+    }
+
+    /// Checks, before anything is written, that `run` follows `held` and hashes to `head`; then
+    /// erases the events `arrivals` says the copy takes erased, and returns how many.
+    private static func check(
+        _ run: inout [LogEvent], of device: DeviceID, after held: LogHead, reaching head: LogHead, _ arrivals: LogCopier.Arrivals?
+    ) throws -> UInt64 {
+        guard let first = run.first, first.sequence == held.sequence + 1, head.sequence == run.last!.sequence else {
+            throw DeviceError(
+                .refused,
+                "device \(device)'s events \(run.first?.sequence ?? 0)…\(run.last?.sequence ?? 0) do not follow the copy's last event, \(held.sequence), up to the head given")
+        }
+        var chain = EventChain(head: held.hash, after: held.sequence)
+        for event in run { chain.append(event) }
+        guard LogHead(sequence: chain.sequence, hash: chain.head) == head else {
+            throw DeviceError(
+                .refused,
+                "device \(device)'s events \(first.sequence)…\(head.sequence) do not hash to the head given with them; nothing was taken")
+        }
+        var erased: UInt64 = 0
+        guard let arrivals else { return 0 }
+        for index in run.indices where !run[index].isErased {
+            guard let kept = try arrivals(run[index]) else { continue }
+            run[index] = try LogCopier.storage("erase device \(device)'s event \(run[index].sequence) on arrival") {
+                try run[index].erased(keeping: kept)
+            }
+            erased += 1
+        }
+        return erased
     }
 
     private static func reader(_ reader: LogReader, head sequence: UInt64, _ copy: String) throws -> LogHead {
@@ -99,6 +109,36 @@ public enum CopyAppender {
             throw DeviceError(.storage, "the copy at \(copy) has no head at its last event \(sequence)")
         }
         return head
+    }
+
+    /// Appends `events` to a copy whose log is open here (`log`, the copy of the log with
+    /// `identity`): what a store that takes a device's events again and again keeps open, so that
+    /// no take reopens the copy (and recovers its hot tail). Checked as ``append(_:toCopy:identity:expecting:configuration:arrivals:fileSystem:)``.
+    public static func appending(
+        _ events: [LogEvent], to log: EventLog, identity: LogIdentity, expecting head: LogHead, arrivals: LogCopier.Arrivals? = nil
+    ) throws -> (report: LogCopier.Report, written: [LogEvent]) {
+        let device = try DeviceID(logID: identity.logID)
+        let held = log.head
+        var run = events.filter { $0.sequence > held.sequence }
+        guard !run.isEmpty else {
+            guard head.sequence == 0 || head.sequence > held.sequence || head == held || (try? log.reader().head(at: head.sequence)) == head else {
+                throw DeviceError(
+                    .refused, "device \(device)'s head at event \(head.sequence) differs from the copy's there: it rewrote its history; nothing was taken")
+            }
+            return (LogCopier.Report(device: device, before: held.sequence, head: held), [])
+        }
+        let erased = try check(&run, of: device, after: held, reaching: head, arrivals)
+        try LogCopier.storage("append device \(device)'s events to \(log.directory)") {
+            if run.contains(where: \.isErased) {
+                _ = try log.appendAsBlock(run)
+            } else {
+                _ = try log.append(contentsOf: run.map { Array($0.payload) }, timestamps: run.map(\.timestamp))
+            }
+        }
+        guard log.head == head else {
+            throw DeviceError(.refused, "device \(device)'s events written into \(log.directory) end at another head than the one shipped with them")
+        }
+        return (LogCopier.Report(device: device, before: held.sequence, head: head, erasedOnArrival: erased), run)
     }
 
     private static func grow(

@@ -18,6 +18,12 @@ public final class DeviceStreamReader: @unchecked Sendable {
         public var events: [LogEvent]
         public var head: LogHead
         public var identity: LogIdentity
+
+        public init(events: [LogEvent], head: LogHead, identity: LogIdentity) {
+            self.events = events
+            self.head = head
+            self.identity = identity
+        }
     }
 
     public let device: DeviceID
@@ -48,7 +54,7 @@ public final class DeviceStreamReader: @unchecked Sendable {
     deinit { if let consumer { Task { try? await consumer.delete() } } }
 
     /// A reader of `device`'s stream after `head` (nil: from its first event), whose log must be
-    /// `identity` when given; nil when the cluster has no stream of the device, or an empty one.
+    /// `identity` when given; nil when the cluster has no stream of the device.
     /// `heldHead` gives the head of the store's copy after any event it holds: a message that
     /// starts inside the copy (another store shipped the device's events in other batches) is
     /// rehashed from the copy's head before it.
@@ -64,7 +70,7 @@ public final class DeviceStreamReader: @unchecked Sendable {
         do { info = try await StreamReading.info(stream, jetStream: jetStream) } catch ReplicationError.streamNotFound(_) {
             return nil
         }
-        guard info.state.messages > 0 else { return nil }
+        // An empty stream is read from its start: the device made it and ships into it soon.
         let next = try await Follower.locate(after: head?.sequence ?? 0, info: info, jetStream: jetStream, stream: stream)
         let reader = DeviceStreamReader(
             device: device, stream: stream, jetStream: jetStream,
@@ -163,6 +169,31 @@ public final class DeviceStreamReader: @unchecked Sendable {
     public func photo(_ digest: PhotoDigest) async throws -> [UInt8]? {
         if bucket == nil { bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream) }
         return try await bucket??.get(digest)
+    }
+
+    /// Fetches `digests` from the stream's bucket, up to `atOnce` at a time (each is a few round
+    /// trips to the stream's leader), handing each photo found to `each` as it comes, one at a
+    /// time; returns how many the bucket did not have.
+    public func photos(
+        _ digests: [PhotoDigest], atOnce: Int = 32, _ each: (PhotoDigest, [UInt8]) throws -> Void
+    ) async throws -> Int {
+        guard !digests.isEmpty else { return 0 }
+        if bucket == nil { bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream) }
+        guard let opened = bucket ?? nil else { return digests.count }
+        var missing = 0
+        try await withThrowingTaskGroup(of: (PhotoDigest, [UInt8]?).self) { group in
+            var waiting = digests[...]
+            func startNext() {
+                guard let digest = waiting.popFirst() else { return }
+                group.addTask { (digest, try await opened.get(digest)) }
+            }
+            for _ in 0..<max(1, atOnce) { startNext() }
+            while let (digest, bytes) = try await group.next() {
+                if let bytes { try each(digest, bytes) } else { missing += 1 }
+                startNext()
+            }
+        }
+        return missing
     }
 
     /// What the stream's bucket says of its device and the map's other devices (nil: nothing,

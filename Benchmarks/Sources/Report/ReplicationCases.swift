@@ -20,10 +20,10 @@ import VirtualTourist
 ///
 /// The table is the harness's own, with the target and its verdict on each measured row.
 struct ReplicationCases {
-    static let groups = ["lag", "commit", "backlog", "rewrite"]
+    static let groups = ["lag", "commit", "backlog", "rewrite", "sync"]
     static let usage = """
         usage: vt-bench replication --nats URLS [--events N] [--photo-events N] [--rate N] [--seconds N] [--downloads N]
-                                   [--commits N] [--only lag,commit,backlog,rewrite] [--smoke] [--seed N] [--json]
+                                   [--commits N] [--catch-up N] [--only lag,commit,backlog,rewrite,sync] [--smoke] [--seed N] [--json]
         Measures replication into a JetStream cluster (use three servers: Benchmarks/scripts/replication starts them):
           lag      the app commits --rate events/s (1000) for --seconds (30), --downloads (6) at once as the album
                    pipeline downloads, while a Replicator runs; lag in events and seconds
@@ -32,7 +32,10 @@ struct ReplicationCases {
                    then a store of --photo-events (20k) with its photos: shipAvailable, then a restore
           rewrite  a store of --events shipped, one place forgotten: the rewrite of the stream, then a compare alone;
                    then the same on a store of --photo-events with its photos
-        --smoke: 5,000 and 500 events, 1 s at the rate, 100 commits (CI).
+          sync     three devices syncing live through the cluster: pins dropped at --rate in all for --seconds, the lag
+                   until each other device shows each; a device offline while the others wrote --catch-up (100k) events,
+                   synced once; durable commits with and without its sync running (docs/SYNC.md)
+        --smoke: 5,000 and 500 events, 1 s at the rate, 100 commits, a catch-up of 2,000 (CI).
         """
 
     var urls = ""
@@ -43,6 +46,8 @@ struct ReplicationCases {
     var downloads = 6
     var commits = 5_000
     var photoEvents = 20_000
+    /// Events the other devices write while one is offline, in the sync case.
+    var catchUp = 100_000
     var seed: UInt64 = 2026
     var json = false
     var groups = Set(ReplicationCases.groups)
@@ -70,6 +75,7 @@ struct ReplicationCases {
             case "--downloads": downloads = Int(try number(argument, 1...64))
             case "--commits": commits = Int(try number(argument, 10...1_000_000))
             case "--photo-events": photoEvents = Int(try number(argument, 1_000...20_000_000))
+            case "--catch-up": catchUp = Int(try number(argument, 1_000...10_000_000))
             case "--seed": seed = UInt64(try number(argument, 0...1e15))
             case "--json": json = true
             case "--smoke":
@@ -77,6 +83,7 @@ struct ReplicationCases {
                 photoEvents = 500
                 seconds = 1
                 commits = 100
+                catchUp = 2_000
             case "--only":
                 let names = try value(argument).split(separator: ",").map(String.init)
                 guard !names.isEmpty, names.allSatisfy(ReplicationCases.groups.contains) else {
@@ -102,6 +109,7 @@ struct ReplicationCases {
             if groups.contains("commit") { try await commitComparison(nats) }
             if groups.contains("backlog") { try await backlogAndRestore(nats) }
             if groups.contains("rewrite") { try await rewriteAfterForget(nats) }
+            if groups.contains("sync") { try await syncCases() }
         } catch {
             await nats.close()
             throw error

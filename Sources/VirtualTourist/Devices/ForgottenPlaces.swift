@@ -43,6 +43,14 @@ final class ForgottenPlaces {
         self.fileSystem = fileSystem
     }
 
+    /// The same, for an open store whose state already folded every log: its forgotten pins
+    /// with those in `forget.arrived` are the set, and no log is read.
+    init(store folder: String, fileSystem: any FileSystem, folded state: TouristState) throws {
+        store = folder
+        self.fileSystem = fileSystem
+        known = state.forgottenPins.union(try Self.arrived(in: folder, fileSystem: fileSystem))
+    }
+
     /// The pins forgotten in the store.
     func pins() throws -> Set<PinID> {
         if let known { return known }

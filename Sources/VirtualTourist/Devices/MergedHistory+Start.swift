@@ -69,6 +69,21 @@ extension MergedHistory {
         return (first, skipped)
     }
 
+    /// Where a fold starts from a state the caller holds with its frontier (an open store keeps a
+    /// recent one in memory: ``ActionProcessor``): the newest of `checkpoints` that the logs still
+    /// begin with; nil when none is, or none is given.
+    func start(fromNewestOf checkpoints: [MergedCheckpoint]) throws -> Start? {
+        for checkpoint in checkpoints.sorted(by: { $0.state.sequence > $1.state.sequence }) {
+            do {
+                let folded = try self.folded(by: checkpoint.frontier)
+                return Start(state: checkpoint.state, folded: folded, runs: checkpoint.frontier.runs, frontier: checkpoint.frontier)
+            } catch is SnapshotProblem {
+                continue  // an event taken since sorts before its end: an older one, or the files
+            }
+        }
+        return nil
+    }
+
     /// The frontier of a `.snap` of this device's log: its first `sequence` events, and nothing
     /// of the others'.
     private func oneLogFrontier(at sequence: UInt64, head: [UInt8]) throws -> MergedFrontier {
@@ -127,4 +142,12 @@ extension MergedHistory {
         }
         return folded
     }
+}
+
+/// A state of an open store of several devices and the events it folded, kept in memory so that
+/// events taken from another device that sort a little before the newest ones fold again from
+/// here rather than from a snapshot file (docs/SYNC.md, "Taking another device's events").
+struct MergedCheckpoint: Sendable {
+    var state: TouristState
+    var frontier: MergedFrontier
 }

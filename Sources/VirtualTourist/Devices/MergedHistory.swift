@@ -145,8 +145,8 @@ final class MergedHistory {
     /// The whole fold (from the newest merged snapshot that is still a prefix of this history),
     /// where this device's events lie in it, the time of its last one, and the newest time of
     /// the other devices' events (the hybrid clock's floor).
-    func fold() throws -> Fold {
-        var (start, skipped) = try self.start(atOrBefore: count)
+    func fold(from checkpoints: [MergedCheckpoint] = []) throws -> Fold {
+        var (start, skipped) = try self.start(fromNewestOf: checkpoints).map { ($0, []) } ?? self.start(atOrBefore: count)
         var fold = Fold(state: start.takeState()!, runs: start.runs, snapshot: start.snapshot, skipped: skipped)
         for entry in start.frontier?.logs ?? [] where entry.last > 0 { fold.lastTimes[entry.device] = entry.lastTime }
         try forEach(from: start.position + 1, resuming: start.resumption) { recorded in

@@ -46,14 +46,16 @@ extension TouristStore {
                 report.quarantinedFilesRemoved += erasure.quarantinedFilesRemoved
             }
             for (device, targets) in merged.copyTargets.sorted(by: { $0.key < $1.key }) where !targets.isEmpty {
-                let copy = try EventLog.open(
+                // A copy a sync through the cluster keeps open is erased through that log.
+                let kept = openCopies.withLock { $0[device] }
+                let copy = try kept ?? EventLog.open(
                     at: Path.join(StoreDevices.folder(store: folder, device: device), "log"), configuration: options.log, fileSystem: fileSystem)
                 let erasure: ErasureReport
                 do { erasure = try copy.erase(targets) } catch {
-                    try? copy.close()
+                    if kept == nil { try? copy.close() }
                     throw error
                 }
-                try copy.close()
+                if kept == nil { try copy.close() }
                 report.erasedEvents += erasure.erased + erasure.alreadyErased
                 report.quarantinedFilesRemoved += erasure.quarantinedFilesRemoved
             }

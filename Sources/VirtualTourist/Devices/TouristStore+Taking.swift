@@ -30,24 +30,42 @@ extension TouristStore {
         let result = Mutex<LogCopier.Report?>(nil)
         let forgets = Mutex<[PinID]>([])
         try await processor.exclusively { [self] access in
-            let devices = try StoreSync.devices(of: folder, fileSystem)
-            guard device.map == devices.this.map else {
-                throw DomainError(.invalidArgument, "device \(device.device) is of map \(device.map), and this store of map \(devices.this.map)")
+            // This device's file, saved the first time (a store of one device may have none).
+            let this: DeviceFile
+            do {
+                if let saved = try DeviceFile.load(from: folder, fileSystem: fileSystem) {
+                    this = saved
+                } else {
+                    this = try StoreSync.devices(of: folder, fileSystem).this
+                    try this.save(in: folder, fileSystem: fileSystem)
+                }
+            } catch let error as DeviceError {
+                throw StoreSync.domainError(error)
             }
-            guard device.device != devices.this.device, identity.logID == device.device.bytes else {
+            guard device.map == this.map else {
+                throw DomainError(.invalidArgument, "device \(device.device) is of map \(device.map), and this store of map \(this.map)")
+            }
+            guard device.device != this.device, identity.logID == device.device.bytes else {
                 throw DomainError(
-                    .invalidArgument, "events of log \(identity.logIDHex) are not another device's of this map (this device is \(devices.this.device))")
+                    .invalidArgument, "events of log \(identity.logIDHex) are not another device's of this map (this device is \(this.device))")
             }
             let copyFolder = StoreDevices.folder(store: folder, device: device.device)
-            let forgotten = ForgottenPlaces(store: folder, fileSystem: fileSystem)
+            let copyPath = Path.join(copyFolder, "log")
+            let forgotten = try ForgottenPlaces(store: folder, fileSystem: fileSystem, folded: access.state)
             let report: LogCopier.Report
+            let written: [LogEvent]
+            let wasKnown: Bool
             do {
-                if !devices.hasFile { try devices.this.save(in: folder, fileSystem: fileSystem) }
-                try fileSystem.createDirectoryDurably(Path.join(folder, StoreDevices.folderName))
-                try fileSystem.createDirectoryDurably(copyFolder)
-                report = try CopyAppender.append(
-                    events, toCopy: Path.join(copyFolder, "log"), identity: identity, expecting: head, configuration: options.log,
-                    arrivals: forgotten.arrival, fileSystem: fileSystem)
+                wasKnown = try fileSystem.exists(copyPath) || fileSystem.exists(Path.join(copyFolder, DeviceFile.name))
+                if let open = try openCopy(device.device, at: copyPath, identity: identity) {
+                    (report, written) = try CopyAppender.appending(events, to: open, identity: identity, expecting: head, arrivals: forgotten.arrival)
+                } else {
+                    try fileSystem.createDirectoryDurably(Path.join(folder, StoreDevices.folderName))
+                    try fileSystem.createDirectoryDurably(copyFolder)
+                    (report, written) = try CopyAppender.appending(
+                        events, toCopy: copyPath, identity: identity, expecting: head, configuration: options.log,
+                        arrivals: forgotten.arrival, fileSystem: fileSystem)
+                }
                 if try DeviceFile.load(from: copyFolder, fileSystem: fileSystem) != device { try device.save(in: copyFolder, fileSystem: fileSystem) }
             } catch let error as DeviceError {
                 throw StoreSync.domainError(error)
@@ -57,12 +75,42 @@ extension TouristStore {
             result.withLock { $0 = report }
             forgets.withLock { $0 = forgotten.arrived }
             // A device new to the store makes it one of several even before its first event.
-            guard report.copied > 0 || !devices.others.contains(device.device) else { return }
-            try await refold(access, device: device.device, taken: events.filter { $0.sequence > report.before })
+            guard report.copied > 0 || !wasKnown else { return }
+            // Events that all sort after everything folded are folded on; others fold again.
+            if !written.isEmpty, try access.appendTaken(written, of: device.device, head: report.head) != nil {
+                clock.observe(written.last!.timestamp)
+                return
+            }
+            try await refold(access, device: device.device, taken: written)
         }
         let arrived = forgets.withLock { $0 }
-        if !arrived.isEmpty { try await finishForgets() }
+        // Also a forget an earlier take brought and could not finish (the disk failed then).
+        try await finishArrivedForgets()
         return TakeReport(copied: result.withLock { $0 }!, forgetsArrived: arrived)
+    }
+
+    /// Finishes the forgets that arrived from other devices and are not finished yet (erases
+    /// their places here); nothing when there are none. A sync calls it after each take, and
+    /// again when a take failed.
+    ///
+    /// - Throws: ``DomainError`` `.storage` when the disk fails.
+    public func finishArrivedForgets() async throws {
+        guard try StoreSync.hasForgetsToFinish(folder, fileSystem) else { return }
+        try await finishForgets()
+    }
+
+    /// The copy of `device`'s log at `path`, open for writing and kept open (nil when there is
+    /// none yet: the first take builds it).
+    private func openCopy(_ device: DeviceID, at path: String, identity: LogIdentity) throws -> EventLog? {
+        if let open = openCopies.withLock({ $0[device] }) { return open }
+        guard try fileSystem.exists(path) else { return nil }
+        let held = try LogReader(directory: path, fileSystem: fileSystem, payloadCodec: options.log.payloadCodec).identity()
+        guard held == identity else {
+            throw DomainError(.invalidArgument, "the copy at \(path) holds another log than device \(device)'s; it was not touched")
+        }
+        let log = try EventLog.open(at: path, configuration: options.log, fileSystem: fileSystem)
+        openCopies.withLock { $0[device] = log }
+        return log
     }
 
     /// Folds the merged history as the files hold it now, with this device's log through its
@@ -76,7 +124,7 @@ extension TouristStore {
         }
         let ownLast = log.lastSequence
         let merged = history.with(ownLast: ownLast)
-        let fold = try merged.fold()
+        let fold = try merged.fold(from: access.checkpoints)
         if let newest = fold.lastTimes.filter({ $0.key != merged.local }).values.max() { clock.observe(newest) }
         let numbering = MergedNumbering(
             device: merged.local, offset: fold.state.sequence - ownLast, runs: fold.runs, lastTime: fold.lastTimes[merged.local])

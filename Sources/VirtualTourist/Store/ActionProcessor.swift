@@ -66,6 +66,8 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
     /// sync through the cluster takes events into the open store: ActionProcessor+Refold.swift):
     /// with this device's log, the frontier of a merged snapshot.
     var copiedLogs: [MergedFrontier.Log]
+    /// Recent published states of a store of several devices, to fold again from (+Refold).
+    var checkpoints: [MergedCheckpoint] = []
     /// This device, in a store of several devices, and the events copied from the others:
     /// readable from any thread, changed only by a refold.
     let merging: Mutex<(device: DeviceID?, offset: UInt64)>
@@ -163,12 +165,15 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         precondition(replacement.sequence == state.sequence, "a replacement state covers the same events")
         state = replacement
         scratch = replacement
+        // History was read again (a forget erased events): a state kept from before is not its fold.
+        checkpoints = []
         publish(StoreChange(events: [], state: state), head: shared.withLock { $0.publishedHead })
     }
 
     /// Makes `change.state` the published state, bound to `head`, and tells every subscriber.
     func publish(_ change: StoreChange, head: LogHead) {
         let frontier = numbering.map { Self.frontier($0, head, copiedLogs) }
+        if let frontier { keepCheckpoint(change.state, frontier) }
         let subscribers = shared.withLock { shared in
             shared.published = change.state
             shared.publishedHead = head

@@ -37,6 +37,15 @@ extension TouristStore {
         do { return try blobs.contains(digest) } catch { throw Self.storageError(error, "the image \(digest) cannot be found") }
     }
 
+    /// Whether an event at `time` lies within the retention window (time travel shows what an
+    /// album showed then, so the images downloaded since are kept).
+    public func isWithinRetention(_ time: LogTimestamp) -> Bool {
+        let seconds = options.retention.components.seconds
+        guard options.retention > .zero else { return false }
+        let span = seconds > Int64.max / 1_000_000 ? Int64.max : seconds * 1_000_000
+        return time >= options.log.clock.now().adding(microseconds: -span)
+    }
+
     /// The images this store keeps: every one its albums show now, and every one an album showed
     /// at some moment of the retention window (time travel shows them). What a whole copy of the
     /// store needs: a restore fetches these.

@@ -37,6 +37,9 @@ public final class TouristStore: Sendable {
     let automaticCollection = Mutex(AutomaticCollection())
     /// The last state time travel computed (``state(at:)``), see ``TimeTravelMemo``.
     let timeTravelMemo = Mutex(TimeTravelMemo())
+    /// The copies of other devices' logs that a sync through the cluster writes while the store
+    /// is open, kept open between takes (TouristStore+Taking.swift); closed with the store.
+    let openCopies = Mutex<[DeviceID: EventLog]>([:])
 
     /// What a store folder holds; `log.format1` and `log.upgrade` only around an upgrade
     /// (docs/FORMAT.md, "Upgrade from format 1").
@@ -226,6 +229,7 @@ public final class TouristStore: Sendable {
         await stopCollecting()
         await processor.close()
         do {
+            for copy in openCopies.withLock({ copies in defer { copies = [:] }; return Array(copies.values) }) { try copy.close() }
             try log.close()
         } catch {
             throw Self.storageError(error, "the store at \(folder) did not close cleanly")
