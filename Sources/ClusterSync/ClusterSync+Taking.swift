@@ -28,10 +28,10 @@ extension ClusterSync {
         return found.sorted()
     }
 
-    /// Takes every event `device`'s stream holds now (its end when this starts); nothing when the
-    /// cluster has no stream of it yet.
-    /// Returns the photos those events name that the store keeps and lacks, with the reader of
-    /// the bucket they are in: a one-off sync takes every device's events first.
+    /// Takes every event `device`'s stream holds now (its end when this starts); nil when the
+    /// cluster has no stream of it yet. Returns the downloads those events name, with the reader
+    /// of the bucket their photos are in: a one-off sync takes every device's events before it
+    /// fetches a photo (``fetch(_:from:)`` decides which).
     func takeAvailable(from device: DeviceID, progress: (@Sendable (String) -> Void)?) async throws -> (DeviceStreamReader, [Download])? {
         let deadline = ContinuousClock.now + options.patience
         var reader: DeviceStreamReader? = nil
