@@ -107,7 +107,12 @@ extension ClusterSync {
                 }
                 try await apply(try await reader!.next(batch: 256, expires: options.pollExpiry), from: reader!)
                 let seen = reader!.streamEvents
-                note(device) { $0.streamEvents = max($0.streamEvents, seen) }
+                // The cluster answered: an error noted before is over.
+                note(device) {
+                    $0.streamEvents = max($0.streamEvents, seen)
+                    $0.lastError = nil
+                }
+                shared.withLock { $0.lastError = nil }
             } catch is CancellationError {
                 return
             } catch let error as DomainError where error.code == .invalidArgument {
