@@ -161,16 +161,6 @@ public final class DeviceStreamReader: @unchecked Sendable {
         }
     }
 
-    /// The photos `events` name, as hex digests.
-    public static func photos(in events: [LogEvent]) -> [String] { Replicator.photos(in: events) }
-
-    /// The photo from the stream's bucket, checked against its digest; nil when the bucket does
-    /// not have it.
-    public func photo(_ digest: PhotoDigest) async throws -> [UInt8]? {
-        if bucket == nil { bucket = try await PhotoBucket.open(jetStream: jetStream, stream: stream) }
-        return try await bucket??.get(digest)
-    }
-
     /// Fetches `digests` from the stream's bucket, up to `atOnce` at a time (each is a few round
     /// trips to the stream's leader), handing each photo found to `each` as it comes, one at a
     /// time; returns how many the bucket did not have.

@@ -94,14 +94,22 @@ struct ClusterSyncTests {
         }
     }
 
+    /// Both stores open, a connection, and sync options that find a new device quickly.
+    private func openBoth(_ phone: String, _ laptop: String, _ servers: NATSTestServers) async throws
+        -> (TouristStore, TouristStore, NATSConnection, SyncOptions)
+    {
+        var options = SyncOptions()
+        options.discoveryInterval = .milliseconds(200)
+        return (
+            try await TouristStore.open(at: phone, options: storeOptions()), try await TouristStore.open(at: laptop, options: storeOptions()),
+            try await NATSConnection.connect(servers.urls, options: testOptions()), options
+        )
+    }
+
     @Test("live: a pin dropped or removed on one open device appears on the other's open store")
     func live() async throws {
         try await twoDevices { servers, phone, laptop in
-            let phoneStore = try await TouristStore.open(at: phone, options: storeOptions())
-            let laptopStore = try await TouristStore.open(at: laptop, options: storeOptions())
-            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
-            var options = SyncOptions()
-            options.discoveryInterval = .milliseconds(200)
+            let (phoneStore, laptopStore, nats, options) = try await openBoth(phone, laptop, servers)
             let phoneSync = try await ClusterSync.start(store: phoneStore, connection: nats, servers: servers.urls, options: options)
             let laptopSync = try await ClusterSync.start(store: laptopStore, connection: nats, servers: servers.urls, options: options)
             let running = [Task { try await phoneSync.run() }, Task { try await laptopSync.run() }]
@@ -131,11 +139,7 @@ struct ClusterSyncTests {
     @Test("a forget on one device erases the place on a device that was offline, in every stream, and it never comes back")
     func aForgetReachesADeviceThatWasOffline() async throws {
         try await twoDevices { servers, phone, laptop in
-            let phoneStore = try await TouristStore.open(at: phone, options: storeOptions())
-            let laptopStore = try await TouristStore.open(at: laptop, options: storeOptions())
-            let nats = try await NATSConnection.connect(servers.urls, options: testOptions())
-            var options = SyncOptions()
-            options.discoveryInterval = .milliseconds(200)
+            let (phoneStore, laptopStore, nats, options) = try await openBoth(phone, laptop, servers)
             let phoneSync = try await ClusterSync.start(store: phoneStore, connection: nats, servers: servers.urls, options: options)
             let phoneRunning = Task { try await phoneSync.run() }
             defer { phoneRunning.cancel() }
@@ -215,10 +219,3 @@ struct ClusterSyncTests {
     }
 }
 
-extension LogCursor {
-    func all() throws -> [LogEvent] {
-        var events: [LogEvent] = []
-        while let event = try next() { events.append(event) }
-        return events
-    }
-}

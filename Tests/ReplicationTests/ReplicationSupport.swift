@@ -29,10 +29,16 @@ func addAlbums(_ store: TouristStore, pins: Int, photos: Int, seed: Int = 0) asy
 
 /// Every event of a store's log, to compare two stores event for event.
 func allEvents(_ folder: String) throws -> [LogEvent] {
-    let cursor = try LogReader(directory: folder + "/log", payloadCodec: EventCodec.blockCodec).events(from: 1)
-    var events: [LogEvent] = []
-    while let event = try cursor.next() { events.append(event) }
-    return events
+    try LogReader(directory: folder + "/log", payloadCodec: EventCodec.blockCodec).events(from: 1).all()
+}
+
+extension LogCursor {
+    /// Every event the cursor still gives.
+    func all() throws -> [LogEvent] {
+        var events: [LogEvent] = []
+        while let event = try next() { events.append(event) }
+        return events
+    }
 }
 
 func head(_ folder: String) throws -> LogHead? {
