@@ -74,6 +74,29 @@ public struct PullConsumer: Sendable {
         }
     }
 
+    /// Where the consumer stands: the last stream message it handed over (its start less one
+    /// before the first fetch) and how many messages of the stream it has still to hand over.
+    public struct Position: Decodable, Equatable, Sendable {
+        public var lastDelivered: UInt64
+        public var pending: UInt64
+        public init(lastDelivered: UInt64, pending: UInt64) {
+            self.lastDelivered = lastDelivered
+            self.pending = pending
+        }
+        enum CodingKeys: String, CodingKey { case delivered, num_pending }
+        struct Delivered: Decodable { var stream_seq: UInt64 }
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            lastDelivered = try container.decode(Delivered.self, forKey: .delivered).stream_seq
+            pending = try container.decodeIfPresent(UInt64.self, forKey: .num_pending) ?? 0
+        }
+    }
+
+    /// The consumer's ``Position`` as the server reports it (`CONSUMER.INFO`).
+    public func position() async throws -> Position {
+        try await jetStream.api("CONSUMER.INFO.\(stream).\(name)", body: nil as JetStream.Empty?)
+    }
+
     /// Deletes the consumer (ephemeral ones also go by themselves once idle).
     public func delete() async throws {
         let _: JetStream.Success = try await jetStream.api("CONSUMER.DELETE.\(stream).\(name)", body: nil as JetStream.Empty?)
@@ -84,17 +107,19 @@ extension JetStream {
     /// Creates a pull consumer on `stream` starting at `from`. With `durable` nil it is ephemeral:
     /// the server names it and removes it after `inactiveThreshold` without requests. A durable
     /// one keeps its place across connections; creating it again with the same configuration
-    /// returns it as it is.
+    /// returns it as it is. With `AckPolicy.explicit`, a message not acknowledged within
+    /// `ackWait` (the server's default: 30 s) is handed over again.
     public func pullConsumer(
         stream: String, from start: PullConsumer.DeliverFrom = .all, durable: String? = nil,
         filterSubject: String? = nil, ackPolicy: PullConsumer.AckPolicy = .none,
-        inactiveThreshold: Duration = .seconds(30)
+        inactiveThreshold: Duration = .seconds(30), ackWait: Duration? = nil
     ) async throws -> PullConsumer {
         struct Config: Encodable {
             var durable_name: String?
             var deliver_policy: String
             var opt_start_seq: UInt64?
             var ack_policy: String
+            var ack_wait: Int64?
             var filter_subject: String?
             var inactive_threshold: Int64?
             var max_ack_pending: Int?
@@ -110,7 +135,8 @@ extension JetStream {
         if let durable { try validateName(durable, what: "consumer name") }
         if let filterSubject { try validateToken(filterSubject, what: "filter subject") }
         var config = Config(
-            durable_name: durable, deliver_policy: "all", ack_policy: ackPolicy.rawValue, filter_subject: filterSubject,
+            durable_name: durable, deliver_policy: "all", ack_policy: ackPolicy.rawValue,
+            ack_wait: ackWait?.nanoseconds, filter_subject: filterSubject,
             inactive_threshold: durable == nil ? inactiveThreshold.nanoseconds : nil,
             num_replicas: durable == nil ? 1 : nil, mem_storage: durable == nil ? true : nil)
         switch start {
