@@ -196,7 +196,7 @@ let package = Package(
         // Sits on the replication and the store; neither knows of it.
         .target(
             name: "ClusterSync",
-            dependencies: ["Replication", "NATSClient", "VirtualTourist", "DeviceLogs", "EventLog", "BlobStore"]
+            dependencies: ["Replication", "NATSClient", "VirtualTourist", "DeviceLogs", "EventLog", "BlobStore", "FileIO"]
         ),
         // RFC 6962's Merkle tree over the event chain's leaves, and its inclusion and
         // consistency proofs (docs/PROOFS.md). Knows hashes, not logs.

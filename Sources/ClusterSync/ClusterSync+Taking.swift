@@ -9,20 +9,24 @@ import VirtualTourist
 /// Finding the map's other devices, and taking their events from their streams.
 extension ClusterSync {
     /// Every other device of the map this store knows or a bucket names: the store's copies,
-    /// then what the buckets of this device's stream and of each device found say, followed
+    /// then what the buckets of the seeds' streams (this device's own; a follower's, the devices
+    /// it follows) and of each device found say, followed
     /// until no new device comes (a device's own `device.json` from its bucket is kept for its
     /// name). A bucket of another map is passed over.
     func discover() async throws -> [DeviceID] {
         var found = Set(try StoreSync.devices(of: store.folder).others)
         var asked: Set<DeviceID> = []
-        var waiting = [this.device] + found.sorted()
+        var waiting = seeds + found.sorted()
         while let device = waiting.popLast() {
             guard asked.insert(device).inserted else { continue }
             let said = try await patiently("read the map's devices in the bucket of VT_\(device)") {
                 try await DeviceStreamReader.mapDevices(jetStream: jetStream, device: device)
             }
             guard let said, said.file.device == device, said.file.map == this.map else { continue }
-            if device != this.device { shared.withLock { $0.files[device] = said.file } }
+            if device != this.device {
+                found.insert(device)
+                shared.withLock { $0.files[device] = said.file }
+            }
             for next in said.devices where next != this.device && found.insert(next).inserted { waiting.append(next) }
         }
         return found.sorted()

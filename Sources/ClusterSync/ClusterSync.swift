@@ -24,8 +24,12 @@ public final class ClusterSync: Sendable {
     let connection: NATSConnection
     let servers: String
     let options: SyncOptions
-    let replicator: MapReplicator
+    /// Nil for a follower (``follow(store:connection:servers:devices:options:)``): it ships nothing.
+    let replicator: MapReplicator?
     let this: DeviceFile
+    /// The devices whose buckets are asked first for the map's devices: this one's for a device
+    /// that ships, the followed devices' for a follower (which has no stream).
+    let seeds: [DeviceID]
     let shared: Mutex<Shared>
 
     struct Shared {
@@ -57,19 +61,48 @@ public final class ClusterSync: Sendable {
         let replicator = try await MapReplicator.start(
             store: store.folder, connection: connection, servers: servers, options: options.replication)
         let sync = ClusterSync(
-            store: store, connection: connection, servers: servers, options: options, replicator: replicator, this: devices.this)
+            store: store, connection: connection, servers: servers, options: options, replicator: replicator, this: devices.this,
+            seeds: [devices.this.device])
+        sync.noteCopies(devices)
+        return sync
+    }
+
+    /// A sync that only takes: every device's events from its stream into a replica of the map
+    /// (``StoreOptions/replicaTakesOtherDevices``), whose own log stays empty, starting from the
+    /// buckets of `devices` (docs/SYNC.md, "Following a map"). Nothing is shipped.
+    ///
+    /// - Throws: ``ReplicationError`` `.invalid` for a store that is not such a replica.
+    public static func follow(
+        store: TouristStore, connection: NATSConnection, servers: String, devices seeds: [DeviceID], options: SyncOptions = SyncOptions()
+    ) async throws -> ClusterSync {
+        guard store.isReplica, store.replicaTakesOtherDevices else {
+            throw ReplicationError.invalid("the store at \(store.folder) is not a replica that takes other devices' events; a device that writes syncs")
+        }
+        let devices: StoreDevices
+        do { devices = try StoreSync.devices(of: store.folder) } catch {
+            throw ReplicationError.invalid("the store at \(store.folder) cannot follow a map: \(error)")
+        }
+        let sync = ClusterSync(
+            store: store, connection: connection, servers: servers, options: options, replicator: nil, this: devices.this,
+            seeds: seeds.filter { $0 != devices.this.device })
+        sync.noteCopies(devices)
+        return sync
+    }
+
+    /// What the store's copies hold, as the status shows it before the first take.
+    private func noteCopies(_ devices: StoreDevices) {
         for copy in devices.copies {
-            sync.shared.withLock {
+            shared.withLock {
                 $0.peers[copy.id] = SyncStatus.Peer(
                     device: copy.id.description, name: copy.file?.name, eventsHeld: copy.head.sequence, streamEvents: copy.head.sequence)
                 if let file = copy.file { $0.files[copy.id] = file }
             }
         }
-        return sync
     }
 
     private init(
-        store: TouristStore, connection: NATSConnection, servers: String, options: SyncOptions, replicator: MapReplicator, this: DeviceFile
+        store: TouristStore, connection: NATSConnection, servers: String, options: SyncOptions, replicator: MapReplicator?, this: DeviceFile,
+        seeds: [DeviceID]
     ) {
         self.store = store
         self.connection = connection
@@ -78,12 +111,13 @@ public final class ClusterSync: Sendable {
         self.options = options
         self.replicator = replicator
         self.this = this
+        self.seeds = seeds
         shared = Mutex(Shared())
     }
 
     /// Where the sync stands now (no request to the cluster).
     public var status: SyncStatus {
-        let shipping = replicator.replicators.map { $0.status(localEvents: MapReplicator.localEvents(of: store.folder, stream: $0.stream.name)) }
+        let shipping = (replicator?.replicators ?? []).map { $0.status(localEvents: MapReplicator.localEvents(of: store.folder, stream: $0.stream.name)) }
         let connected = connection.isConnected
         return shared.withLock { shared in
             let contact = ([shared.lastContact] + shipping.map { $0.acknowledgedAt.flatMap(Self.parse) }).compactMap { $0 }.max()
@@ -107,8 +141,10 @@ public final class ClusterSync: Sendable {
     ///   the others are taken.
     @discardableResult
     public func syncOnce(progress: (@Sendable (String) -> Void)? = nil) async throws -> SyncStatus {
-        progress?("sending this device's events")
-        _ = try await replicator.shipAvailable()
+        if let replicator {
+            progress?("sending this device's events")
+            _ = try await replicator.shipAvailable()
+        }
         var photos: [(DeviceStreamReader, [Download])] = []
         for device in try await discover() {
             if let taken = try await takeAvailable(from: device, progress: progress) { photos.append(taken) }
@@ -118,8 +154,10 @@ public final class ClusterSync: Sendable {
             progress?("fetching the photos of device \(name(of: reader.device)) this device keeps")
             try await fetch(named, from: reader)
         }
-        progress?("sending the copies of what was taken")
-        _ = try await replicator.shipAvailable()
+        if let replicator {
+            progress?("sending the copies of what was taken")
+            _ = try await replicator.shipAvailable()
+        }
         return status
     }
 
@@ -129,7 +167,7 @@ public final class ClusterSync: Sendable {
     /// does not check stops being taken, and is named in the status.
     public func run() async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.replicator.run() }
+            if let replicator { group.addTask { try await replicator.run() } }
             group.addTask { await self.takeLive() }
             defer { group.cancelAll() }
             while try await group.next() != nil, !Task.isCancelled {}

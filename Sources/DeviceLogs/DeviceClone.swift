@@ -83,18 +83,23 @@ public enum DeviceClone {
             try createOwnLog(in: partial, device: device, configuration: configuration, fileSystem: fileSystem)
             try DeviceFile(map: devices.this.map, device: device, name: name).save(in: partial, fileSystem: fileSystem)
             (report.photos, report.photoBytes) = try copyPhotos(from: source, to: partial, fileSystem: fileSystem, progress: progress)
-            try LogCopier.storage("put the clone in place at \(destination)") {
-                // Every name in the clone must be durable before it appears: a rename makes the
-                // folder's own name durable, not the names inside it.
-                try syncTree(partial, fileSystem)
-                try fileSystem.rename(partial, to: destination)
-                try fileSystem.syncDirectory(Path.directory(of: destination))
-            }
+            try putInPlace(partial, at: destination, what: "the clone", fileSystem)
         } catch {
             try? fileSystem.removeTree(partial)
             throw error
         }
         return report
+    }
+
+    /// Renames the store built at `partial` into place at `destination`, durably. Every name in
+    /// it must be durable before it appears: a rename makes the folder's own name durable, not
+    /// the names inside it.
+    static func putInPlace(_ partial: String, at destination: String, what: String, _ fileSystem: any FileSystem) throws {
+        try LogCopier.storage("put \(what) in place at \(destination)") {
+            try syncTree(partial, fileSystem)
+            try fileSystem.rename(partial, to: destination)
+            try fileSystem.syncDirectory(Path.directory(of: destination))
+        }
     }
 
     /// Syncs `folder` and every folder under it, deepest first.
@@ -107,7 +112,7 @@ public enum DeviceClone {
     }
 
     /// A destination must be new or an empty folder, in a folder that exists.
-    private static func checkDestination(_ destination: String, _ fileSystem: any FileSystem) throws {
+    static func checkDestination(_ destination: String, _ fileSystem: any FileSystem) throws {
         let parent = Path.directory(of: destination)
         guard try LogCopier.storage("look at \(parent)", { try fileSystem.status(parent) })?.kind == .directory else {
             throw DeviceError(.invalidArgument, "\(parent) is not a folder; a clone goes into a new folder inside an existing one")
@@ -120,7 +125,7 @@ public enum DeviceClone {
     }
 
     /// The new device's log: empty, with the device's id.
-    private static func createOwnLog(
+    static func createOwnLog(
         in store: String, device: DeviceID, configuration: LogConfiguration, fileSystem: any FileSystem
     ) throws {
         var configuration = configuration

@@ -189,7 +189,12 @@ public final class DeviceStreamReader: @unchecked Sendable {
     /// What the stream's bucket says of its device and the map's other devices (nil: nothing,
     /// a store of one device shipped it).
     public static func mapDevices(jetStream: JetStream, device: DeviceID) async throws -> (file: DeviceFile, devices: [DeviceID])? {
-        let stream = try ReplicationStream(name: "VT_" + device.description)
+        try await mapDevices(jetStream: jetStream, stream: try ReplicationStream(name: "VT_" + device.description))
+    }
+
+    /// What the bucket of `stream` says of its device and the map (nil when it says nothing: a
+    /// stream of a store of one device shipped before the buckets named their maps, or none).
+    public static func mapDevices(jetStream: JetStream, stream: ReplicationStream) async throws -> (file: DeviceFile, devices: [DeviceID])? {
         guard let found = try await StreamRestore.devicesOfMap(jetStream: jetStream, stream: stream) else { return nil }
         return (found.file, found.devices)
     }

@@ -49,10 +49,11 @@ public final class Follower: @unchecked Sendable {
         let jetStream = JetStream(connection)
         if let devices = try await StreamRestore.devicesOfMap(jetStream: jetStream, stream: stream), devices.devices.count > 1 {
             // A replica takes its stream's events into its own log; a device of several also
-            // needs the other devices' logs, live, which is what sync through the cluster does.
+            // needs the other devices' logs, live: a replica of the map (ClusterSync's
+            // MapFollower, which vt follow starts for such a stream) takes them all.
             throw ReplicationError.invalid(
-                "the stream \(stream.name) is one device's of a map of \(devices.devices.count) devices: a follower keeps one log live, so it would"
-                    + " show this device's actions without the others'. Restore the map at this moment with vt restore (it takes every device's log)")
+                "the stream \(stream.name) is one device's of a map of \(devices.devices.count) devices: a follower of one log would"
+                    + " show this device's actions without the others'; a replica of the whole map (MapFollower, as vt follow makes it) takes every device's")
         }
         let isNew = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.isEmpty ?? true
         if isNew {

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import urllib.error
 import urllib.request
 
 from playwright.sync_api import expect
@@ -29,14 +30,18 @@ def vt(*arguments):
     return done.stdout
 
 
-def test_a_pin_dropped_or_removed_on_one_device_appears_on_the_others_open_map(nats):  # noqa: F811
-    folder = tempfile.mkdtemp(prefix="vt-browser-sync-")
+def two_devices(folder, nats):  # noqa: F811
+    """A phone with one pin and a laptop cloned from it, each served with `--sync`."""
     phone_store, laptop_store = folder + "/phone", folder + "/laptop"
     vt("pin", "drop", "48.8584", "2.2945", "--store", phone_store)
     vt("device", "--name", "phone", "--store", phone_store)
     vt("clone", "--from", phone_store, "--to", laptop_store, "--name", "laptop")
-    phone, phone_origin = serve(phone_store, "--sync", nats)
-    laptop, laptop_origin = serve(laptop_store, "--sync", nats)
+    return serve(phone_store, "--sync", nats), serve(laptop_store, "--sync", nats)
+
+
+def test_a_pin_dropped_or_removed_on_one_device_appears_on_the_others_open_map(nats):  # noqa: F811
+    folder = tempfile.mkdtemp(prefix="vt-browser-sync-")
+    (phone, phone_origin), (laptop, laptop_origin) = two_devices(folder, nats)
     try:
         with browser_page() as page:
             page.goto(phone_origin + "/")
@@ -80,6 +85,49 @@ def test_a_pin_dropped_or_removed_on_one_device_appears_on_the_others_open_map(n
     finally:
         for process in (phone, laptop):
             if process.poll() is None:
+                process.terminate()
+                _, errors = process.communicate(timeout=30)
+                assert process.returncode == 0, f"vt serve did not stop cleanly on SIGTERM ({process.returncode}); stderr:\n{errors[-4000:]}"
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_replica_of_a_map_of_two_devices_shows_both_devices_pins_live_and_offers_no_changes(nats):  # noqa: F811
+    folder = tempfile.mkdtemp(prefix="vt-browser-map-replica-")
+    (phone, phone_origin), (laptop, laptop_origin) = two_devices(folder, nats)
+    replica = None
+    try:
+        call(laptop_origin, "POST", "/api/pins", {"latitude": -33.86, "longitude": 151.21})
+        wait_for("the phone to take the laptop's pin", lambda: len(api(phone_origin, "/api/state")["pins"]) == 2, timeout=60)
+        wait_for("the phone to have shipped what it took",
+                 lambda: api(phone_origin, "/api/replication")["lag_events"] == 0, timeout=60)
+        stream = api(phone_origin, "/api/replication")["stream"]
+        # The phone's stream, followed: its map has two devices, so the replica holds both logs.
+        replica, replica_origin = serve(folder + "/replica", "--follow", nats, "--stream", stream)
+        with browser_page() as page:
+            page.goto(replica_origin + "/")
+            expect(page.locator("#map[data-ready=true]")).to_have_count(1)
+            expect(page.locator("body.read-only")).to_have_count(1)
+            expect(page.locator("#replication")).to_have_text(re.compile(r"^Read-only replica · "))
+            expect(page.locator(".vt-pin")).to_have_count(2)
+            # A drop is refused by the server, and nothing changes.
+            try:
+                call(replica_origin, "POST", "/api/pins", {"latitude": 1.0, "longitude": 2.0})
+                raise AssertionError("the replica took a pin drop")
+            except urllib.error.HTTPError as refused:
+                assert "read-only" in refused.read().decode(), refused
+            assert len(api(replica_origin, "/api/state")["pins"]) == 2
+            # Each device's next pin appears on the replica's open map, live.
+            call(laptop_origin, "POST", "/api/pins", {"latitude": 35.68, "longitude": 139.69})
+            call(phone_origin, "POST", "/api/pins", {"latitude": 40.71, "longitude": -74.0})
+            expect(page.locator(".vt-pin")).to_have_count(4, timeout=30_000)
+            page.screenshot(path=str(SHOTS / "map-replica.png"))
+        wait_for("the phone to have every pin", lambda: len(api(phone_origin, "/api/state")["pins"]) == 4, timeout=60)
+        replica_pins = sorted(pin["id"] for pin in api(replica_origin, "/api/state")["pins"])
+        phone_pins = sorted(pin["id"] for pin in api(phone_origin, "/api/state")["pins"])
+        assert replica_pins == phone_pins
+    finally:
+        for process in (replica, phone, laptop):
+            if process and process.poll() is None:
                 process.terminate()
                 _, errors = process.communicate(timeout=30)
                 assert process.returncode == 0, f"vt serve did not stop cleanly on SIGTERM ({process.returncode}); stderr:\n{errors[-4000:]}"

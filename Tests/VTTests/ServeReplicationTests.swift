@@ -165,5 +165,36 @@ import Testing
             #expect(shown.output.contains("(laptop) through") && shown.output.contains("0 to receive"), "\(shown.output)")
         }
     }
+
+    @Test("vt clone --from nats://… --stream makes a new device from the cluster alone, and refuses what does not go together")
+    func aNewDeviceFromTheClusterFromTheCommandLine() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        try await withNATSServers { servers in
+            let phone = cli.home + "/phone", laptop = cli.home + "/laptop"
+            #expect(try cli.run(["pin", "drop", "48.8584", "2.2945", "--store", phone]).status == 0)
+            #expect(try cli.run(["sync", "--with", servers.url(1), "--once", "--store", phone]).status == 0)
+            let phoneID = try #require(CLI.object(try cli.run(["device", "--json", "--store", phone]).output)["device"] as? String)
+            let made = try cli.run(["clone", "--from", servers.url(1), "--stream", "VT_\(phoneID)", "--to", laptop, "--name", "laptop", "--json"])
+            #expect(made.status == 0, "\(made.errors)")
+            let view = try CLI.object(made.output)
+            #expect(view["name"] as? String == "laptop" && view["device"] as? String != phoneID, "\(made.output)")
+            #expect(try cli.run(["pins", "--store", laptop]).output == cli.run(["pins", "--store", phone]).output)
+            let laptopDevice = try CLI.object(try cli.run(["device", "--json", "--store", laptop]).output)
+            let phoneDevice = try CLI.object(try cli.run(["device", "--json", "--store", phone]).output)
+            #expect(laptopDevice["map"] as? String == phoneDevice["map"] as? String && laptopDevice["name"] as? String == "laptop")
+
+            for (arguments, says) in [
+                (["clone", "--from", servers.url(1), "--to", cli.home + "/x"], "needs --stream"),
+                (["clone", "--from", phone, "--stream", "VT_\(phoneID)", "--to", cli.home + "/x"], "--stream goes with --from nats://"),
+            ] {
+                let refused = try cli.run(arguments)
+                #expect(refused.status == 2 && refused.errors.contains(says), "\(arguments): \(refused.errors)")
+            }
+            let occupied = try cli.run(["clone", "--from", servers.url(1), "--stream", "VT_\(phoneID)", "--to", laptop])
+            #expect(occupied.status == 1 && occupied.errors.contains("not an empty folder"), "\(occupied.errors)")
+            #expect(!FileManager.default.fileExists(atPath: cli.home + "/x"))
+        }
+    }
 }
 

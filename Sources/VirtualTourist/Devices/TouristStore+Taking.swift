@@ -21,12 +21,13 @@ extension TouristStore {
     /// `head`. Events about a place forgotten here are taken erased; a forget among them erases
     /// the place here before this returns.
     ///
-    /// - Throws: ``DomainError`` `.readOnly` on a replica; `.invalidArgument` for a device of
+    /// - Throws: ``DomainError`` `.readOnly` on a replica (but one that takes other devices'
+    ///   events: ``StoreOptions/replicaTakesOtherDevices``); `.invalidArgument` for a device of
     ///   another map, this device's own id, or events that do not follow the copy or end at
     ///   another head (nothing taken); `.storage` when the disk fails.
     @discardableResult
     public func take(_ events: [LogEvent], from device: DeviceFile, identity: LogIdentity, head: LogHead) async throws -> TakeReport {
-        try refuseChangesOnReplica()
+        if !options.replicaTakesOtherDevices { try refuseChangesOnReplica() }
         let result = Mutex<LogCopier.Report?>(nil)
         let forgets = Mutex<[PinID]>([])
         try await processor.exclusively { [self] access in

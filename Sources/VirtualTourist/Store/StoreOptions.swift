@@ -25,6 +25,10 @@ public struct StoreOptions: Sendable {
     /// message that refuses every action. Events then come only through
     /// ``TouristStore/appendReplicated(_:)``.
     public var replicaOf: String? = nil
+    /// For a replica of a map of several devices (`vt follow` of such a map: docs/SYNC.md,
+    /// "Following a map"): its own log stays empty, and every device's events come through
+    /// ``TouristStore/take(_:from:identity:head:)``, which a replica otherwise refuses.
+    public var replicaTakesOtherDevices = false
 
     public init() {}
 }

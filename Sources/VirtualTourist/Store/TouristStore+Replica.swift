@@ -5,6 +5,9 @@ extension TouristStore {
     /// Whether this store is a read-only replica (``StoreOptions/replicaOf``).
     public var isReplica: Bool { options.replicaOf != nil }
 
+    /// Whether this replica takes other devices' events (``StoreOptions/replicaTakesOtherDevices``).
+    public var replicaTakesOtherDevices: Bool { isReplica && options.replicaTakesOtherDevices }
+
     /// Throws what every action on a replica throws, for work that would end in an action (a
     /// photo download, say) and should be refused before it starts.
     ///

@@ -52,6 +52,49 @@ enum ClusterSyncCommand {
         }
     }
 
+    /// `vt clone --from nats://… --stream VT_<device> --to DIR`: a new device of that stream's map,
+    /// from the cluster alone (``DeviceJoin``).
+    static func join(from urls: String, stream: String, to folder: String, name: String?, json: Bool) async throws {
+        let streamName = try ReplicationStream(name: stream)
+        let nats = try await Cluster.connect(urls)
+        defer { Task { await nats.close() } }
+        var options = SyncOptions()
+        options.replication.onWait = { Terminal.note($0) }
+        var storeOptions = StoreOptions()
+        storeOptions.collectionInterval = nil
+        var progress: (@Sendable (String) -> Void)? = nil
+        if !json { progress = { Terminal.note($0) } }
+        let report: DeviceJoin.Report
+        do {
+            report = try await DeviceJoin.join(
+                connection: nats, stream: streamName, folder: folder, name: name, servers: Cluster.shown(urls), storeOptions: storeOptions,
+                syncOptions: options, progress: progress)
+        } catch {
+            throw RuntimeError(message: "cannot make a new device from \(Cluster.shown(urls)): \(error)")
+        }
+        if json {
+            struct View: Encodable {
+                var map: String
+                var device: String
+                var name: String?
+                var events: UInt64
+                var photos: Int
+                var sync: SyncStatus
+            }
+            return try Output.json(View(
+                map: report.device.map.description, device: report.device.device.description, name: report.device.name,
+                events: report.events, photos: report.photos, sync: report.status))
+        }
+        print("made \(folder) a new device of map \(report.device.map) through \(Cluster.shown(urls)): device \(report.device.device)"
+            + (report.device.name.map { " (\($0))" } ?? ""))
+        for peer in report.status.peers {
+            print("  took device \(peer.device)'s log" + (peer.name.map { " (\($0))" } ?? "") + ": \(peer.eventsHeld) events"
+                + (peer.lastError.map { "; refused: \($0)" } ?? ""))
+        }
+        print("  events: \(report.events), photos: \(report.photos)")
+        if report.status.peers.contains(where: { $0.lastError != nil }) { throw ExitCode(Exit.problemsFound) }
+    }
+
     /// Prints a line each time what is left to send or receive changes (a live sync).
     private static func report(_ sync: ClusterSync) async {
         var last = ""

@@ -46,11 +46,27 @@ struct DeviceCommand: AsyncParsableCommand {
 struct CloneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clone", abstract: "Make a new device of a store's map in a new folder.",
-        discussion: "The new store gets its own device id and log, a copy of every log the source holds, and the source's photos. The source is read as a reader reads: it may be open in another program. Nothing is left at the destination if the clone is interrupted.")
-    @Option(help: ArgumentHelp("The store to clone.", valueName: "path")) var from: String
+        discussion: """
+            The new store gets its own device id and log, a copy of every log the source holds, and the source's photos. The \
+            source is read as a reader reads: it may be open in another program. Nothing is left at the destination if the \
+            clone is interrupted. With --from nats://… and --stream VT_<device>, the new device is made from the cluster \
+            alone: every device's log comes from its stream and the photos from the buckets (an interrupted one is finished \
+            by vt sync --with nats://…).
+            """)
+    @Option(help: ArgumentHelp("The store to clone, or the cluster's URLs (nats://host:port,…) with --stream.", valueName: "path|urls"))
+    var from: String
     @Option(help: ArgumentHelp("A new or empty folder for the new device's store.", valueName: "path")) var to: String
     @Option(help: "The new device's name (1 to 64 characters).") var name: String?
+    @Option(help: "With --from nats://…: a stream of the map, VT_ and a device's id.") var stream: String?
     @Flag(help: "Print the result as JSON.") var json = false
+
+    func validate() throws {
+        if ClusterSyncCommand.namesCluster(from) {
+            guard stream != nil else { throw ValidationError("--from nats://… needs --stream VT_<device>: the cluster may hold several maps") }
+        } else if stream != nil {
+            throw ValidationError("--stream goes with --from nats://…; a clone of a folder takes every log the folder holds")
+        }
+    }
 
     struct View: Encodable {
         var map: String
@@ -61,6 +77,7 @@ struct CloneCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let stream { return try await ClusterSyncCommand.join(from: from, stream: stream, to: to, name: name, json: json) }
         let bar = ProgressBar()
         let report = try StoreSync.clone(from: from, to: to, name: name) { step in
             if case .photos(let done, let total) = step { bar.update("copying photos", done: Int64(done), total: Int64(total)) }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClusterSync
 import EventLog
 import Foundation
 import NATSClient
@@ -158,11 +159,16 @@ struct RestoreCommand: AsyncParsableCommand {
     }
 }
 
-/// `vt follow --from nats://… --stream NAME` into the store folder, read-only and live.
+/// `vt follow --from nats://… --stream NAME` into the store folder, read-only and live: the
+/// stream's one log, or, when its map has several devices, the whole map (docs/SYNC.md,
+/// "Following a map").
 struct FollowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "follow", abstract: "Keep a read-only replica of a replicated store, live, in the store folder.",
-        discussion: "A new or empty folder is restored from the stream first. The replica refuses every change.")
+        discussion: """
+            A new or empty folder is restored from the stream first. The replica refuses every change. When the stream's map \
+            has several devices, the replica holds every device's log, each taken from its stream.
+            """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "The cluster's URLs.") var from: String
     @Option(help: "The stream to follow.") var stream: String
@@ -173,16 +179,37 @@ struct FollowCommand: AsyncParsableCommand {
         defer { Task { await nats.close() } }
         var options = StoreOptions()
         options.collectionInterval = nil
+        if try await MapFollower.severalDevices(of: name, jetStream: JetStream(nats)) != nil {
+            let follower = try await MapFollower.start(
+                connection: nats, stream: name, folder: global.storePath, servers: Cluster.shown(from), storeOptions: options,
+                progress: { Terminal.note($0) })
+            Terminal.note(
+                "following the map of stream \(name.name) into \(global.storePath): \(follower.status.peers.count) devices, \(follower.store.lastSequence) events; interrupt to stop")
+            try await untilInterrupted { try await follower.run() }
+            try await follower.close()
+            let status = follower.status
+            Terminal.note("the replica holds \(follower.store.lastSequence) events of \(status.peers.count) devices; \(status.eventsToReceive) more were in the cluster")
+            return
+        }
         let follower = try await Follower.start(
             connection: nats, stream: name, folder: global.storePath, servers: Cluster.shown(from), storeOptions: options,
             progress: { Terminal.note($0) })
         Terminal.note("following stream \(name.name) into \(global.storePath) (at event \(follower.store.lastSequence)); interrupt to stop")
-        let task = Task { try await follower.run() }
-        for await _ in ServeCommand.interruptions() { break }
-        task.cancel()
-        try? await task.value
+        try await untilInterrupted { try await follower.run() }
         try await follower.close()
         let status = follower.status
         Terminal.note("the replica holds \(status.events) events; the stream was seen at \(status.streamEvents)")
+    }
+
+    /// Runs `work` until an interruption (Ctrl-C, SIGTERM), then cancels it; what ends it
+    /// sooner (a history that does not check, a disk that fails) ends the command with its error.
+    private func untilInterrupted(_ work: @escaping @Sendable () async throws -> Void) async throws {
+        let interruptions = ServeCommand.interruptions()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await work() }
+            group.addTask { for await _ in interruptions { break } }
+            defer { group.cancelAll() }
+            do { try await group.next() } catch is CancellationError {}
+        }
     }
 }

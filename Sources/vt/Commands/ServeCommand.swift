@@ -81,19 +81,18 @@ struct ServeCommand: AsyncParsableCommand {
         // in order: the server, the downloads, then the store (its snapshot and lock).
         let interrupted = Self.interruptions()
         if let follow {
-            let (replication, follower) = try await ServeReplication.following(
+            let (replication, replica) = try await ServeReplication.following(
                 try ReplicationStream(name: stream!), from: follow, into: global.storePath, storeOptions: StoreOptions())
             do {
                 // A replica fetches no photos of its own: they come from the original's bucket.
-                try await serve(
-                    follower.store, photos: PhotoSourceSetup.replica, replication: replication, options: options, interrupted: interrupted)
+                try await serve(replica, photos: PhotoSourceSetup.replica, replication: replication, options: options, interrupted: interrupted)
             } catch {
                 await replication.stop()
-                try? await follower.close()
+                try? await replica.close()
                 throw error
             }
             await replication.stop()
-            try await follower.close()
+            try await replica.close()
             return
         }
         // Connected before the store is opened: a cluster that cannot be reached changes nothing.

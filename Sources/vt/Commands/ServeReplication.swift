@@ -1,3 +1,5 @@
+import ClusterSync
+import DeviceLogs
 import Foundation
 import NATSClient
 import Replication
@@ -55,11 +57,20 @@ final class ServeReplication: Sendable {
     }
 
     /// Opens (restoring it first when the folder is new) a read-only replica of `stream` at
-    /// `folder` and follows the stream; the caller serves ``Follower/store`` and closes it.
+    /// `folder` and follows the stream (the whole map's, when it has several devices:
+    /// ``followingMap(_:over:urls:into:storeOptions:)``); the caller serves the store and closes it.
     static func following(
         _ stream: ReplicationStream, from urls: String, into folder: String, storeOptions: StoreOptions
-    ) async throws -> (ServeReplication, Follower) {
+    ) async throws -> (ServeReplication, TouristStore) {
         let connection = try await Cluster.connect(urls)
+        let several: [DeviceID]?
+        do { several = try await MapFollower.severalDevices(of: stream, jetStream: JetStream(connection)) } catch {
+            await connection.close()
+            throw RuntimeError(message: "cannot follow stream \(stream.name) on \(Cluster.shown(urls)): \(error)")
+        }
+        if several != nil {
+            return try await followingMap(stream, over: connection, urls: urls, into: folder, storeOptions: storeOptions)
+        }
         let follower: Follower
         do {
             follower = try await Follower.start(
@@ -79,7 +90,7 @@ final class ServeReplication: Sendable {
                 lagEvents: status.lagEvents, pendingPhotos: 0, missingPhotos: status.missingPhotos,
                 rewriting: status.streamRewriting, lastError: stopped.message ?? status.lastError)
         }, task: task)
-        return (replication, follower)
+        return (replication, follower.store)
     }
 
     /// How replication stands now, for the page.
