@@ -6,8 +6,10 @@ import StorageTestSupport
 import Testing
 
 /// Three devices of one map, each its own `vt serve --sync` on a real three-server cluster,
-/// driven over HTTP as people would, while servers are killed (one, two of three, all three)
-/// and restarted, and devices are killed with kill -9 and started again (docs/SYNC.md, "Tests").
+/// driven over HTTP as people would, all at once, while servers are killed (one, two of three,
+/// all three) and restarted, a device is cut off from the cluster while the others go on (device
+/// 0 knows only server 1, which is killed: a partition), and devices are killed with kill -9 and
+/// started again (docs/SYNC.md, "Tests").
 /// At the end every device shows the same pins at the same places, every pin dropped and never
 /// removed is there, every pin removed is gone, and each device has taken every other device's
 /// events. Seeded: a failing seed is printed and replays alone with `VT_SYNC_FAULT_SEED=<seed>`;
@@ -51,6 +53,7 @@ struct SyncFaultRun {
     var downServers: [Int: Int] = [:]
     var downDevices: [Int: Int] = [:]
     var log: [String] = []
+    var actions = 0
 
     init(seed: UInt64) {
         self.seed = seed
@@ -75,18 +78,33 @@ struct SyncFaultRun {
                 try await act()
             }
             try await heal(upTo: .max, servers)
-            return try await converged()
+            let problems = try await converged()
+            let faults = log
+            let count = { (kind: String) in faults.filter { $0.contains(kind) }.count }
+            print(
+                "sync fault seed \(seed): \(actions) actions, \(count("server")) server kills, \(count("cut off")) of them partitions of device 0,"
+                    + " \(count("device") - count("cut off")) device kills; \(problems.isEmpty ? "converged" : "FAILED")")
+            return problems
         }
     }
 
+    /// Device 0 knows only server 1: while it is down, that device is cut off and works alone,
+    /// while the others sync through the other two.
     func start(_ index: Int, _ servers: NATSTestServers) throws -> Served {
-        try Served(cli, ["--store", stores[index], "--sync", servers.urls, "--per-page", "2"])
+        try Served(cli, ["--store", stores[index], "--sync", index == 0 ? servers.url(1) : servers.urls, "--per-page", "2"])
     }
 
-    /// One fault: servers killed (one, two or all three) or a device killed, each for a few steps.
+    /// One fault: servers killed (one, two or all three), device 0 cut off, or a device killed,
+    /// each for a few steps.
     mutating func fault(at step: Int, _ servers: NATSTestServers) async throws {
         let until = step + Int.random(in: 1...4, using: &random)
-        switch Int.random(in: 0..<4, using: &random) {
+        switch Int.random(in: 0..<5, using: &random) {
+        case 2:
+            // A partition: device 0's only server goes, the cluster keeps its other two.
+            guard downServers[1] == nil else { return }
+            try await servers.kill(1)
+            downServers[1] = until
+            log.append("step \(step): device 0 cut off (server 1 killed) until \(until)")
         case 0, 1:
             let up = (1...3).filter { downServers[$0] == nil }
             let count = min(up.count, [1, 1, 2, 3][Int.random(in: 0..<4, using: &random)])
@@ -116,25 +134,56 @@ struct SyncFaultRun {
         }
     }
 
-    /// A person on a running device drops a pin, removes one it shows, or drags one.
+    /// What a person does on one device: drops a pin, removes one it shows, or drags one.
+    enum Action {
+        case drop(latitude: Double, longitude: Double)
+        case remove(String)
+        case drag(String, latitude: Double, longitude: Double)
+    }
+
+    /// A person on each running device acts at once: each drops a pin, removes one it shows, or
+    /// drags one, and the requests go together. The actions are drawn first, one device after
+    /// the other, so a seed names them whatever order the answers come in.
     mutating func act() async throws {
-        let running = (0..<3).filter { devices[$0] != nil }
-        guard let index = running.randomElement(using: &random), let device = devices[index] else { return }
         let http = HTTPClient.shared
-        let shown = (try await http.send(.GET, device.url + "api/state").json()["pins"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
-        let latitude = Double(Int.random(in: -6000...6000, using: &random)) / 100
-        let longitude = Double(Int.random(in: -17000...17000, using: &random)) / 100
-        switch shown.isEmpty ? 0 : Int.random(in: 0..<4, using: &random) {
-        case 0, 1:
-            let answer = try await http.send(.POST, device.url + "api/pins", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
-            if answer.status == 201, let id = try answer.json()["id"] as? String { dropped.insert(id) }
-        case 2:
-            let pin = shown.randomElement(using: &random)!
-            let answer = try await http.send(.DELETE, device.url + "api/pins/\(pin)")
-            if answer.status == 200 { removed.insert(pin) }
-        default:
-            let pin = shown.randomElement(using: &random)!
-            _ = try await http.send(.POST, device.url + "api/pins/\(pin)/drag", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
+        var planned: [(Served, Action)] = []
+        for index in 0..<3 {
+            guard let device = devices[index] else { continue }
+            let shown = (try await http.send(.GET, device.url + "api/state").json()["pins"] as? [[String: Any]] ?? [])
+                .compactMap { $0["id"] as? String }
+            let latitude = Double(Int.random(in: -6000...6000, using: &random)) / 100
+            let longitude = Double(Int.random(in: -17000...17000, using: &random)) / 100
+            switch shown.isEmpty ? 0 : Int.random(in: 0..<4, using: &random) {
+            case 0, 1: planned.append((device, .drop(latitude: latitude, longitude: longitude)))
+            case 2: planned.append((device, .remove(shown.randomElement(using: &random)!)))
+            default: planned.append((device, .drag(shown.randomElement(using: &random)!, latitude: latitude, longitude: longitude)))
+            }
+        }
+        let done = try await withThrowingTaskGroup(of: (dropped: String?, removed: String?).self) { group in
+            for (device, action) in planned {
+                group.addTask {
+                    switch action {
+                    case .drop(let latitude, let longitude):
+                        let answer = try await http.send(.POST, device.url + "api/pins", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
+                        guard answer.status == 201 else { return (nil, nil) }
+                        return (try answer.json()["id"] as? String, nil)
+                    case .remove(let pin):
+                        let answer = try await http.send(.DELETE, device.url + "api/pins/\(pin)")
+                        return (nil, answer.status == 200 ? pin : nil)
+                    case .drag(let pin, let latitude, let longitude):
+                        _ = try await http.send(.POST, device.url + "api/pins/\(pin)/drag", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
+                        return (nil, nil)
+                    }
+                }
+            }
+            var done: [(dropped: String?, removed: String?)] = []
+            while let one = try await group.next() { done.append(one) }
+            return done
+        }
+        actions += planned.count
+        for one in done {
+            if let pin = one.dropped { dropped.insert(pin) }
+            if let pin = one.removed { removed.insert(pin) }
         }
     }
 
