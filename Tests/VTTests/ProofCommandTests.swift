@@ -162,6 +162,17 @@ import VirtualTourist
         let checked = try vt("check-proof", five, "--root", head["root"] as! String)
         #expect(checked.status == 0 && checked.output.contains("event 5") && checked.output.contains("leads to the root you gave"))
         #expect(try vt("check-proof", five, "--root", String(repeating: "0", count: 64)).status == 3)
+        // The same verdicts as JSON: what it claims, whether it holds, and why not.
+        let holds = try CLI.object(try vt("check-proof", five, "--root", head["root"] as! String, "--json").output)
+        #expect(holds["kind"] as? String == "inclusion" && holds["holds"] as? Bool == true && holds["sequence"] as? Int == 5)
+        #expect(holds["size"] as? Int == 12 && holds["root"] as? String == head["root"] as? String && (holds["problems"] as? [Any])?.isEmpty == true)
+        #expect((holds["note"] as? String)?.contains("leads to the root you gave") == true)
+        let another = try vt("check-proof", five, "--root", String(repeating: "0", count: 64), "--json")
+        let refusedJSON = try CLI.object(another.output)
+        #expect(another.status == 3 && refusedJSON["holds"] as? Bool == false)
+        #expect((refusedJSON["problems"] as? [String])?.first?.contains("the proof leads to another") == true, "\(another.output)")
+        let extends = try CLI.object(try vt("check-proof", jsonPath, "--json").output)
+        #expect(extends["kind"] as? String == "consistency" && extends["old_size"] as? Int == 4 && extends["holds"] as? Bool == true)
         for offset in [30, 40, 80, 110] {
             var damaged = files[five]!
             damaged[offset] ^= 0x10
@@ -216,6 +227,11 @@ import VirtualTourist
         let publicKey = signed["public_key"] as! String
         #expect(try vt("check-proof", headFile, "--public-key", publicKey).status == 0)
         #expect(try vt("check-proof", headFile, "--public-key", String(repeating: "1", count: 64)).status == 3)
+        let headJSON = try CLI.object(try vt("check-proof", headFile, "--json").output)
+        #expect(headJSON["kind"] as? String == "signed_head" && headJSON["holds"] as? Bool == true && headJSON["public_key"] as? String == publicKey)
+        let otherKey = try vt("check-proof", headFile, "--public-key", String(repeating: "1", count: 64), "--json")
+        let otherKeyProblems = try CLI.object(otherKey.output)["problems"] as? [String]
+        #expect(otherKey.status == 3 && otherKeyProblems == ["for the key you gave: it was signed with another"])
         let jsonFile = "\(work)/head.json"
         try Data(first.output.utf8).write(to: URL(fileURLWithPath: jsonFile))
         #expect(try vt("check-proof", jsonFile).status == 0)

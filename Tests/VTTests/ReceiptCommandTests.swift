@@ -87,6 +87,10 @@ import Testing
         #expect(try vt("check-proof", path, "--public-key", Verifier.hex(key)).status == 0)
         #expect(try vt("check-proof", path, "--public-key", String(repeating: "2", count: 64)).status == 3)
         #expect(try vt("check-proof", path, "--root", String(repeating: "2", count: 64)).status != 0)
+        let receiptJSON = try CLI.object(try vt("check-proof", path, "--json").output)
+        #expect(receiptJSON["kind"] as? String == "erasure_receipt" && receiptJSON["holds"] as? Bool == true)
+        #expect(receiptJSON["pin"] as? String == "1111000000000001" && (receiptJSON["before"] as? [String: Any])?["size"] as? Int == 12)
+        #expect((receiptJSON["erased"] as? [String: Int])?.values.reduce(0, +) == 7, "\(receiptJSON)")
 
         // One digit of a path changed: the signature no longer covers it (exit 3), and this
         // checker finds the same.
@@ -97,6 +101,9 @@ import Testing
         try Data(changed.utf8).write(to: URL(fileURLWithPath: work.sub("changed.receipt")))
         let refused = try vt("check-proof", work.sub("changed.receipt"))
         #expect(refused.status == 3 && refused.output.contains("DOES NOT HOLD"), "\(refused.output)")
+        let refusedJSON = try vt("check-proof", work.sub("changed.receipt"), "--json")
+        let refusedHolds = try CLI.object(refusedJSON.output)["holds"] as? Bool
+        #expect(refusedJSON.status == 3 && refusedHolds == false, "\(refusedJSON.output)")
         #expect(try Self.check(changed, leaves: try Verifier.leaves(ofLogIn: store)).contains("signature"))
         // Cut short: refused as unreadable, with the reason.
         try Data(text.prefix(200).utf8).write(to: URL(fileURLWithPath: work.sub("short.receipt")))

@@ -71,7 +71,7 @@ struct ProveCommand: ParsableCommand {
             Terminal.note("wrote \(proof.binary.count) bytes into \(out)")
         }
         if global.json { return Output.lines([proof.json]) }
-        Output.lines(CheckProofCommand.describe(proof) + ["path: \(proof.path.count) hashes (\(32 * proof.path.count) bytes)"] + proof.path.map { "  \($0)" })
+        Output.lines(ProofVerdict.of(proof).lines + ["path: \(proof.path.count) hashes (\(32 * proof.path.count) bytes)"] + proof.path.map { "  \($0)" })
     }
 }
 
@@ -101,80 +101,57 @@ struct CheckProofCommand: ParsableCommand {
         return Array(data)
     }
 
-    /// A signed head whose signature holds (and is by `--public-key` when given), or exit 3.
-    private func checkedHead(_ bytes: [UInt8], place: String) throws -> SignedHead {
+    /// A signed head and what its check found: its signature holds, and it is by `--public-key`
+    /// when one was given.
+    private func checkedHead(_ bytes: [UInt8], place: String) throws -> (SignedHead, ProofVerdict) {
         let signed: SignedHead
         do { signed = try SignedHead.decode(bytes, place: place) } catch let error as ProofError { throw RuntimeError(message: error.message) }
-        let lines = Self.describe(signed)
-        guard signed.verify() else {
-            Output.lines(lines + ["DOES NOT HOLD: the signature is not the public key's over this head"])
-            throw ExitCode(Exit.problemsFound)
+        var verdict = ProofVerdict.of(signed)
+        if !signed.verify() {
+            verdict.problems.append("the signature is not the public key's over this head")
+        } else if let publicKey, publicKey.lowercased() != verdict.publicKey {
+            verdict.problems.append("for the key you gave: it was signed with another")
         }
-        if let publicKey, publicKey.lowercased() != signed.publicKey.hexadecimal {
-            Output.lines(lines + ["DOES NOT HOLD for the key you gave: it was signed with another"])
-            throw ExitCode(Exit.problemsFound)
-        }
-        return signed
+        return (signed, verdict)
     }
 
     func run() throws {
         let bytes = try Self.read(file, largest: ReceiptCheck.largest)
         if ErasureReceipt.isReceipt(bytes) {
             if root != nil || head != nil { throw ValidationError("a receipt names its own heads: --root and --head are for a proof") }
-            return try ReceiptCheck.run(bytes, place: file, publicKey: publicKey)
+            return try ReceiptCheck.verdict(bytes, place: file, publicKey: publicKey).show(json: global.json)
         }
         guard bytes.count <= 64 << 10 else { throw RuntimeError(message: "\(file) has \(bytes.count) bytes; a proof has a few hundred") }
         if SignedHead.isSignedHead(bytes) {
-            let signed = try checkedHead(bytes, place: file)
-            return Output.lines(Self.describe(signed) + ["the signature holds" + (publicKey == nil ? " (compare the public key with the device's)" : ", by the key you gave")])
+            var (_, verdict) = try checkedHead(bytes, place: file)
+            verdict.note = "the signature holds" + (publicKey == nil ? " (compare the public key with the device's)" : ", by the key you gave")
+            return try verdict.show(json: global.json)
         }
         let proof: ProofFile
         do { proof = try ProofFile.decode(bytes, place: file) } catch let error as ProofError {
             throw RuntimeError(message: error.message)
         }
-        let holds = proof.verify()
+        var verdict = ProofVerdict.of(proof)
         var trusted = root.flatMap(TreeHash.init(hex:))
         if let head {
-            let signed = try checkedHead(try Self.read(head), place: head)
+            let (signed, headVerdict) = try checkedHead(try Self.read(head), place: head)
+            guard headVerdict.holds else { return try headVerdict.show(json: global.json) }
             guard signed.logID == proof.logID, signed.treeSize == proof.size else {
-                Output.lines(Self.describe(proof) + ["DOES NOT HOLD for the signed head \(head): it is of \(signed.treeSize) events of another log or size"])
-                throw ExitCode(Exit.problemsFound)
+                verdict.problems.append("for the signed head \(head): it is of \(signed.treeSize) events of another log or size")
+                return try verdict.show(json: global.json)
             }
             trusted = signed.root
         }
-        let lines = Self.describe(proof)
-        if !holds {
-            Output.lines(lines + ["DOES NOT HOLD: the path does not lead from the claim to the root"])
-            throw ExitCode(Exit.problemsFound)
+        if !proof.verify() {
+            verdict.problems.append("the path does not lead from the claim to the root")
+        } else if let trusted, trusted != proof.root {
+            verdict.problems.append("for the root \(head == nil ? "you gave" : "the signed head names") (\(trusted)): the proof leads to another")
         }
-        if let trusted, trusted != proof.root {
-            Output.lines(lines + ["DOES NOT HOLD for the root \(head == nil ? "you gave" : "the signed head names") (\(trusted)): the proof leads to another"])
-            throw ExitCode(Exit.problemsFound)
-        }
-        Output.lines(
-            lines + ["holds" + (trusted == nil ? " (compare the root with one you trust, or pass it with --root or --head)" : head == nil ? ", and leads to the root you gave" : ", and leads to the signed head's root")])
+        verdict.note = "holds" + (trusted == nil ? " (compare the root with one you trust, or pass it with --root or --head)" : head == nil ? ", and leads to the root you gave" : ", and leads to the signed head's root")
+        try verdict.show(json: global.json)
     }
 
-    static func describe(_ signed: SignedHead) -> [String] {
-        let time = Date(timeIntervalSince1970: Double(signed.time) / 1_000_000)
-        return [
-            "signed head of log \(signed.logID.hexadecimal) (map \(signed.map.hexadecimal)): \(signed.treeSize) events", "root: \(signed.root)",
-            "signed at \(ISO8601DateFormatter().string(from: time)) with the public key \(signed.publicKey.hexadecimal)",
-        ]
-    }
-
-    static func describe(_ proof: ProofFile) -> [String] {
-        let log = proof.logID.hexadecimal
-        switch proof.claim {
-        case .inclusion(let sequence, let leaf, let inclusion):
-            return ["event \(sequence) of log \(log) is in the history of its first \(inclusion.size) events", "leaf: \(leaf)", "root: \(proof.root)"]
-        case .consistency(let oldRoot, let consistency):
-            return [
-                "the history of the first \(consistency.newSize) events of log \(log) extends that of the first \(consistency.oldSize)",
-                "root at \(consistency.oldSize): \(oldRoot)", "root at \(consistency.newSize): \(proof.root)",
-            ]
-        }
-    }
+    static func describe(_ signed: SignedHead) -> [String] { ProofVerdict.of(signed).lines }
 }
 
 /// `vt head [--size N]`: the tree's root, to hand to whoever will check proofs.

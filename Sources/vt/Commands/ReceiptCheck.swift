@@ -8,24 +8,30 @@ enum ReceiptCheck {
     /// A receipt holds many proofs: at 10 M events about 1.8 KB for each erased event.
     static let largest = 256 << 20
 
-    static func run(_ bytes: [UInt8], place: String, publicKey: String?) throws {
+    /// What the receipt claims and what of it does not hold.
+    static func verdict(_ bytes: [UInt8], place: String, publicKey: String?) throws -> ProofVerdict {
         let receipt: ErasureReceipt
         do { receipt = try ErasureReceipt.decode(bytes, place: place) } catch let error as ProofError {
             throw RuntimeError(message: error.message)
         }
-        var lines = describe(receipt)
-        var problems = receipt.problems()
+        var verdict = ProofVerdict(kind: "erasure_receipt", lines: describe(receipt))
+        verdict.problems = receipt.problems()
         if let publicKey, publicKey.lowercased() != hexadecimal(receipt.publicKey) {
-            problems.append("it was signed with another key than the one you gave")
+            verdict.problems.append("it was signed with another key than the one you gave")
         }
-        guard problems.isEmpty else {
-            Output.lines(lines + problems.map { "DOES NOT HOLD: \($0)" })
-            throw ExitCode(Exit.problemsFound)
-        }
-        lines.append(
+        verdict.note =
             "holds: the history before the forget is unchanged after it, and every erased event is in it"
-                + (publicKey == nil ? " (compare the public key with the device's, or pass it with --public-key)" : ", signed by the key you gave"))
-        Output.lines(lines)
+            + (publicKey == nil ? " (compare the public key with the device's, or pass it with --public-key)" : ", signed by the key you gave")
+        verdict.pin = receipt.pin
+        verdict.map = hexadecimal(receipt.map)
+        verdict.publicKey = hexadecimal(receipt.publicKey)
+        verdict.before = ProofVerdict.Head(log: hexadecimal(receipt.before.logID), size: receipt.before.treeSize, root: receipt.before.root.description)
+        verdict.after = ProofVerdict.Head(log: hexadecimal(receipt.after.logID), size: receipt.after.treeSize, root: receipt.after.root.description)
+        var erased: [String: Int] = [:]
+        for proof in receipt.erased { erased[hexadecimal(proof.logID), default: 0] += 1 }
+        verdict.erased = erased
+        verdict.removedPhotos = receipt.removed.photos
+        return verdict
     }
 
     static func describe(_ receipt: ErasureReceipt) -> [String] {
