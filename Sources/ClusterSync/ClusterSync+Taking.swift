@@ -198,10 +198,14 @@ extension ClusterSync {
         let wanted = try kept.filter { digest in try !(stored?.contains(digest) ?? store.isPhotoStored(digest)) }
             .sorted { $0.description < $1.description }
         guard !wanted.isEmpty else { return }
+        var arrived: Set<PhotoDigest> = []
         let missing = try await reader.photos(wanted) { digest, bytes in
             // Taken while the fetch ran: another batch named it too.
             if try !store.isPhotoStored(digest) { try store.storePhoto(bytes).release() }
+            arrived.insert(digest)
         }
+        // An open album that showed these photos' slots before their bytes came loads them now.
+        store.photosArrived(arrived)
         note(reader.device) {
             $0.photosReceived += wanted.count - missing
             $0.photosMissing += missing

@@ -5,7 +5,7 @@ import VirtualTourist
 ///
 /// Frames name what changed, not the data: `event: change` with
 /// `{"first": 41, "seq": 43, "pins": ["3fa2…"], "region": false}`, and pages fetch what they
-/// show. A page that sees `first` jump past the last `seq` it saw (a frame dropped for a slow
+/// show; `event: photos` names photos whose bytes a sync stored after their album was shown. A page that sees `first` jump past the last `seq` it saw (a frame dropped for a slow
 /// page, or a reconnect) fetches everything again. `event: hello` opens each stream with the
 /// current sequence number; a comment line every ``WebOptions/heartbeat`` keeps idle streams
 /// honest about dead connections.
@@ -82,6 +82,7 @@ final class LiveUpdates: Sendable {
     }
 
     static func frame(for change: StoreChange) -> String {
+        if !change.photosArrived.isEmpty { return photosFrame(change) }
         var pins: [String] = []
         var seen = Set<PinID>()
         var region = false
@@ -92,5 +93,15 @@ final class LiveUpdates: Sendable {
         let first = change.events.first?.sequence ?? change.state.sequence
         let list = pins.map { "\"\($0)\"" }.joined(separator: ",")
         return "id: \(change.state.sequence)\nevent: change\ndata: {\"first\":\(first),\"seq\":\(change.state.sequence),\"pins\":[\(list)],\"region\":\(region)}\n\n"
+    }
+
+    /// `event: photos` with `{"pins": ["3fa2…"], "photos": ["9c1e…"]}`: the bytes of these photos
+    /// are stored now, and these pins' albums show them. No sequence number moved, so no `id`.
+    static func photosFrame(_ change: StoreChange) -> String {
+        let pins = change.state.pins.values.filter { pin in pin.album.slots.contains { $0.digest.map(change.photosArrived.contains) ?? false } }
+            .map(\.id.description).sorted()
+        let photos = change.photosArrived.map(\.description).sorted()
+        let list = { (items: [String]) in items.map { "\"\($0)\"" }.joined(separator: ",") }
+        return "event: photos\ndata: {\"pins\":[\(list(pins))],\"photos\":[\(list(photos))]}\n\n"
     }
 }

@@ -136,6 +136,32 @@ struct ClusterSyncTests {
         }
     }
 
+    @Test("the photos a sync stores after the events that name them are announced to the open store's subscribers")
+    func photosThatComeAfterTheirEventsAreAnnounced() async throws {
+        try await twoDevices { servers, phone, laptop in
+            let (phoneStore, laptopStore, nats, options) = try await openBoth(phone, laptop, servers)
+            let laptopSync = try await ClusterSync.start(store: laptopStore, connection: nats, servers: servers.urls, options: options)
+            try await laptopSync.syncOnce()
+            // The laptop's album's photos, which the phone lacks: each is named once it is stored.
+            let held = Set(storedPhotos(phone).compactMap { PhotoDigest(hex: $0) })
+            let wanted = laptopStore.state.referencedDigests.subtracting(held)
+            let changes = phoneStore.changes()
+            let phoneSync = try await ClusterSync.start(store: phoneStore, connection: nats, servers: servers.urls, options: options)
+            try await phoneSync.syncOnce()
+            var announced: Set<PhotoDigest> = []
+            for await change in changes where !change.photosArrived.isEmpty {
+                #expect(change.events.isEmpty)
+                #expect(change.photosArrived.allSatisfy { (try? phoneStore.isPhotoStored($0)) == true })
+                announced.formUnion(change.photosArrived)
+                if announced.isSuperset(of: wanted) { break }
+            }
+            #expect(!wanted.isEmpty && announced.isSuperset(of: wanted))
+            try await phoneStore.close()
+            try await laptopStore.close()
+            await nats.close()
+        }
+    }
+
     @Test("a forget on one device erases the place on a device that was offline, in every stream, and it never comes back")
     func aForgetReachesADeviceThatWasOffline() async throws {
         try await twoDevices { servers, phone, laptop in

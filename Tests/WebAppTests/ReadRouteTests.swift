@@ -94,6 +94,31 @@ import WebApp
         }
     }
 
+    /// A sync shows another device's photos as soon as it takes their events and stores their
+    /// bytes after: the open album hears which photos came, and for which pins.
+    @Test func liveUpdatesNameThePhotosASyncStoredAfterTheirEvents() async throws {
+        try await WebHarness.with { web in
+            let pin = try await web.store.dropPin(at: Coordinate(latitude: 48.8584, longitude: 2.2945))
+            let done = try await web.eventually("the album") { $0.pins[pin]?.album.status == .complete }
+            let digest = try #require(done.pins[pin]?.album.slots.first?.digest)
+            var request = HTTPClientRequest(url: web.server.origin + "/api/live")
+            request.method = .GET
+            let response = try await web.client.execute(request, timeout: .seconds(60))
+            var received = ""
+            var announced = false
+            for try await chunk in response.body {
+                received += String(buffer: chunk)
+                if !announced, received.contains("event: hello") {
+                    web.store.photosArrived([digest])
+                    announced = true
+                }
+                if received.contains("event: photos") && received.hasSuffix("\n\n") { break }
+            }
+            #expect(received.contains("event: photos\ndata: {\"pins\":[\"\(pin)\"],\"photos\":[\"\(digest)\"]}\n\n"), "\(received)")
+            #expect(!received.contains("event: change"), "no event was appended: \(received)")
+        }
+    }
+
     @Test func pagesAreServedWithTheirPolicy() async throws {
         try await WebHarness.with { web in
             for path in ["/", "/album", "/time"] {

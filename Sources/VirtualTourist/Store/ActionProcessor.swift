@@ -183,6 +183,13 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         for subscriber in subscribers { subscriber.yield(change) }
     }
 
+    /// Tells every subscriber that these photos' bytes are stored now, with the published state.
+    func announce(photos: Set<PhotoDigest>) {
+        guard !photos.isEmpty else { return }
+        let (state, subscribers) = shared.withLock { ($0.published, Array($0.subscribers.values)) }
+        for subscriber in subscribers { subscriber.yield(StoreChange(events: [], state: state, photosArrived: photos)) }
+    }
+
     func changes() -> AsyncStream<StoreChange> {
         let (stream, continuation) = AsyncStream<StoreChange>.makeStream(bufferingPolicy: .unbounded)
         let id: Int? = shared.withLock { shared in

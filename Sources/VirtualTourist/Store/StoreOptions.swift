@@ -47,10 +47,13 @@ public struct OpenReport: Sendable {
     public var duration: Duration
 }
 
-/// One group of events the store accepted, with the state after them.
+/// One group of events the store accepted, with the state after them; or, with no events,
+/// the photos whose bytes a sync stored after the events that name them were shown
+/// (``TouristStore/photosArrived(_:)``).
 public struct StoreChange: Sendable {
     public var events: [RecordedEvent]
     public var state: TouristState
+    public var photosArrived: Set<PhotoDigest> = []
 }
 
 /// An event an action proposes; its cause may point at an earlier event of the same action.

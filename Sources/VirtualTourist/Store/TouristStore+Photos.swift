@@ -13,6 +13,11 @@ extension TouristStore {
         }
     }
 
+    /// Says to every subscriber of ``changes()`` that these photos' bytes are stored now: a sync
+    /// that takes another device's events shows them at once and fetches their photos after, so
+    /// an open album asked for an image before it was there (docs/SYNC.md).
+    public func photosArrived(_ digests: Set<PhotoDigest>) { processor.announce(photos: digests) }
+
     /// Records a downloaded photo from its lease (so the bytes are stored before the event
     /// that names them is appended), then releases the lease.
     @discardableResult

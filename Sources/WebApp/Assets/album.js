@@ -66,6 +66,7 @@
         if (photo.state === "downloaded") {
           const image = document.createElement("img");
           image.src = `/photos/${photo.digest}`;
+          image.dataset.digest = photo.digest;
           image.alt = photo.title || `Photo ${photo.slot + 1}`;
           tile.appendChild(image);
         } else if (photo.state === "failed") {
@@ -248,6 +249,17 @@
     status.textContent = error.status === 404 ? "There is no such pin (it may have been removed)." : error.message;
     return;
   }
-  VT.live((frame) => { if (frame.pins.includes(id.toLowerCase())) refresh(); }, refresh);
+  // A photo another device downloaded is shown as soon as a sync takes its event, and its
+  // bytes come after: an image asked for before them failed, and loads again once they came.
+  const reloadArrived = (frame) => {
+    if (!frame.pins.includes(id.toLowerCase())) return;
+    for (const image of grid.querySelectorAll("img")) {
+      const digest = image.dataset.digest;
+      if (frame.photos.includes(digest) && !(image.complete && image.naturalWidth > 0)) {
+        image.src = `/photos/${digest}?arrived=${Date.now()}`;
+      }
+    }
+  };
+  VT.live((frame) => { if (frame.pins.includes(id.toLowerCase())) refresh(); }, refresh, reloadArrived);
   document.body.dataset.ready = "true";
 })();

@@ -42,7 +42,9 @@ const VT = {
   // server cannot be reached a banner says that what the page shows may be out of date; the
   // page keeps trying (the browser's own retry, or a new stream when the browser gives up)
   // and catches up as soon as the server answers again.
-  live(onChange, onResync) {
+  // onPhotos(frame), when given, is called for each `photos` frame: photos whose bytes a sync
+  // stored after their album was shown.
+  live(onChange, onResync, onPhotos) {
     let last = null, lost = false, source = null, timer = null;
     const connect = () => {
       source = new EventSource("/api/live");
@@ -60,6 +62,7 @@ const VT = {
         last = frame.seq;
         onChange(frame);
       });
+      if (onPhotos) source.addEventListener("photos", (event) => onPhotos(JSON.parse(event.data)));
       source.addEventListener("error", () => {
         lost = true;
         VT.connection(false);
