@@ -191,6 +191,26 @@ import Testing
                 let refused = try cli.run(arguments)
                 #expect(refused.status == 2 && refused.errors.contains(says), "\(arguments): \(refused.errors)")
             }
+            // The phone's stream now names a map of two devices: vt follow keeps a replica of the
+            // whole map, and stops cleanly on SIGTERM.
+            let replica = cli.home + "/replica"
+            let errors = cli.home + "/follow.err"
+            FileManager.default.createFile(atPath: errors, contents: nil)
+            let follow = Process()
+            follow.executableURL = URL(fileURLWithPath: CLI.binary)
+            follow.arguments = ["follow", "--from", servers.url(1), "--stream", "VT_\(phoneID)", "--store", replica]
+            follow.environment = cli.environment
+            follow.standardError = FileHandle(forWritingAtPath: errors)
+            follow.standardOutput = FileHandle.nullDevice
+            try follow.run()
+            let said = { (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "" }
+            let following = await eventually { said().contains("following the map of stream VT_\(phoneID)") }
+            follow.terminate()
+            follow.waitUntilExit()
+            #expect(following && follow.terminationStatus == 0, "\(said())")
+            #expect(said().contains("2 devices") && said().contains("the replica holds"), "\(said())")
+            #expect(try cli.run(["pins", "--store", replica]).output == cli.run(["pins", "--store", phone]).output)
+
             let occupied = try cli.run(["clone", "--from", servers.url(1), "--stream", "VT_\(phoneID)", "--to", laptop])
             #expect(occupied.status == 1 && occupied.errors.contains("not an empty folder"), "\(occupied.errors)")
             #expect(!FileManager.default.fileExists(atPath: cli.home + "/x"))
