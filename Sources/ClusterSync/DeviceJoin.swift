@@ -23,7 +23,8 @@ public enum DeviceJoin {
     }
 
     /// - Throws: ``ReplicationError`` `.invalid` for a folder that exists and is not empty, a bad
-    ///   name, a stream whose bucket names no map; the cluster's errors, waited through for
+    ///   name, a stream the cluster does not have (or whose bucket names no map and whose name is
+    ///   no device's); the cluster's errors, waited through for
     ///   ``SyncOptions/patience``; the store's. A join cut short leaves a device of the map that
     ///   the next `vt sync --with` finishes; one that fails before the device is made leaves nothing.
     public static func join(
