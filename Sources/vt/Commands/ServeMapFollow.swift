@@ -26,15 +26,7 @@ extension ServeReplication {
         Terminal.note(
             "following the map of stream \(stream.name) on \(Cluster.shown(urls)): \(follower.status.peers.count) devices, \(follower.store.lastSequence) events")
         let replication = ServeReplication(close: { await connection.close() }, stopped: stopped, status: {
-            let status = follower.status
-            var view = ReplicationView(
-                role: .replica, stream: stream.name, servers: status.servers, events: follower.store.lastSequence,
-                lagEvents: status.eventsToReceive, pendingPhotos: 0, missingPhotos: status.peers.reduce(0) { $0 + $1.photosMissing },
-                lastError: stopped.message ?? status.lastError)
-            view.receiveEvents = status.eventsToReceive
-            view.peers = status.peers.count
-            view.lastContact = status.lastContact
-            return view
+            view(of: follower.status, role: .replica, stream: stream.name, events: follower.store.lastSequence, stopped: stopped)
         }, task: task)
         return (replication, follower.store)
     }

@@ -61,15 +61,22 @@ extension ServeReplication {
                     pendingPhotos: 0, missingPhotos: 0, lastError: stopped.message ?? waiting ?? "connecting to \(shown)")
             }
             let status = sync.status
-            var view = ReplicationView(
-                role: .sync, stream: "VT_" + status.device, servers: status.servers, events: store.lastSequence,
-                lagEvents: status.eventsToSend, pendingPhotos: status.photosToSend,
-                missingPhotos: status.peers.reduce(0) { $0 + $1.photosMissing }, lastError: stopped.message ?? status.lastError)
-            view.receiveEvents = status.eventsToReceive
-            view.peers = status.peers.count
-            view.lastContact = status.lastContact
-            return view
+            return view(of: status, role: .sync, stream: "VT_" + status.device, events: store.lastSequence, stopped: stopped)
         }, task: task)
+    }
+
+    /// The page's view of a sync through the cluster: a device's (`.sync`: its lag is what it has
+    /// to send) or a replica's of a whole map (`.replica`: its lag is what it has to receive).
+    static func view(of status: SyncStatus, role: ReplicationView.Role, stream: String, events: UInt64, stopped: Failure) -> ReplicationView {
+        let sends = role == .sync
+        var view = ReplicationView(
+            role: role, stream: stream, servers: status.servers, events: events,
+            lagEvents: sends ? status.eventsToSend : status.eventsToReceive, pendingPhotos: sends ? status.photosToSend : 0,
+            missingPhotos: status.peers.reduce(0) { $0 + $1.photosMissing }, lastError: stopped.message ?? status.lastError)
+        view.receiveEvents = status.eventsToReceive
+        view.peers = status.peers.count
+        view.lastContact = status.lastContact
+        return view
     }
 
     /// Whether `error` says the cluster cannot be reached now (not that the URL or the
