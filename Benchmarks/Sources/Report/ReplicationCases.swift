@@ -196,9 +196,8 @@ struct ReplicationCases {
         commitRows("durable commits back to back", with: with, without: without, target: true)
         report.add(Row(
             what: "durable commits back to back: the process's CPU a commit (the app's, and with replication its replicator's)",
-            ours: Figure.milliseconds(with.processorSeconds / Double(with.events)),
-            peer: Figure.milliseconds(without.processorSeconds / Double(without.events)),
-            ratio: costRatio(with.processorSeconds / Double(with.events), without.processorSeconds / Double(without.events))))
+            ours: Figure.milliseconds(with.processorPerEvent), peer: Figure.milliseconds(without.processorPerEvent),
+            ratio: costRatio(with.processorPerEvent, without.processorPerEvent)))
     }
 
     private func plainCommits(_ events: [DomainEvent]) async throws -> CommitRun {

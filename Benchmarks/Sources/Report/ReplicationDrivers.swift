@@ -90,6 +90,8 @@ struct CommitRun {
     var processorSeconds = 0.0
     var events: Int { latencies.count }
     var rate: Double { seconds > 0 ? Double(events) / seconds : 0 }
+    /// The process's CPU a commit, in seconds.
+    var processorPerEvent: Double { events > 0 ? processorSeconds / Double(events) : 0 }
 
     mutating func add(_ other: CommitRun) {
         latencies += other.latencies

@@ -209,8 +209,8 @@ extension ReplicationCases {
         // thing differ here (the disk's fsync times drift), against which the ratio is read.
         enum Kind: CaseIterable { case without, with, again }
         var runs: [Kind: CommitRun] = [:]
+        let order = Kind.allCases
         for round in 1...rounds {
-            let order = Kind.allCases
             for turn in 0..<order.count {
                 let kind = order[(turn + round) % order.count]
                 // A new map for each run, so every run appends to logs and a state of one size, and
@@ -252,9 +252,8 @@ extension ReplicationCases {
             ratio: "\(costRatio(again.median, b.median)) / \(costRatio(again.p99, b.p99))"))
         report.add(Row(
             what: "durable commits with sync on: the process's CPU a commit (the app's, and with sync its sync's)",
-            ours: Figure.milliseconds(with.processorSeconds / Double(with.events)),
-            peer: Figure.milliseconds(without.processorSeconds / Double(without.events)),
-            ratio: costRatio(with.processorSeconds / Double(with.events), without.processorSeconds / Double(without.events))))
+            ours: Figure.milliseconds(with.processorPerEvent), peer: Figure.milliseconds(without.processorPerEvent),
+            ratio: costRatio(with.processorPerEvent, without.processorPerEvent)))
     }
 }
 
