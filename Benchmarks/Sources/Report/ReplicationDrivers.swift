@@ -102,8 +102,8 @@ struct CommitRun {
     /// Commits `events` to `store`, paced at `rate` events a second (catching up without sleep
     /// when behind) or back to back when `rate` is nil. Up to `downloadsAtOnce` downloads are
     /// committed at once, as the album pipeline downloads an album's photos (their commits share
-    /// an fsync); any other event waits for the downloads before it and goes alone, so every
-    /// event still finds what it builds on.
+    /// an fsync); any other event waits for the downloads before it and is committed before the
+    /// next event starts, so every event still finds what it builds on.
     static func commit(
         _ events: [DomainEvent], to store: TouristStore, rate: Double? = nil, ledger: CommitLedger? = nil, downloadsAtOnce: Int = 1
     ) async throws -> CommitRun {
@@ -131,6 +131,11 @@ struct CommitRun {
                         inFlight -= 1
                     }
                     try await pace(index)
+                    guard download else {
+                        // Committed before the next event starts: the downloads after it build on it.
+                        run.latencies.append(try await commitOne(event, to: store, ledger: ledger))
+                        continue
+                    }
                     group.addTask { try await commitOne(event, to: store, ledger: ledger) }
                     inFlight += 1
                 }
