@@ -85,7 +85,8 @@ extension FileStatus {
         self.init(
             kind: kind,
             size: Int64(info.st_size),
-            modificationTime: .seconds(Int64(time.tv_sec)) + .nanoseconds(Int64(time.tv_nsec))
+            modificationTime: .seconds(Int64(time.tv_sec)) + .nanoseconds(Int64(time.tv_nsec)),
+            inode: UInt64(info.st_ino)
         )
     }
 }

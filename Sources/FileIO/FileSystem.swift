@@ -81,18 +81,23 @@ public enum OpenMode: Sendable, Hashable {
     case createOrTruncate
 }
 
-/// The kind, size and modification time of a path.
+/// The kind, size and modification time of a path, and which file it is.
 public struct FileStatus: Sendable, Hashable {
     public enum Kind: Sendable, Hashable { case file, directory, other }
     public var kind: Kind
     public var size: Int64
     /// Seconds and nanoseconds since 1970, as the file system keeps them.
     public var modificationTime: Duration
+    /// The file's inode number, where the file system has one (nil in the tests' simulated
+    /// disks): a file renamed over another under its name is another inode, even when a copy
+    /// kept the size and the modification time.
+    public var inode: UInt64?
 
-    public init(kind: Kind, size: Int64, modificationTime: Duration) {
+    public init(kind: Kind, size: Int64, modificationTime: Duration, inode: UInt64? = nil) {
         self.kind = kind
         self.size = size
         self.modificationTime = modificationTime
+        self.inode = inode
     }
 }
 

@@ -18,7 +18,7 @@ enum ChainHeads {
         at sequence: UInt64, directory: String, fileSystem: any FileSystem, payloadCodec: (any BlockPayloadCodec)?,
         headers: BlockHeaderCache? = nil
     ) throws -> (head: LogHead, position: TailPosition?)? {
-        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
+        var files = LogDirectory(directory: directory, fileSystem: fileSystem, headers: headers)
         try files.refresh()
         guard let anchor = files.anchor else { return nil }
         if sequence == 0 { return (LogHead(sequence: 0, hash: anchor), nil) }
@@ -79,8 +79,8 @@ enum ChainHeads {
     }
 
     /// The last complete event's sequence (0 for an empty log); a torn tail ends it.
-    static func lastSequence(directory: String, fileSystem: any FileSystem) throws -> UInt64 {
-        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
+    static func lastSequence(directory: String, fileSystem: any FileSystem, headers: BlockHeaderCache? = nil) throws -> UInt64 {
+        var files = LogDirectory(directory: directory, fileSystem: fileSystem, headers: headers)
         try files.refresh()
         guard let last = files.files.last else { return 0 }
         switch last.kind {

@@ -14,8 +14,13 @@ struct LogListing {
     var foreign: [String] = []
 
     static func list(_ directory: String, _ fileSystem: any FileSystem) throws -> LogListing {
+        sorting(try io("list the log directory \(directory)", { try fileSystem.listDirectory(directory) }))
+    }
+
+    /// The listing of a directory holding these names.
+    static func sorting(_ names: [String]) -> LogListing {
         var listing = LogListing()
-        for name in try io("list the log directory \(directory)", { try fileSystem.listDirectory(directory) }) {
+        for name in names {
             if let sequence = SegmentFiles.sequence(in: name, LogFormat.blockExtension) {
                 listing.blockFiles.append(sequence)
             } else if let sequence = SegmentFiles.sequence(in: name, LogFiles.segmentExtension) {

@@ -25,6 +25,12 @@ final class BlockHeaderCache: Sendable {
     }
 
     private let files = Mutex<[String: Known]>([:])
+    /// The block files' own headers, with each file's status (size, modification time, inode)
+    /// when it was read: a listing of the directory (``LogDirectory``) looks at each file, one
+    /// `fstatat`, instead of opening and reading it again. At 10 M events a log has some 240
+    /// block files, and reading their headers was a third of what a proof's lookups cost
+    /// (docs/BENCHMARKS-JOURNAL.md, "A listing that reads no header twice").
+    private let fileHeaders = Mutex<[String: (status: FileStatus, header: BlockFileHeader)]>([:])
     /// One block decoded by a head's lookup, kept for the read that follows it (below).
     private let handedOver = Mutex<HandedOver?>(nil)
 
@@ -36,6 +42,19 @@ final class BlockHeaderCache: Sendable {
     }
     /// More block files than a log has at once (compaction keeps a handful).
     static let filesKept = 64
+
+    /// The header read from `path` when the file had this status, if one was. Only a status
+    /// that names the file's inode is trusted: without one (the tests' simulated disks), a file
+    /// renamed over another of the same size and time could not be told from it.
+    func fileHeader(of path: String, status: FileStatus) -> BlockFileHeader? {
+        guard status.inode != nil else { return nil }
+        return fileHeaders.withLock { known in known[path].flatMap { $0.status == status ? $0.header : nil } }
+    }
+
+    /// Keeps the headers a listing saw, forgetting the files it no longer lists.
+    func keepFileHeaders(_ seen: [String: (status: FileStatus, header: BlockFileHeader)]) {
+        fileHeaders.withLock { $0 = seen }
+    }
 
     /// The blocks known of `path`, if it is still the file they were read from.
     func blocks(of path: String, identity: Identity) -> [(offset: Int64, header: BlockHeader)] {

@@ -43,7 +43,7 @@ final class BlockTailCursor: CursorEngine {
         self.payloadCodec = payloadCodec
         self.headers = headers
         self.tailPosition = tailPosition
-        self.files = LogDirectory(directory: directory, fileSystem: fileSystem)
+        self.files = LogDirectory(directory: directory, fileSystem: fileSystem, headers: headers)
         self.start = start
         self.lastSequence = lastSequence
         self.lastTime = lastTime

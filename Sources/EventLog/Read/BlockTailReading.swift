@@ -20,7 +20,7 @@ final class BlockTailReading: FormatReading {
     func refresh() throws {}
 
     func identity() throws -> LogIdentity? {
-        var files = LogDirectory(directory: directory, fileSystem: fileSystem)
+        var files = LogDirectory(directory: directory, fileSystem: fileSystem, headers: blockHeaders)
         try files.refresh()
         guard let logID = files.logID else { return nil }
         return LogIdentity(logID: logID, origin: files.origin)
@@ -57,7 +57,7 @@ final class BlockTailReading: FormatReading {
     }
 
     func lastSequence() throws -> UInt64 {
-        try ChainHeads.lastSequence(directory: directory, fileSystem: fileSystem)
+        try ChainHeads.lastSequence(directory: directory, fileSystem: fileSystem, headers: blockHeaders)
     }
 
     func verify(keys: BlockKeys?, report: inout VerificationReport, progress: ((Int64, Int64) -> Void)?) throws {
@@ -73,7 +73,7 @@ final class BlockTailReading: FormatReading {
     /// summary, and the hot tail, are given whole. Reading the summaries costs a small file a
     /// block file, checked as FORMAT.md asks.
     func ranges(mayHoldKeysIn keys: ClosedRange<UInt64>, function: String, from: UInt64, through: UInt64) throws -> [ClosedRange<UInt64>] {
-        var listing = LogDirectory(directory: directory, fileSystem: fileSystem)
+        var listing = LogDirectory(directory: directory, fileSystem: fileSystem, headers: blockHeaders)
         try listing.refresh()
         var ranges: [ClosedRange<UInt64>] = []
         let files = listing.files

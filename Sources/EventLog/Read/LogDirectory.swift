@@ -26,10 +26,15 @@ struct LogDirectory {
     /// The first sequences of the segments with a tail checkpoint beside them.
     private(set) var tailCheckpoints: [UInt64] = []
     private(set) var foreign: [String] = []
+    /// The block files' headers as earlier refreshes read them: this listing's own, or its
+    /// reader's, shared by every lookup and cursor of that reader
+    /// (``BlockHeaderCache/fileHeader(of:status:)``).
+    private let headers: BlockHeaderCache
 
-    init(directory: String, fileSystem: any FileSystem) {
+    init(directory: String, fileSystem: any FileSystem, headers: BlockHeaderCache? = nil) {
         self.directory = directory
         self.fileSystem = fileSystem
+        self.headers = headers ?? BlockHeaderCache()
     }
 
     /// The chain's head before event 1.
@@ -37,15 +42,25 @@ struct LogDirectory {
 
     /// Lists the directory again and reads the block files' headers.
     mutating func refresh() throws {
-        let listing = try LogListing.list(directory, fileSystem)
+        let folder = try io("open the log directory \(directory)") { try fileSystem.openFolder(directory) }
+        let listing = LogListing.sorting(try io("list the log directory \(directory)") { try folder.names() })
         temporaries = listing.temporaries
         tailCheckpoints = listing.tailCheckpoints
         foreign = listing.foreign
         var files: [DataFile] = []
         var end: UInt64 = 0  // the last sequence the block files cover
+        var seen: [String: (status: FileStatus, header: BlockFileHeader)] = [:]
+        defer { headers.keepFileHeaders(seen) }
         for first in listing.blockFiles {
             let path = SegmentFiles.blockFilePath(directory, first)
-            let header = try LogDirectory.readBlockFileHeader(path, fileSystem: fileSystem)
+            let status = try io("look at \(path)") { try folder.status(Path.name(of: path)) }
+            let header: BlockFileHeader
+            if let status, let known = headers.fileHeader(of: path, status: status) {
+                header = known
+            } else {
+                header = try LogDirectory.readBlockFileHeader(path, fileSystem: fileSystem)
+            }
+            if let status { seen[path] = (status, header) }
             guard header.firstSequence == first else {
                 throw LogError(
                     .corrupt, "the log is damaged: \(path) says it starts at sequence \(header.firstSequence), but its name says \(first)",
