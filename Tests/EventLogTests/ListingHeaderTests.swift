@@ -22,12 +22,23 @@ import Testing
         try log.close()
     }
 
+    /// Sets the files' modification times a minute back, to the nanosecond.
+    static func age(_ paths: [String]) throws {
+        let files = PosixFileSystem()
+        for path in paths {
+            let status = try #require(try files.status(path))
+            try files.setModificationTime(path, to: status.modificationTime - .seconds(60))
+        }
+    }
+
     @Test func laterLookupsOpenNoBlockFileForItsHeader() throws {
         let folder = TemporaryFolder.made()
         let path = folder.path + "/log"
         try Self.makeLog(path)
         let blockFiles = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".blk") }
         #expect(blockFiles.count == 3)
+        // Files written a while ago: one modified within the last second is read each time.
+        try Self.age(blockFiles.map { path + "/" + $0 })
 
         let fileSystem = InstrumentedFileSystem()
         let reader = try LogReader(directory: path, fileSystem: fileSystem)
@@ -52,9 +63,11 @@ import Testing
         let path = folder.path + "/log", other = folder.path + "/other"
         try Self.makeLog(path)
         try Self.makeLog(other)
+        let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".blk") }.sorted()
+        try Self.age(names.map { path + "/" + $0 })
         let reader = try LogReader(directory: path)
         #expect(try reader.lastSequence() == 1_200)
-        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".blk") }.sorted().last)
+        let name = try #require(names.last)
 
         // Another log's file of the same events, of the same size, given the same modification
         // time, and renamed into place as a writer would: its header names another log, which
