@@ -14,11 +14,11 @@ struct LogListing {
     var foreign: [String] = []
 
     static func list(_ directory: String, _ fileSystem: any FileSystem) throws -> LogListing {
-        sorting(try io("list the log directory \(directory)", { try fileSystem.listDirectory(directory) }))
+        of(try io("list the log directory \(directory)", { try fileSystem.listDirectory(directory) }))
     }
 
     /// The listing of a directory holding these names.
-    static func sorting(_ names: [String]) -> LogListing {
+    static func of(_ names: [String]) -> LogListing {
         var listing = LogListing()
         for name in names {
             if let sequence = SegmentFiles.sequence(in: name, LogFormat.blockExtension) {

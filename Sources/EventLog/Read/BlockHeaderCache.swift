@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import FileIO
 import Synchronization
 
@@ -53,14 +46,12 @@ final class BlockHeaderCache: Sendable {
     /// The header read from `path` when the file had this status, if one was. Only a status
     /// that names the file's inode is trusted: without one (the tests' simulated disks), a file
     /// renamed over another of the same size and time could not be told from it. Nor is a file
-    /// modified within a second of now: file times come from a coarse clock, and a file
-    /// written in the same tick as the one it replaced (its inode number reused) would look the
-    /// same; a file that old when seen again was not replaced since (as Git treats its index).
-    func fileHeader(of path: String, status: FileStatus) -> BlockFileHeader? {
-        guard status.inode != nil else { return nil }
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        guard status.modificationTime < .seconds(Int64(now.tv_sec) - 1) else { return nil }
+    /// modified after `settledBefore` (a second before the listing): file times come from a
+    /// coarse clock, and a file written in the same tick as the one it replaced (its inode
+    /// number reused) would look the same; a file that old when seen again was not replaced
+    /// since (as Git treats its index).
+    func fileHeader(of path: String, status: FileStatus, settledBefore: Duration) -> BlockFileHeader? {
+        guard status.inode != nil, status.modificationTime < settledBefore else { return nil }
         return fileHeaders.withLock { known in known[path].flatMap { $0.status == status ? $0.header : nil } }
     }
 

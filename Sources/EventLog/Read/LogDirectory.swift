@@ -28,7 +28,7 @@ struct LogDirectory {
     private(set) var foreign: [String] = []
     /// The block files' headers as earlier refreshes read them: this listing's own, or its
     /// reader's, shared by every lookup and cursor of that reader
-    /// (``BlockHeaderCache/fileHeader(of:status:)``).
+    /// (``BlockHeaderCache/fileHeader(of:status:settledBefore:)``).
     private let headers: BlockHeaderCache
 
     init(directory: String, fileSystem: any FileSystem, headers: BlockHeaderCache? = nil) {
@@ -43,7 +43,7 @@ struct LogDirectory {
     /// Lists the directory again and reads the block files' headers.
     mutating func refresh() throws {
         let folder = try io("open the log directory \(directory)") { try fileSystem.openFolder(directory) }
-        let listing = LogListing.sorting(try io("list the log directory \(directory)") { try folder.names() })
+        let listing = LogListing.of(try io("list the log directory \(directory)") { try folder.names() })
         temporaries = listing.temporaries
         tailCheckpoints = listing.tailCheckpoints
         foreign = listing.foreign
@@ -51,11 +51,13 @@ struct LogDirectory {
         var end: UInt64 = 0  // the last sequence the block files cover
         var seen: [String: (status: FileStatus, header: BlockFileHeader)] = [:]
         defer { headers.keepFileHeaders(seen) }
+        let settledBefore = Duration.microseconds(SystemClock().now().microsecondsSinceEpoch) - .seconds(1)
         for first in listing.blockFiles {
-            let path = SegmentFiles.blockFilePath(directory, first)
-            let status = try io("look at \(path)") { try folder.status(Path.name(of: path)) }
+            let name = SegmentFiles.name(first, LogFormat.blockExtension)
+            let path = Path.join(directory, name)
+            let status = try io("look at \(path)") { try folder.status(name) }
             let header: BlockFileHeader
-            if let status, let known = headers.fileHeader(of: path, status: status) {
+            if let status, let known = headers.fileHeader(of: path, status: status, settledBefore: settledBefore) {
                 header = known
             } else {
                 header = try LogDirectory.readBlockFileHeader(path, fileSystem: fileSystem)
