@@ -161,7 +161,9 @@ extension NATSConnection {
         }
         Task { [self] in
             do {
-                let deadline = ContinuousClock.now + options.maxReconnectTime
+                // A live connection's search has no end but close(): `.now + forever` is
+                // a deadline some thousand years away.
+                let deadline = ContinuousClock.now + (options.maxReconnectTime ?? .seconds(Int64(1) << 35))
                 let (channel, info, server) = try await establish(until: deadline, after: outcome.previous)
                 try install(channel: channel, info: info, server: server, resubscribe: true)
             } catch {

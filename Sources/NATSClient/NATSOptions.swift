@@ -14,8 +14,9 @@ public struct NATSOptions: Sendable {
     public var reconnect: Bool = true
     /// The pause after every server was tried once without success.
     public var reconnectWait: Duration = .milliseconds(250)
-    /// How long a lost connection keeps trying before it closes for good.
-    public var maxReconnectTime: Duration = .seconds(60)
+    /// How long a lost connection keeps trying before it closes for good; nil: for as long as
+    /// it is open (``live``).
+    public var maxReconnectTime: Duration? = .seconds(60)
     /// Publishes made while reconnecting are kept, up to this many bytes, and sent once a server
     /// takes the connection; past it a publish fails with `reconnectBufferFull`. Zero fails
     /// every publish made while disconnected.
@@ -33,6 +34,15 @@ public struct NATSOptions: Sendable {
     public var tls: TLSConfiguration = .makeClientConfiguration()
 
     public init() {}
+
+    /// The options of a connection that runs until it is closed (a live sync, replication or
+    /// follower): a cluster away for longer than a one-off command would wait is tried again
+    /// and again, as long as it takes, so the work resumes by itself once it answers.
+    public static var live: NATSOptions {
+        var options = NATSOptions()
+        options.maxReconnectTime = nil
+        return options
+    }
 }
 
 /// The server's INFO: what the client needs of it.

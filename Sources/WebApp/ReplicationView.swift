@@ -37,6 +37,10 @@ public struct ReplicationView: Encodable, Sendable, Equatable {
     public var receiveEvents: UInt64?
     public var peers: Int?
     public var lastContact: String?
+    /// With sync: whether the connection to the cluster is up now. While it is down, what is
+    /// left to receive is what the cluster held when it was last seen, so "nothing" there does
+    /// not mean up to date.
+    public var connected: Bool?
 
     public init(
         role: Role, stream: String, servers: String, events: UInt64, lagEvents: UInt64, pendingPhotos: Int, missingPhotos: Int,
@@ -62,5 +66,6 @@ public struct ReplicationView: Encodable, Sendable, Equatable {
         case receiveEvents = "receive_events"
         case peers
         case lastContact = "last_contact"
+        case connected
     }
 }

@@ -19,6 +19,18 @@ from test_web_app import PER_PAGE, ROOT, SHOTS, VT, api, browser_page, wait_for
 CLUSTER = ROOT / "scripts" / "nats-cluster"
 
 
+class ClusterURL(str):
+    """The server's URL, which also knows the folder `scripts/nats-cluster` keeps it in, so that a
+    test can kill it and start it again."""
+    folder = ""
+
+    def kill(self):
+        subprocess.run([str(CLUSTER), "kill", self.folder, "1"], capture_output=True, check=True)
+
+    def restart(self):
+        subprocess.run([str(CLUSTER), "restart", self.folder, "1"], capture_output=True, check=True)
+
+
 @pytest.fixture()
 def nats():
     """One nats-server on a loopback port of its own (a few tries, in case one is taken)."""
@@ -33,7 +45,9 @@ def nats():
             break
         subprocess.run([str(CLUSTER), "stop", folder + "/nats"], capture_output=True)
     assert started.returncode == 0, started.stderr
-    yield started.stdout.strip()
+    url = ClusterURL(started.stdout.strip())
+    url.folder = folder + "/nats"
+    yield url
     subprocess.run([str(CLUSTER), "stop", folder + "/nats"], capture_output=True)
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -74,6 +74,13 @@ def test_a_pin_dropped_or_removed_on_one_device_appears_on_the_others_open_map(n
             phone_pins = sorted(pin["id"] for pin in api(phone_origin, "/api/state")["pins"])
             laptop_pins = sorted(pin["id"] for pin in api(laptop_origin, "/api/state")["pins"])
             assert phone_pins == laptop_pins
+
+            # The cluster goes away: the badge says the device is not connected (not "up to
+            # date"), and says it is synced again once the cluster is back.
+            nats.kill()
+            expect(page.locator("#replication")).to_have_text(re.compile(r"^Sync · not connected"), timeout=30_000)
+            nats.restart()
+            expect(page.locator("#replication")).to_have_text("Synced · up to date", timeout=60_000)
         # A phone's screen: the header keeps the device's name and the sync badge inside it.
         with browser_page(viewport={"width": 390, "height": 844}) as page:
             page.goto(phone_origin + "/")

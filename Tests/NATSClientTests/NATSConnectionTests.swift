@@ -222,6 +222,39 @@ struct NATSConnectionTests {
         }
     }
 
+    /// A one-off command's connection gives up once its reconnect window has passed; a live
+    /// one (``NATSOptions/live``: a sync, a replication or a follower that runs until stopped)
+    /// keeps trying, and is back, with its subscription, once the server is. The outage is
+    /// known to outlast the window because the one-off connection closed for good during it.
+    @Test func aLiveConnectionOutlastsAnOutageLongerThanAOneOffWindow() async throws {
+        try await withNATSServers { servers in
+            var oneOff = testOptions()
+            oneOff.maxReconnectTime = .milliseconds(500)
+            var live = NATSOptions.live
+            live.reconnectWait = oneOff.reconnectWait
+            live.attemptTimeout = oneOff.attemptTimeout
+            let short = try await NATSConnection.connect(servers.url(1), options: oneOff)
+            let lasting = try await NATSConnection.connect(servers.url(1), options: live)
+            let subscription = try lasting.subscribe("after.outage")
+            try await lasting.flush()
+            try await servers.kill(1)
+            #expect(await eventually { short.isClosed }, "the one-off connection gave up")
+            #expect(!lasting.isClosed && !lasting.isConnected, "the live one is still trying")
+            try await servers.restart(1)
+            #expect(await eventually { lasting.isConnected }, "the live connection is back")
+            let observer = try await NATSConnection.connect(servers.url(1), options: testOptions())
+            var received: NATSMessage?
+            for _ in 0..<100 where received == nil {
+                try observer.publish("after.outage", payload: [9])
+                received = try? await subscription.next(timeout: .milliseconds(200))
+            }
+            #expect(received?.payload == [9], "its subscription was made again")
+            #expect(short.isClosed, "the one-off connection stays closed")
+            await lasting.close()
+            await observer.close()
+        }
+    }
+
     /// While its only server is down, publishes wait in the bounded buffer (past the bound a
     /// clear error), and go out once the server is back, after the subscriptions are made
     /// again: the client's own subscription receives what it published during the outage.

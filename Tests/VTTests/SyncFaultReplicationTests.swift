@@ -53,7 +53,12 @@ struct SyncFaultRun {
     var downServers: [Int: Int] = [:]
     var downDevices: [Int: Int] = [:]
     var log: [String] = []
+    /// When each fault healed.
+    var healed: [String] = []
     var actions = 0
+    /// When the run began: the log says when each fault came, for a failure's reading (an
+    /// outage's length matters to a device's reconnecting).
+    let began = ContinuousClock.now
 
     init(seed: UInt64) {
         self.seed = seed
@@ -104,14 +109,14 @@ struct SyncFaultRun {
             guard downServers[1] == nil else { return }
             try await servers.kill(1)
             downServers[1] = until
-            log.append("step \(step): device 0 cut off (server 1 killed) until \(until)")
+            log.append("step \(step) (\(elapsed)): device 0 cut off (server 1 killed) until \(until)")
         case 0, 1:
             let up = (1...3).filter { downServers[$0] == nil }
             let count = min(up.count, [1, 1, 2, 3][Int.random(in: 0..<4, using: &random)])
             for server in up.shuffled(using: &random).prefix(count) {
                 try await servers.kill(server)
                 downServers[server] = until
-                log.append("step \(step): server \(server) killed until \(until)")
+                log.append("step \(step) (\(elapsed)): server \(server) killed until \(until)")
             }
         default:
             let up = (0..<3).filter { downDevices[$0] == nil }
@@ -119,18 +124,22 @@ struct SyncFaultRun {
             devices[device]?.kill()
             devices[device] = nil
             downDevices[device] = until
-            log.append("step \(step): device \(device) killed until \(until)")
+            log.append("step \(step) (\(elapsed)): device \(device) killed until \(until)")
         }
     }
+
+    var elapsed: String { "\((ContinuousClock.now - began).components.seconds) s" }
 
     mutating func heal(upTo step: Int, _ servers: NATSTestServers) async throws {
         for (server, until) in downServers where until <= step {
             try await servers.restart(server)
             downServers[server] = nil
+            healed.append("step \(step) (\(elapsed)): server \(server) back")
         }
         for (device, until) in downDevices where until <= step {
             devices[device] = try start(device, servers)
             downDevices[device] = nil
+            healed.append("step \(step) (\(elapsed)): device \(device) back")
         }
     }
 
@@ -194,9 +203,14 @@ struct SyncFaultRun {
         var last: [String] = []
         let settled = try await eventually(timeout: .seconds(240)) {
             var views: [String] = []
+            var statuses: [String] = []
             for device in devices.compactMap({ $0 }) {
                 let sync = try await http.send(.GET, device.url + "api/replication").json()
-                guard sync["lag_events"] as? Int == 0, sync["receive_events"] as? Int == 0, sync["pending_photos"] as? Int == 0 else {
+                statuses.append("\(device.url): \(sync)")
+                // Connected too: cut off, "nothing to receive" is only what the cluster held last.
+                guard sync["connected"] as? Bool == true, sync["lag_events"] as? Int == 0, sync["receive_events"] as? Int == 0,
+                    sync["pending_photos"] as? Int == 0
+                else {
                     last = ["\(device.url): \(sync)"]
                     return false
                 }
@@ -205,11 +219,12 @@ struct SyncFaultRun {
                 // The same events folded (every device's log taken whole), the same pins.
                 views.append("\(state["seq"] ?? "?"): " + pins.map { "\($0["id"]!)@\($0["latitude"]!),\($0["longitude"]!)" }.sorted().joined(separator: " "))
             }
-            last = views
+            // A device that says it has nothing to send or receive yet differs: what each says.
+            last = views + statuses
             return Set(views).count == 1
         }
         var problems: [String] = []
-        if !settled { problems.append("the devices did not converge: \(last) after \(log)") }
+        if !settled { problems.append("the devices did not converge: \(last) after \(log), healed \(healed)") }
         let pins = try await http.send(.GET, devices[0]!.url + "api/state").json()["pins"] as? [[String: Any]] ?? []
         let present = Set(pins.compactMap { $0["id"] as? String })
         let lost = dropped.subtracting(removed).subtracting(present)

@@ -142,20 +142,23 @@ const VT = {
         if (r.rewriting) text = `rewriting the stream, ${text}`;
         badge.textContent = (r.role === "replica" ? "Read-only replica · " : "Replicated · ") + text;
         let lag = r.lag_events;
+        // Cut off from the cluster, "nothing to receive" is only what it held when last seen.
+        const away = r.role === "sync" && r.connected === false;
         if (r.role === "sync") {
           const left = [];
           if (r.lag_events > 0) left.push(`${plural(r.lag_events, "event")} to send`);
           if (r.pending_photos > 0) left.push(`${plural(r.pending_photos, "photo")} to send`);
           if (r.receive_events > 0) left.push(`${plural(r.receive_events, "event")} to receive`);
           lag = r.lag_events + r.pending_photos + r.receive_events;
-          badge.textContent = r.last_error ? `Sync · ${left.length ? left.join(", ") : "nothing to send"}`
+          badge.textContent = away ? `Sync · not connected${left.length ? ", " + left.join(", ") : ""}`
+            : r.last_error ? `Sync · ${left.length ? left.join(", ") : "nothing to send"}`
             : left.length ? `Syncing · ${left.join(", ")}` : "Synced · up to date";
         }
         badge.title = (r.role === "sync" ? `Through ${r.servers}, with ${plural(r.peers, "other device")}` : `Stream ${r.stream} on ${r.servers}`)
           + (r.last_contact ? `\nLast contact with the cluster: ${new Date(r.last_contact).toLocaleString()}` : "")
           + (r.rewriting ? "\nThe stream is being rewritten to take a forgotten place out of it." : "")
           + (r.last_error ? `\nLast error: ${r.last_error}` : "");
-        badge.dataset.state = r.last_error ? "error" : r.rewriting || lag > 0 ? "behind" : "current";
+        badge.dataset.state = r.last_error ? "error" : r.rewriting || lag > 0 || away ? "behind" : "current";
         badge.dataset.lag = lag;
       } catch (error) {
         badge.textContent = "Replication: no answer";

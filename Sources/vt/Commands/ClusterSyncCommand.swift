@@ -16,7 +16,7 @@ enum ClusterSyncCommand {
     }
 
     static func run(global: GlobalOptions, urls: String, once: Bool) async throws {
-        let nats = try await Cluster.connect(urls)
+        let nats = try await Cluster.connect(urls, live: !once)
         defer { Task { await nats.close() } }
         let store = try await global.openStore(create: false)
         do {
@@ -34,10 +34,11 @@ enum ClusterSyncCommand {
                     throw RuntimeError(message: "the sync through \(Cluster.shown(urls)) stopped: \(error)")
                 }
             } else {
+                let interruptions = ServeCommand.interruptions()
                 Terminal.note("syncing \(store.folder) through \(Cluster.shown(urls)); interrupt to stop")
                 let task = Task { try await sync.run() }
                 let reporting = Task { await report(sync) }
-                for await _ in ServeCommand.interruptions() { break }
+                for await _ in interruptions { break }
                 task.cancel()
                 reporting.cancel()
                 _ = try? await task.value

@@ -8,9 +8,11 @@ import VirtualTourist
 
 /// The cluster named on the command line.
 enum Cluster {
-    /// Connects, with a message that hides credentials.
-    static func connect(_ urls: String) async throws -> NATSConnection {
-        do { return try await NATSConnection.connect(urls) } catch let error as NATSError {
+    /// Connects, with a message that hides credentials. A `live` connection (a command that
+    /// runs until it is stopped) never stops reconnecting to a cluster that went away; a
+    /// one-off command's gives up after ``NATSOptions/maxReconnectTime``.
+    static func connect(_ urls: String, live: Bool = false) async throws -> NATSConnection {
+        do { return try await NATSConnection.connect(urls, options: live ? .live : NATSOptions()) } catch let error as NATSError {
             throw RuntimeError(message: "cannot connect to the NATS cluster: \(error)")
         }
     }
@@ -47,7 +49,7 @@ struct ReplicateCommand: AsyncParsableCommand {
             throw RuntimeError(message: "there is no store at \(folder); point --store / VT_STORE at one")
         }
         if status, to == nil { return try printRecords(folder) }
-        let nats = try await Cluster.connect(to!)
+        let nats = try await Cluster.connect(to!, live: !once)
         defer { Task { await nats.close() } }
         var options = ReplicationOptions()
         options.stream = stream
@@ -74,9 +76,10 @@ struct ReplicateCommand: AsyncParsableCommand {
             }
             return try show(result)
         }
+        let interruptions = ServeCommand.interruptions()
         Terminal.note("replicating \(folder) to stream\(replicator.streams.count > 1 ? "s" : "") \(streams); interrupt to stop")
         let task = Task { try await replicator.run() }
-        for await _ in ServeCommand.interruptions() { break }
+        for await _ in interruptions { break }
         task.cancel()
         try await task.value
         try show(replicator.statuses)
@@ -175,7 +178,7 @@ struct FollowCommand: AsyncParsableCommand {
 
     func run() async throws {
         let name = try ReplicationStream(name: stream)
-        let nats = try await Cluster.connect(from)
+        let nats = try await Cluster.connect(from, live: true)
         defer { Task { await nats.close() } }
         var options = StoreOptions()
         options.collectionInterval = nil
@@ -183,9 +186,11 @@ struct FollowCommand: AsyncParsableCommand {
             let follower = try await MapFollower.start(
                 connection: nats, stream: name, folder: global.storePath, servers: Cluster.shown(from), storeOptions: options,
                 progress: { Terminal.note($0) })
+            // Armed before it says it is following, so that no interruption is lost.
+            let interruptions = ServeCommand.interruptions()
             Terminal.note(
                 "following the map of stream \(name.name) into \(global.storePath): \(follower.status.peers.count) devices, \(follower.store.lastSequence) events; interrupt to stop")
-            try await untilInterrupted { try await follower.run() }
+            try await untilInterrupted(interruptions) { try await follower.run() }
             try await follower.close()
             let status = follower.status
             Terminal.note("the replica holds \(follower.store.lastSequence) events of \(status.peers.count) devices; \(status.eventsToReceive) more were in the cluster")
@@ -194,8 +199,9 @@ struct FollowCommand: AsyncParsableCommand {
         let follower = try await Follower.start(
             connection: nats, stream: name, folder: global.storePath, servers: Cluster.shown(from), storeOptions: options,
             progress: { Terminal.note($0) })
+        let interruptions = ServeCommand.interruptions()
         Terminal.note("following stream \(name.name) into \(global.storePath) (at event \(follower.store.lastSequence)); interrupt to stop")
-        try await untilInterrupted { try await follower.run() }
+        try await untilInterrupted(interruptions) { try await follower.run() }
         try await follower.close()
         let status = follower.status
         Terminal.note("the replica holds \(status.events) events; the stream was seen at \(status.streamEvents)")
@@ -203,8 +209,7 @@ struct FollowCommand: AsyncParsableCommand {
 
     /// Runs `work` until an interruption (Ctrl-C, SIGTERM), then cancels it; what ends it
     /// sooner (a history that does not check, a disk that fails) ends the command with its error.
-    private func untilInterrupted(_ work: @escaping @Sendable () async throws -> Void) async throws {
-        let interruptions = ServeCommand.interruptions()
+    private func untilInterrupted(_ interruptions: AsyncStream<Int32>, _ work: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await work() }
             group.addTask { for await _ in interruptions { break } }

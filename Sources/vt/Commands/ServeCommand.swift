@@ -97,11 +97,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // Connected before the store is opened: a cluster that cannot be reached changes nothing.
         var cluster: NATSConnection?
-        if let replicate { cluster = try await Cluster.connect(replicate) }
+        if let replicate { cluster = try await Cluster.connect(replicate, live: true) }
         if let sync {
             // A bad URL or wrong credentials are errors that change nothing; a cluster that is
             // away leaves this device working alone until it answers (ServeSync.swift).
-            do { cluster = try await NATSConnection.connect(sync) } catch NATSError.unreachable(let urls, let last) {
+            do { cluster = try await NATSConnection.connect(sync, options: .live) } catch NATSError.unreachable(let urls, let last) {
                 Terminal.note("the cluster cannot be reached now (\(urls.joined(separator: ", ")): \(last)); serving this device alone, syncing once it answers")
             } catch {
                 throw RuntimeError(message: "cannot connect to the NATS cluster: \(error)")
@@ -173,13 +173,21 @@ struct ServeCommand: AsyncParsableCommand {
     /// turned off).
     static func interruptions() -> AsyncStream<Int32> {
         let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        let armed = DispatchGroup()
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler { continuation.yield(signalNumber) }
+            armed.enter()
+            source.setRegistrationHandler { armed.leave() }
             source.resume()
             Self.sources.append(source)
         }
+        // The source is armed a moment after resume(), on libdispatch's own queue, and a signal
+        // that comes before that is ignored and lost: a `vt follow` told to stop just after it
+        // said it was following went on for good. Callers take the stream before they say they
+        // are running, and it is returned armed.
+        _ = armed.wait(timeout: .now() + 10)
         return stream
     }
 

@@ -62,7 +62,7 @@ final class ServeReplication: Sendable {
     static func following(
         _ stream: ReplicationStream, from urls: String, into folder: String, storeOptions: StoreOptions
     ) async throws -> (ServeReplication, TouristStore) {
-        let connection = try await Cluster.connect(urls)
+        let connection = try await Cluster.connect(urls, live: true)
         let several: [DeviceID]?
         do { several = try await MapFollower.severalDevices(of: stream, jetStream: JetStream(connection)) } catch {
             await connection.close()

@@ -29,7 +29,7 @@ extension ServeReplication {
                     do {
                         var current = running.withLock { $0.connection }
                         if current == nil {
-                            current = try await NATSConnection.connect(urls)
+                            current = try await NATSConnection.connect(urls, options: .live)
                             running.withLock { $0.connection = current }
                         }
                         let sync = try await ClusterSync.start(store: store, connection: current!, servers: shown, options: options)
@@ -56,9 +56,11 @@ extension ServeReplication {
             guard let sync else {
                 let acknowledged = (try? ReplicationRecord.load(store: store.folder, stream: "VT_" + device))??.acknowledgedEvent ?? 0
                 let own = MapReplicator.localEvents(of: store.folder, stream: "VT_" + device)
-                return ReplicationView(
+                var view = ReplicationView(
                     role: .sync, stream: "VT_" + device, servers: shown, events: store.lastSequence, lagEvents: own - min(own, acknowledged),
                     pendingPhotos: 0, missingPhotos: 0, lastError: stopped.message ?? waiting ?? "connecting to \(shown)")
+                view.connected = false
+                return view
             }
             let status = sync.status
             return view(of: status, role: .sync, stream: "VT_" + status.device, events: store.lastSequence, stopped: stopped)
@@ -76,6 +78,7 @@ extension ServeReplication {
         view.receiveEvents = status.eventsToReceive
         view.peers = status.peers.count
         view.lastContact = status.lastContact
+        view.connected = status.connected
         return view
     }
 
