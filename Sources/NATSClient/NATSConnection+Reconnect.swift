@@ -4,9 +4,10 @@ import NIOPosix
 extension NATSConnection {
     /// Tries the servers in turn, starting after `previous` (the one that just failed is tried
     /// last), in rounds separated by ``NATSOptions/reconnectWait``, until one completes the
-    /// handshake or `deadline` passes. Wrong credentials end the search at once: every server
-    /// of a cluster shares the accounts, so another one would refuse them too.
-    func establish(until deadline: ContinuousClock.Instant, after previous: NATSServerURL?)
+    /// handshake or `deadline` passes (with no deadline, until the connection is closed). Wrong
+    /// credentials end the search at once: every server of a cluster shares the accounts, so
+    /// another one would refuse them too.
+    func establish(until deadline: ContinuousClock.Instant?, after previous: NATSServerURL?)
         async throws -> (any Channel, NATSServerInfo, NATSServerURL)
     {
         var lastError = "no server tried"
@@ -19,7 +20,7 @@ extension NATSConnection {
             }
             for server in order {
                 if state.withLock({ $0.status == .closed }) { throw NATSError.connectionClosed }
-                let remaining = deadline - .now
+                let remaining = deadline.map { $0 - .now } ?? options.attemptTimeout
                 guard remaining > .zero else { break }
                 // An attempt cut short by the deadline says less than a full one before it (a
                 // refused certificate, a refused connection), so it does not replace its error.
@@ -34,7 +35,7 @@ extension NATSConnection {
                     if !cutShort { lastError = "\(server): \(error)" }
                 }
             }
-            if ContinuousClock.now + options.reconnectWait >= deadline {
+            if let deadline, ContinuousClock.now + options.reconnectWait >= deadline {
                 throw NATSError.unreachable(urls: order.map(\.description), lastError: lastError)
             }
             try await Task.sleep(for: options.reconnectWait)
@@ -161,9 +162,7 @@ extension NATSConnection {
         }
         Task { [self] in
             do {
-                // A live connection's search has no end but close(): `.now + forever` is
-                // a deadline some thousand years away.
-                let deadline = ContinuousClock.now + (options.maxReconnectTime ?? .seconds(Int64(1) << 35))
+                let deadline = options.maxReconnectTime.map { ContinuousClock.now + $0 }
                 let (channel, info, server) = try await establish(until: deadline, after: outcome.previous)
                 try install(channel: channel, info: info, server: server, resubscribe: true)
             } catch {

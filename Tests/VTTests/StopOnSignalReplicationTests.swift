@@ -44,14 +44,14 @@ import Testing
             #expect(try cli.run(["pin", "drop", "48.8584", "2.2945", "--store", store]).status == 0)
             #expect(try cli.run(["sync", "--with", servers.url(1), "--once", "--store", store]).status == 0)
             let device = try #require(CLI.object(try cli.run(["device", "--json", "--store", store]).output)["device"] as? String)
+            let arguments =
+                switch command {
+                case "replicate": ["replicate", "--to", servers.url(1), "--store", store]
+                case "sync": ["sync", "--with", servers.url(1), "--store", store]
+                default: ["follow", "--from", servers.url(1), "--stream", "VT_\(device)", "--store", cli.home + "/replica"]
+                }
             for round in 0..<8 {
-                let (arguments, line): ([String], String) =
-                    switch command {
-                    case "replicate": (["replicate", "--to", servers.url(1), "--store", store], "interrupt to stop")
-                    case "sync": (["sync", "--with", servers.url(1), "--store", store], "interrupt to stop")
-                    default: (["follow", "--from", servers.url(1), "--stream", "VT_\(device)", "--store", cli.home + "/replica"], "interrupt to stop")
-                    }
-                let (status, said) = try Self.stopAsSoonAsItSays(line, cli, arguments)
+                let (status, said) = try Self.stopAsSoonAsItSays("interrupt to stop", cli, arguments)
                 #expect(status == 0, "vt \(command), round \(round): \(said)")
             }
         }
