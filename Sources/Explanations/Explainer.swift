@@ -122,34 +122,31 @@ public struct Explainer {
         WhyAnswer.Reason(event: event, device: event.origin.map { names[$0.device] ?? $0.device.short }, says: says)
     }
 
-    /// Where the map opens: the last map move this device made through the point.
+    /// Where the map opens: the last map move this device made through the point, found
+    /// backwards without folding (the region's rule looks at each move alone,
+    /// ``TouristState/regionSet(by:on:)``), in windows that grow fourfold: people move the map
+    /// often, so the last move is usually near, and only the events about no pin are decoded.
     func region(at point: UInt64) throws -> WhyAnswer {
-        let state = try reader.state(at: point)
         var answer = WhyAnswer(question: .region, at: point, fact: "", because: [])
-        guard let region = state.region else {
-            answer.fact = "the map opens where it first opened: it was never moved through event \(point)"
-            return answer
-        }
-        answer.fact = "the map opens at \(region)"
         let local = reader.localDevice
-        // Backwards in windows: the last move is usually near (people move the map often).
         var end = point
         var window: UInt64 = 1_024
         while end > 0 {
             let start = end > window ? end - window + 1 : 1
-            var found: RecordedEvent?
-            try reader.forEachEvent(from: start, through: end) { event in
-                guard case .regionChanged(let moved) = event.event, moved == region, event.origin?.device == local || local == nil else { return }
-                found = event
+            var found: (event: RecordedEvent, region: MapRegion)?
+            try reader.forEachEventAboutNoPin(from: start, through: end) { event in
+                if let region = TouristState.regionSet(by: event, on: local) { found = (event, region) }
             }
             if let found {
+                answer.fact = "the map opens at \(found.region)"
                 let rule = local == nil ? "" : " (each device opens where it last was: the map is never merged)"
-                answer.because = [reason(found, "moved the map there" + rule)]
+                answer.because = [reason(found.event, "moved the map there" + rule)]
                 return answer
             }
             end = start - 1
             window *= 4
         }
+        answer.fact = "the map opens where it first opened: it was never moved through event \(point)"
         return answer
     }
 }

@@ -64,6 +64,9 @@ struct WhyChecker {
             if region.because.first?.event.sequence != lastRegion {
                 failures.append("at \(point): the map's last move is event \(lastRegion.map(String.init) ?? "none"), the answer names \(region.because.first.map { String($0.event.sequence) } ?? "none")")
             }
+            // The answer looks for the move without folding; the replay's region is the truth.
+            let opens = state.region.map { "the map opens at \($0)" } ?? "the map opens where it first opened: it was never moved through event \(point)"
+            if region.fact != opens { failures.append("at \(point): the replay says \"\(opens)\", the answer \"\(region.fact)\"") }
         }
         answers += answered
         for failure in failures.prefix(20) { Issue.record(Comment(rawValue: failure)) }

@@ -86,10 +86,13 @@ import TouristWorkload
         let onPhone = try await TouristStore.open(at: folder.sub("phone"), options: deviceOptions(clock))
         _ = try await onPhone.dragPin(pin, to: rome)
         _ = try await onPhone.removePin(other)
+        _ = try await onPhone.changeRegion(to: MapRegion(center: rome, latitudeSpan: 2, longitudeSpan: 2))
         try await onPhone.close()
+        // The laptop's map moves later in the merged order; each device still opens where it was.
         let onLaptop = try await TouristStore.open(at: folder.sub("laptop"), options: deviceOptions(clock))
         _ = try await onLaptop.dragPin(pin, to: oslo)
         _ = try await onLaptop.dragPin(other, to: oslo)
+        _ = try await onLaptop.changeRegion(to: MapRegion(center: oslo, latitudeSpan: 3, longitudeSpan: 3))
         try await onLaptop.close()
         _ = try StoreSync.sync(store: folder.sub("laptop"), with: folder.sub("phone"))
 
@@ -104,6 +107,8 @@ import TouristWorkload
             #expect(place.because.dropFirst().first?.device == "phone" && place.because.dropFirst().first?.says.contains("replaced") == true)
             let removal = try Explainer(reader: reader, names: names).answer(.pin(other))
             #expect(removal.fact.contains("not on the map") && removal.because.first?.device == "phone", "\(device): \(removal)")
+            let region = try Explainer(reader: reader, names: names).answer(.region)
+            #expect(region.fact.contains(device == "phone" ? "\(rome)" : "\(oslo)") && region.because.first?.device == device, "\(device): \(region)")
         }
     }
 

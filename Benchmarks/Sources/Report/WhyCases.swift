@@ -51,7 +51,7 @@ struct WhyCases {
             histories.append(try Measure.seconds { _ = try reader.history(of: pin) })
         }
         report.add(Row(what: "… of which a pin's history read (median of 20)", ours: Figure.milliseconds(Measure.median(histories))))
-        report.note("a pin's answers read its history through the key summaries and fold only its events; the region's takes the state at the point")
+        report.note("a pin's answers read its history through the key summaries and fold only its events; the region's reads back from the point, decoding only the events about no pin")
     }
 
     /// `vt-bench --why STORE`: 200 answers about random pins of a store written before, for a

@@ -30,6 +30,17 @@ extension TouristState {
             "pin \(pin)'s album (collection \(pins.values[index].album.collection)) was asked for on device \(asked.short); only its results count")
     }
 
+    /// The region `recorded` opens the map at in the store of `localDevice`, or nil when the
+    /// fold leaves the region as it was: not a map move, another device's view of the map (never
+    /// merged), or a region that is not valid. The fold's own rule, for whoever looks for the
+    /// move behind a state's region without folding (`vt why region`).
+    public static func regionSet(by recorded: RecordedEvent, on localDevice: DeviceID?) -> MapRegion? {
+        guard case .regionChanged(let region) = recorded.event, !(recorded.origin.map { $0.device != localDevice } ?? false),
+            region.problem == nil
+        else { return nil }
+        return region
+    }
+
     /// Why `event` cannot happen now, or nil when it can.
     public func problem(with event: DomainEvent) -> DomainError? { problem(with: event, takingOverFrom: nil) }
 

@@ -168,6 +168,22 @@ public final class StoreReader {
         }
     }
 
+    /// The same for the events about no pin (RegionChanged, DeviceSeen) alone: the others are
+    /// turned down by their stored bytes, undecoded (`vt why region` reads back through a log
+    /// that is nearly all pins' events). In a store of several devices every event is decoded.
+    public func forEachEventAboutNoPin(from: UInt64, through: UInt64, _ body: (RecordedEvent) throws -> Void) throws {
+        do {
+            if let merged {
+                return try merged.forEach(from: from, through: min(through, lastSequence)) { event in
+                    if event.event.pin == nil { try body(event) }
+                }
+            }
+            try Self.scan(log, from: from, through: min(through, lastSequence), decodingOnly: { EventCodec.pinKey(of: $0.payload) == nil }, body)
+        } catch {
+            throw TouristStore.storageError(error, "the events cannot be read")
+        }
+    }
+
     /// The loop of ``forEachEvent(from:through:doing:_:)``, on any reader of the log, leaving
     /// undecoded (and unseen by `body`) the events `wanted` turns down by their stored bytes.
     static func scan(
