@@ -3,12 +3,6 @@
 // Benchmarks live in their own package under Benchmarks/ so their dependencies stay out of here.
 import PackageDescription
 
-// The storage modules, the domain and the test doubles that the long simulations run through
-// are optimised in debug builds too: at -Onone the power-cut, fault and convergence tests spent
-// most of their time in the runtime's unspecialised generics (docs/DEVELOPING.md, "Optimised
-// modules in the debug build"). Everything else, the tests among it, stays at -Onone.
-let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
-
 let package = Package(
     name: "VirtualTourist",
     platforms: [.macOS(.v15)],
@@ -71,14 +65,13 @@ let package = Package(
         // land the offline map draws. Knows coordinates, not pins.
         .target(name: "Places", dependencies: ["CZlib"], resources: [.copy("Resources")]),
         // The small file-system interface every durable write goes through.
-        .target(name: "FileIO", dependencies: ["COpenBeneath"], swiftSettings: optimizedInDebug),
+        .target(name: "FileIO", dependencies: ["COpenBeneath"]),
         // openat2(2), which glibc does not wrap: a confined path resolved in one call.
         .target(name: "COpenBeneath"),
         // Content-addressed blobs (photos): durable writes, leases, garbage collection.
         .target(
             name: "BlobStore",
-            dependencies: ["FileIO", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: optimizedInDebug
+            dependencies: ["FileIO", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The generic, zstd-compressed, hash-chained append-only log.
         .target(
@@ -89,13 +82,12 @@ let package = Package(
                 "CZstd",
                 "FileIO",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            swiftSettings: optimizedInDebug
+            ]
         ),
         // Codec 2 of the log's blocks: payloads read as protobuf's wire format (no schema) and
         // taken apart into field columns before zstd (FORMAT.md, "Codec 2"). The log is handed
         // it; it knows the log's codec protocol, not the app.
-        .target(name: "FieldColumns", dependencies: ["EventLog"], swiftSettings: optimizedInDebug),
+        .target(name: "FieldColumns", dependencies: ["EventLog"]),
         // The app's domain: event schemas (generated from schemas/), projections, rules,
         // snapshots, time travel, and the store facade an app opens by folder path.
         .target(
@@ -110,8 +102,7 @@ let package = Package(
                 "BlobStore",
                 "Places",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ],
-            swiftSettings: optimizedInDebug
+            ]
         ),
         // What the photo services answer, read: Flickr's and Commons' JSON, the API key, the
         // photos found and their credits. No HTTP, so that the fuzzers of the answers build
@@ -209,16 +200,16 @@ let package = Package(
         ),
         // RFC 6962's Merkle tree over the event chain's leaves, and its inclusion and
         // consistency proofs (docs/PROOFS.md). Knows hashes, not logs.
-        .target(name: "Proofs", dependencies: ["CSHA256", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: optimizedInDebug),
+        .target(name: "Proofs", dependencies: ["CSHA256", .product(name: "Crypto", package: "swift-crypto")]),
         // Proofs about a log's events: the tree read from the log, the proof files (docs/PROOFS.md).
         // `vt why`: the events behind a fact of the state at any point (docs/WHY.md). It reads
         // a store through StoreReader, and nothing reads it but the command line and the web app.
         .target(name: "Explanations", dependencies: ["VirtualTourist", "DeviceLogs", "EventLog"]),
-        .target(name: "HistoryProofs", dependencies: ["Proofs", "EventLog", "FileIO", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: optimizedInDebug),
+        .target(name: "HistoryProofs", dependencies: ["Proofs", "EventLog", "FileIO", .product(name: "Crypto", package: "swift-crypto")]),
         // Several devices of one map (docs/DEVICES.md): each device's identity and `device.json`,
         // the copies of the other devices' logs and what they refuse, the merged order, the
         // hybrid clock, clones. It knows logs and blobs, not the app's events.
-        .target(name: "DeviceLogs", dependencies: ["EventLog", "BlobStore", "FileIO"], swiftSettings: optimizedInDebug),
+        .target(name: "DeviceLogs", dependencies: ["EventLog", "BlobStore", "FileIO"]),
         // `vt log-demo`: synthetic events through a bare event log (the tests reuse its events).
         .target(name: "DemoLog", dependencies: ["EventLog"]),
         .executableTarget(
@@ -258,10 +249,10 @@ let package = Package(
         // Test-only targets below, none a product (Benchmarks/ and Fuzz/ reach the ones they
         // share through symbolic links to these folders).
         // SplitMix: seeded randomness, so generated workloads and randomised tests repeat.
-        .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: optimizedInDebug),
+        .target(name: "SeededRandom", path: "Tests/SeededRandom"),
         // The app's events as real use makes them (pins, albums, downloads, New Collection):
         // the benchmarks' workload, and the tests' long replays.
-        .target(name: "TouristWorkload", dependencies: ["EventLog", "SeededRandom", "VirtualTourist"], path: "Tests/TouristWorkload", swiftSettings: optimizedInDebug),
+        .target(name: "TouristWorkload", dependencies: ["EventLog", "SeededRandom", "VirtualTourist"], path: "Tests/TouristWorkload"),
         // A Wikimedia Commons double on loopback (the Action API's geosearch, search, imageinfo
         // and thumbnails) with faults to order, for the Commons client's tests.
         .target(
@@ -276,13 +267,13 @@ let package = Package(
         ),
         // Test doubles shared by the test targets: a file system that counts and fails calls,
         // one in memory that can lose power, the test clock and the temporary folder.
-        .target(name: "StorageTestSupport", dependencies: ["FileIO", "EventLog"], path: "Tests/StorageTestSupport", swiftSettings: optimizedInDebug),
+        .target(name: "StorageTestSupport", dependencies: ["FileIO", "EventLog"], path: "Tests/StorageTestSupport"),
         // Format 1's writer, which the product no longer has: fixtures of the logs earlier
         // versions wrote, for the tests of reading, verifying, repairing and upgrading them.
-        .target(name: "LegacyLogWriter", dependencies: ["FileIO", "EventLog"], path: "Tests/LegacyLogWriter", swiftSettings: optimizedInDebug),
+        .target(name: "LegacyLogWriter", dependencies: ["FileIO", "EventLog"], path: "Tests/LegacyLogWriter"),
         // The crash, power-loss, corruption and full-disk tests of the whole store (RELIABILITY.md),
         // with the mixed workload they share with the process they kill.
-        .target(name: "ReliabilitySupport", dependencies: ["VirtualTourist", "BlobStore", "EventLog"], path: "Tests/ReliabilitySupport", swiftSettings: optimizedInDebug),
+        .target(name: "ReliabilitySupport", dependencies: ["VirtualTourist", "BlobStore", "EventLog"], path: "Tests/ReliabilitySupport"),
         .executableTarget(
             name: "StoreCrashHelper",
             dependencies: ["ReliabilitySupport", "VirtualTourist", "EventLog"],
@@ -366,3 +357,15 @@ let package = Package(
         ),
     ]
 )
+
+// The storage modules, the domain and the test doubles that the long simulations run through
+// are optimised in debug builds too: at -Onone the power-cut, fault and convergence tests spent
+// most of their time in the runtime's unspecialised generics (docs/DEVELOPING.md, "Optimised
+// modules in the debug build"). Everything else, the tests among it, stays at -Onone.
+let optimizedInDebug: Set<String> = [
+    "FileIO", "EventLog", "FieldColumns", "BlobStore", "DeviceLogs", "Proofs", "HistoryProofs", "VirtualTourist",
+    "StorageTestSupport", "ReliabilitySupport", "TouristWorkload", "SeededRandom", "LegacyLogWriter",
+]
+for target in package.targets where optimizedInDebug.contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-O"], .when(configuration: .debug))]
+}
