@@ -17,6 +17,7 @@ import VirtualTourist
 ///   vt-bench --write-store DIR EVENTS      a whole store (log and snapshots) of the workload,
 ///                                          for Benchmarks/scripts/slider
 ///   vt-bench --open-store DIR [TIMES]      opens it TIMES times, and the state at 20 points
+///   vt-bench --commit-on DIR [ACTIONS]     durable actions on it, by what they change (CommitTool)
 ///   vt-bench --crash-image DIR EVENTS IMAGE  a store of EVENTS, then half a snapshot interval
 ///                                          more and what a kill -9 leaves of it, in IMAGE
 ///   vt-bench --open-crashed IMAGE [TIMES]  opens fresh copies of IMAGE, TIMES times

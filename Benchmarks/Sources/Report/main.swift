@@ -46,6 +46,8 @@ case "--write-store" where arguments.count == 4:
     await runMode { try await ReplayTool.writeStore(at: arguments[2], events: count(at: 3, else: 1_000_000)) }
 case "--prove" where arguments.count == 3:
     await runMode { try ProofCases.breakdown(arguments[2]) }
+case "--commit-on" where (3...4).contains(arguments.count):
+    await runMode { try await CommitTool.run(arguments[2], actions: count(at: 3, else: 2_000)) }
 case "--open-store" where (3...4).contains(arguments.count):
     await runMode { try await ReplayTool.openStore(arguments[2], times: count(at: 3, else: 5)) }
 case "--crash-image" where arguments.count == 5:

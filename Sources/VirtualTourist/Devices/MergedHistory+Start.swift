@@ -106,8 +106,8 @@ extension MergedHistory {
     static func merged(_ state: TouristState, of device: DeviceID) -> TouristState {
         var state = state
         state.localDevice = device
-        for index in state.pins.indices where state.pins.values[index].album.request != nil {
-            state.pins.values[index].album.requestedBy = device
+        state.pins.modifyAll { pin in
+            if pin.album.request != nil { pin.album.requestedBy = device }
         }
         return state
     }

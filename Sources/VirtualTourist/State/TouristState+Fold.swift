@@ -12,32 +12,35 @@ extension TouristState {
         // then checked by the rules and changed where it lies (docs/BENCHMARKS.md).
         switch recorded.event {
         case .photoDownloaded(let photo):
-            guard let index = pins.index(forKey: photo.pin),
-                Self.fold(photo, by: recorded.origin?.device, at: recorded.sequence, into: &pins.values[index])
-            else {
+            guard pins.modify(photo.pin, { Self.fold(photo, by: recorded.origin?.device, at: recorded.sequence, into: &$0) }) ?? false else {
                 ignoredEvents += 1
                 return
             }
             photoReferences.add(photo.digest)
             return
         case .photoDownloadFailed(let pin, let collection, let number, let reason):
-            guard let index = pins.index(forKey: pin),
+            let folded = pins.modify(pin) { pin in
                 Self.foldFailure(
-                    collection: collection, slot: number, reason: reason, by: recorded.origin?.device, at: recorded.sequence,
-                    into: &pins.values[index])
-            else {
+                    collection: collection, slot: number, reason: reason, by: recorded.origin?.device, at: recorded.sequence, into: &pin)
+            }
+            guard folded ?? false else {
                 ignoredEvents += 1
                 return
             }
             return
         case .photoRemoved(let pin, let collection, let number, let photo):
-            // A removal holds in every later collection too, so a stale one still counts.
-            guard let index = pins.index(forKey: pin),
-                Self.foldRemoval(collection: collection, slot: number, photo: photo, into: &pins.values[index], releasing: &photoReferences)
-            else {
+            // A removal holds in every later collection too, so a stale one still counts. The
+            // slot's photo is released after the pin is changed: the references are another
+            // part of the state, which the pin's change in place holds while it runs.
+            var removed: PhotoSlot?
+            let folded = pins.modify(pin) { pin in
+                Self.foldRemoval(collection: collection, slot: number, photo: photo, into: &pin, removing: &removed)
+            }
+            guard folded ?? false else {
                 ignoredEvents += 1
                 return
             }
+            if let removed { release([removed]) }
             return
         case .regionChanged where recorded.origin.map({ $0.device != localDevice }) ?? false:
             return  // another device's view of the map: kept in its log, never merged
@@ -116,9 +119,8 @@ extension TouristState {
     }
 
     private mutating func modifyPin(_ pin: PinID, _ change: (inout Pin) -> Void) {
-        // Through the values' index, the pin is changed in place; `pins[pin]!` would move it out
-        // of the table and back.
-        change(&pins.values[pins.index(forKey: pin)!])
+        let found = pins.modify(pin, change)
+        precondition(found != nil, "the rules let through a change to pin \(pin), which is not on the map")
     }
 
     private mutating func startNewCollection(of pin: PinID, number: UInt32) {
@@ -179,9 +181,10 @@ extension TouristState {
     /// leaves the album if it is there. Found by its slot in its own collection; a removal that
     /// names its photo (from another device's listing, or a collection replaced since) is found
     /// by the photo. False for a removal that names no photo (an old event for a collection
-    /// replaced since, or a slot that is not there).
+    /// replaced since, or a slot that is not there). The slot that left the album, if one did,
+    /// is in `removed`, for its photo's reference to be released.
     static func foldRemoval(
-        collection: UInt32, slot number: UInt32, photo: PhotoIdentity?, into pin: inout Pin, releasing references: inout PhotoReferences
+        collection: UInt32, slot number: UInt32, photo: PhotoIdentity?, into pin: inout Pin, removing removed: inout PhotoSlot?
     ) -> Bool {
         var position: Int? = nil
         let named = photo?.key
@@ -194,7 +197,7 @@ extension TouristState {
         }
         guard let key = named ?? position.map({ pin.album.slots[$0].photo.identityKey }) else { return false }
         pin.removedPhotos.insert(key)
-        if let position { release([pin.album.slots.remove(at: position)], from: &references) }
+        if let position { removed = pin.album.slots.remove(at: position) }
         return true
     }
 }

@@ -24,10 +24,11 @@ extension TouristState {
         default: return nil
         }
         // Read where it lies: `pins[pin]?` would copy the pin (its album's slots) to read one field.
-        guard let index = pins.index(forKey: pin), let asked = pins.values[index].album.requestedBy, asked != device else { return nil }
+        guard let (asked, collection) = pins.read(pin, { ($0.album.requestedBy, $0.album.collection) }), let asked, asked != device else {
+            return nil
+        }
         return DomainError(
-            .wrongAlbumState,
-            "pin \(pin)'s album (collection \(pins.values[index].album.collection)) was asked for on device \(asked.short); only its results count")
+            .wrongAlbumState, "pin \(pin)'s album (collection \(collection)) was asked for on device \(asked.short); only its results count")
     }
 
     /// The region `recorded` opens the map at in the store of `localDevice`, or nil when the

@@ -17,7 +17,7 @@ public struct TouristState: Hashable, Sendable {
     public internal(set) var sequence: UInt64 = 0
     /// Where the map was left; nil until it was first moved.
     public internal(set) var region: MapRegion?
-    public internal(set) var pins: [PinID: Pin] = [:]
+    public internal(set) var pins: PinTable = [:]
     /// How many album slots hold each photo digest. Its keys are the blobs in use.
     public internal(set) var photoReferences = PhotoReferences()
     /// Events that did not apply when folded (always 0 for a log written through the store's
@@ -265,7 +265,7 @@ extension TouristState {
     /// Empties every album and, with them, the photo references: the state a snapshot's pins
     /// alone describe (``SnapshotFile``'s pins-only load).
     mutating func emptyAlbums() {
-        for index in pins.indices { pins.values[index].album = Album() }
+        pins.modifyAll { $0.album = Album() }
         photoReferences = PhotoReferences()
     }
 }
