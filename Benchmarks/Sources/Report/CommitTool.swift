@@ -17,7 +17,21 @@ import VirtualTourist
 ///
 /// It changes the store: run it on a copy (`cp -r`), or on a store written for it.
 enum CommitTool {
+    /// ACTIONS as given: a whole number from 1 to 1,000,000 (2,000 when left out).
+    static func actions(_ text: String?) throws -> Int {
+        guard let text else { return 2_000 }
+        guard let actions = Int(text), (1...1_000_000).contains(actions) else {
+            throw BenchFailure("--commit-on takes a number of actions from 1 to 1000000, not '\(text)'")
+        }
+        return actions
+    }
+
     static func run(_ folder: String, actions: Int) async throws {
+        // Opening a folder that holds no store would make a new, empty one: not what is asked.
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder + "/log", isDirectory: &isFolder), isFolder.boolValue else {
+            throw BenchFailure("\(folder) holds no store (no log folder): write one with --write-store DIR EVENTS, and copy it")
+        }
         var options = StoreOptions()
         options.collectionInterval = nil
         options.log.durability = .always

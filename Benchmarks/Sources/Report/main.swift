@@ -47,7 +47,7 @@ case "--write-store" where arguments.count == 4:
 case "--prove" where arguments.count == 3:
     await runMode { try ProofCases.breakdown(arguments[2]) }
 case "--commit-on" where (3...4).contains(arguments.count):
-    await runMode { try await CommitTool.run(arguments[2], actions: count(at: 3, else: 2_000)) }
+    await runMode { try await CommitTool.run(arguments[2], actions: try CommitTool.actions(arguments.count == 4 ? arguments[3] : nil)) }
 case "--open-store" where (3...4).contains(arguments.count):
     await runMode { try await ReplayTool.openStore(arguments[2], times: count(at: 3, else: 5)) }
 case "--crash-image" where arguments.count == 5:
