@@ -60,8 +60,7 @@ enum CommitTool {
                 PhotoListing(pin: pin, collection: 1, page: 1, pages: 1, total: UInt64(perAlbum), photos: photos), cause: nil)
             for slot in 0..<perAlbum {
                 // An image no other photo of the store has: its reference is a new entry.
-                let word = UInt64(downloads.count + 1) &* 0x9E37_79B9_7F4A_7C15 ^ 0xC0FF_EE00
-                let seed = PhotoDigest(bytes: (0..<32).map { UInt8(truncatingIfNeeded: word >> (($0 % 8) * 8)) ^ UInt8($0) })!
+                let seed = PhotoDigest.of(Array("commit-on \(pin) \(slot)".utf8))
                 downloads.append((try store.storePhoto(BenchPhotos.image(for: seed)), pin, UInt32(slot)))
             }
         }
@@ -93,10 +92,9 @@ enum CommitTool {
             walls.append(Measure.seconds(since: start))
         }
         let cpu = (Measure.processorSeconds() - cpuBefore) / Double(max(count, 1))
-        walls.sort()
-        let p99 = walls.isEmpty ? 0 : walls[min(walls.count - 1, walls.count * 99 / 100)]
+        let spread = Spread(walls)
         print(
-            "\(what), \(count) actions: median \(Figure.fixed(Measure.median(walls) * 1e3, 3)) ms, "
-                + "p99 \(Figure.fixed(p99 * 1e3, 3)) ms, CPU \(Figure.fixed(cpu * 1e3, 3)) ms an action")
+            "\(what), \(count) actions: median \(Figure.fixed(spread.median * 1e3, 3)) ms, "
+                + "p99 \(Figure.fixed(spread.p99 * 1e3, 3)) ms, CPU \(Figure.fixed(cpu * 1e3, 3)) ms an action")
     }
 }

@@ -161,7 +161,8 @@ extension PinTable: ExpressibleByDictionaryLiteral {
     public init(dictionaryLiteral elements: (PinID, Pin)...) {
         self.init()
         for (id, pin) in elements {
-            precondition(updateValue(pin, forKey: id) == nil, "pin \(id) is named twice in the literal")
+            let replaced = updateValue(pin, forKey: id)
+            precondition(replaced == nil, "pin \(id) is named twice in the literal")
         }
     }
 }
