@@ -105,6 +105,7 @@ extension NATSConnection {
             state.info = info
             state.server = server
             state.pingsOutstanding = 0
+            state.probing = false
             Self.learn(info, &state)
             if bytes.readableBytes > 0 {
                 let toSend = bytes

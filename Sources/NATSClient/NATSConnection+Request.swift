@@ -26,6 +26,7 @@ extension NATSConnection {
                 state.withLock { state in
                     let scheduled = group.next().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [weak self] () -> Void in
                         self?.finishRequest(token, with: .failure(NATSError.timeout(subject: subject, seconds: timeout.seconds)))
+                        self?.probeLiveness()
                     }
                     state.requests[token] = RequestEntry(subject: subject, continuation: continuation, timeout: scheduled)
                 }
@@ -60,6 +61,7 @@ extension NATSConnection {
             let waiter = state.withLock { state -> NATSConnection.PongWaiter? in
                 guard state.channel === channel else { return nil }
                 state.pingsOutstanding = 0
+                state.probeAnswered = true
                 return state.pongs.popFirst()
             }
             if case .flush(_, let continuation) = waiter { continuation.resume() }

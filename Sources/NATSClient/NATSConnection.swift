@@ -42,6 +42,11 @@ public final class NATSConnection: Sendable {
         var inbox: (prefix: String, sid: UInt64)?
         var pingsOutstanding = 0
         var pinger: RepeatedTask?
+        /// A probe under way on the current channel (``probeLiveness()``), and whether a PONG
+        /// came since it was sent.
+        var probing = false
+        var probeAnswered = false
+        var probes = (passed: 0, failed: 0)
         var reconnects = 0
         var closeReason: NATSError?
 
@@ -97,6 +102,9 @@ public final class NATSConnection: Sendable {
     public var isClosed: Bool { state.withLock { $0.status == .closed } }
     /// How many times the connection was reestablished.
     public var reconnectCount: Int { state.withLock { $0.reconnects } }
+    /// Liveness probes after a request timed out: answered in time (the connection kept), or not
+    /// (the connection taken for dead and remade).
+    public var probeCounts: (passed: Int, failed: Int) { state.withLock { $0.probes } }
     /// Why the connection closed for good, when it was not `close()`.
     public var closeReason: NATSError? { state.withLock { $0.closeReason } }
 
@@ -255,6 +263,7 @@ public final class NATSConnection: Sendable {
             if let failure { return continuation.resume(throwing: failure) }
             group.next().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [weak self] () -> Void in
                 self?.expireFlush(id: id, seconds: timeout.seconds)
+                self?.probeLiveness()
             }
         }
     }

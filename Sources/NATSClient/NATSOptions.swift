@@ -25,6 +25,12 @@ public struct NATSOptions: Sendable {
     public var pingInterval: Duration = .seconds(20)
     /// Unanswered pings after which the connection is considered dead.
     public var maxPingsOutstanding: Int = 2
+    /// After a request times out, how long the server has to answer a PING before the
+    /// connection is taken for dead and remade. A cable pulled out (packets lost, nothing
+    /// refused) then shows within a request's timeout and this, not after the periodic pings'
+    /// 40–60 s; a server that is alive but slow to reply (JetStream electing a leader) answers
+    /// the PING and keeps its connection.
+    public var probeTimeout: Duration = .seconds(2)
     /// The default timeout of `request` and of the JetStream calls.
     public var requestTimeout: Duration = .seconds(5)
     /// Whether the server sends this connection the messages it publishes itself.

@@ -15,28 +15,33 @@ public final class NATSTestServers: Sendable {
     public let count: Int
     /// The client URLs, comma-separated, as `start` printed them.
     public let urls: String
+    /// The address the servers take clients on.
+    public let host: String
 
     public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
 
-    private init(directory: String, basePort: Int, count: Int, urls: String) {
+    private init(directory: String, basePort: Int, count: Int, urls: String, host: String) {
         self.directory = directory
+        self.host = host
         self.basePort = basePort
         self.count = count
         self.urls = urls
     }
 
     /// Starts `count` servers (1, or 3 as a cluster), with `auth` passed to the script
-    /// (`["--user", "ann", "--password", "pw"]` or `["--token", "t"]`).
-    public static func start(count: Int = 1, auth: [String] = []) async throws -> NATSTestServers {
+    /// (`["--user", "ann", "--password", "pw"]` or `["--token", "t"]`), taking clients on `host`
+    /// (an address of this machine: a ``NetworkNamespace``'s ``NetworkNamespace/clusterAddress``
+    /// for a device inside one).
+    public static func start(count: Int = 1, auth: [String] = [], host: String = "127.0.0.1") async throws -> NATSTestServers {
         var lastError = ""
         for _ in 0..<6 {
             let directory = NSTemporaryDirectory() + "vt-nats-\(UUID().uuidString.prefix(8))"
             let base = basePorts.randomElement()!
-            let result = try await script(["start", directory, String(base), "--servers", String(count)] + auth)
+            let result = try await script(["start", directory, String(base), "--servers", String(count), "--host", host] + auth)
             if result.status == 0 {
                 let urls = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
-                return NATSTestServers(directory: directory, basePort: base, count: count, urls: urls)
+                return NATSTestServers(directory: directory, basePort: base, count: count, urls: urls, host: host)
             }
             lastError = result.errors
             _ = try? await script(["stop", directory])
@@ -58,7 +63,7 @@ public final class NATSTestServers: Sendable {
     }()
 
     public func port(_ server: Int) -> Int { basePort + server - 1 }
-    public func url(_ server: Int) -> String { "nats://127.0.0.1:\(port(server))" }
+    public func url(_ server: Int) -> String { "nats://\(host):\(port(server))" }
 
     /// kill -9 of server `server` (1-based).
     public func kill(_ server: Int) async throws {
@@ -120,9 +125,9 @@ public final class NATSTestServers: Sendable {
 
 /// Runs `body` with fresh servers, which are killed afterwards even when `body` throws.
 public func withNATSServers<T>(
-    count: Int = 1, auth: [String] = [], _ body: (NATSTestServers) async throws -> T
+    count: Int = 1, auth: [String] = [], host: String = "127.0.0.1", _ body: (NATSTestServers) async throws -> T
 ) async throws -> T {
-    let servers = try await NATSTestServers.start(count: count, auth: auth)
+    let servers = try await NATSTestServers.start(count: count, auth: auth, host: host)
     do {
         let result = try await body(servers)
         await servers.stop()

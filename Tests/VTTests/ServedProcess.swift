@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Glibc
+import NATSTestSupport
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -8,16 +9,27 @@ import Testing
 /// A `vt serve` process, with the URL it printed; stopped with SIGTERM, as Ctrl-C would.
 final class Served: @unchecked Sendable {
     let process = Process()
+    /// Where it serves, ending in "/", without the token.
     let url: String
+    /// The access token every request carries, when the server has one.
+    let token: String?
     private let errorFile: String
 
-    init(_ cli: CLI, _ arguments: [String]) throws {
+    /// Inside `namespace`, the server listens on its device address, with a token (needed off
+    /// loopback).
+    init(_ cli: CLI, _ arguments: [String], inside namespace: NetworkNamespace? = nil) throws {
         errorFile = cli.home + "/serve-\(UUID().uuidString.prefix(8)).err"
         guard FileManager.default.createFile(atPath: errorFile, contents: nil) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorFile])
         }
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["serve", "--port", "0", "--tiles", "none", "--photos", "demo"] + arguments
+        var arguments = ["serve", "--port", "0", "--tiles", "none", "--photos", "demo"] + arguments
+        var executable = CLI.binary
+        if let namespace {
+            arguments += ["--host", namespace.deviceAddress, "--token", UUID().uuidString.replacingOccurrences(of: "-", with: "")]
+            (executable, arguments) = namespace.wrap(executable, arguments)
+        }
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         process.environment = cli.environment
         let output = Pipe()
         process.standardOutput = output
@@ -36,7 +48,15 @@ final class Served: @unchecked Sendable {
             let errors = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
             throw ServeFailed(message: "vt serve did not start: \(errors)")
         }
-        url = String(line[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let printed = String(line[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let parts = printed.split(separator: "?token=", maxSplits: 1)
+        url = String(parts[0])
+        token = parts.count == 2 ? String(parts[1]) : nil
+    }
+
+    /// A request to `path` (relative to ``url``), with the token when there is one.
+    func send(_ method: HTTPMethod, _ path: String, _ json: String? = nil) async throws -> Answer {
+        try await HTTPClient.shared.send(method, url + path, json, token: token)
     }
 
     var errors: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
@@ -73,9 +93,10 @@ struct Answer {
 }
 
 extension HTTPClient {
-    func send(_ method: HTTPMethod, _ url: String, _ json: String? = nil) async throws -> Answer {
+    func send(_ method: HTTPMethod, _ url: String, _ json: String? = nil, token: String? = nil) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: json))

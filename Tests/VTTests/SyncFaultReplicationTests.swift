@@ -8,8 +8,10 @@ import Testing
 /// Three devices of one map, each its own `vt serve --sync` on a real three-server cluster,
 /// driven over HTTP as people would, all at once, while servers are killed (one, two of three,
 /// all three) and restarted, a device is cut off from the cluster while the others go on (device
-/// 0 knows only server 1, which is killed: a partition), and devices are killed with kill -9 and
-/// started again (docs/SYNC.md, "Tests").
+/// 0 runs in a network namespace whose link to the cluster the test pulls out: a partition), and
+/// devices are killed with kill -9 and started again (docs/SYNC.md, "Tests"). Where no namespace
+/// can be made (not root), device 0 knows only server 1 and the partition kills that server;
+/// `VT_REQUIRE_NETWORK_NAMESPACES=1` (set by .ci/run) makes that a failure instead.
 /// At the end every device shows the same pins at the same places, every pin dropped and never
 /// removed is there, every pin removed is gone, and each device has taken every other device's
 /// events. Seeded: a failing seed is printed and replays alone with `VT_SYNC_FAULT_SEED=<seed>`;
@@ -52,6 +54,9 @@ struct SyncFaultRun {
     /// Faults under way: each heals after the step it names.
     var downServers: [Int: Int] = [:]
     var downDevices: [Int: Int] = [:]
+    /// Device 0's namespace, and the step its cut link heals after.
+    var namespace: NetworkNamespace?
+    var cutUntil: Int?
     var log: [String] = []
     /// When each fault healed.
     var healed: [String] = []
@@ -66,11 +71,28 @@ struct SyncFaultRun {
     }
 
     mutating func play() async throws -> [String] {
+        do {
+            namespace = try await NetworkNamespace.make()
+        } catch let unavailable as NetworkNamespaceUnavailable {
+            if NetworkNamespace.required { throw unavailable }
+            print("sync fault seed \(seed): \(unavailable); device 0 is cut off by killing its only server instead")
+        }
+        do {
+            let problems = try await playWithServers()
+            await namespace?.remove()
+            return problems
+        } catch {
+            await namespace?.remove()
+            throw error
+        }
+    }
+
+    mutating func playWithServers() async throws -> [String] {
         defer {
             for device in devices { device?.kill() }
             cli.cleanUp()
         }
-        return try await withNATSServers(count: 3) { servers in
+        return try await withNATSServers(count: 3, host: namespace?.clusterAddress ?? "127.0.0.1") { servers in
             stores = (0..<3).map { cli.home + "/device\($0)" }
             #expect(try cli.run(["pin", "drop", "48.8584", "2.2945", "--store", stores[0]]).status == 0)
             for index in 1..<3 {
@@ -86,17 +108,22 @@ struct SyncFaultRun {
             let problems = try await converged()
             let faults = log
             let count = { (kind: String) in faults.filter { $0.contains(kind) }.count }
+            // A partition is a server kill too where no namespace could be made.
+            let partitions = namespace == nil ? "\(count("cut off")) of them partitions of device 0" : "\(count("cut off")) partitions of device 0 (its link pulled out)"
             print(
-                "sync fault seed \(seed): \(actions) actions, \(count("server")) server kills, \(count("cut off")) of them partitions of device 0,"
+                "sync fault seed \(seed): \(actions) actions, \(count("server")) server kills, \(partitions),"
                     + " \(count("device") - count("cut off")) device kills; \(problems.isEmpty ? "converged" : "FAILED")")
             return problems
         }
     }
 
-    /// Device 0 knows only server 1: while it is down, that device is cut off and works alone,
-    /// while the others sync through the other two.
+    /// Device 0 runs in the namespace, knowing every server, or, without one, knows only server
+    /// 1: while its link is cut (or that server is down) it works alone, while the others sync.
     func start(_ index: Int, _ servers: NATSTestServers) throws -> Served {
-        try Served(cli, ["--store", stores[index], "--sync", index == 0 ? servers.url(1) : servers.urls, "--per-page", "2"])
+        let only = index == 0 && namespace == nil
+        return try Served(
+            cli, ["--store", stores[index], "--sync", only ? servers.url(1) : servers.urls, "--per-page", "2"],
+            inside: index == 0 ? namespace : nil)
     }
 
     /// One fault: servers killed (one, two or all three), device 0 cut off, or a device killed,
@@ -104,6 +131,12 @@ struct SyncFaultRun {
     mutating func fault(at step: Int, _ servers: NATSTestServers) async throws {
         let until = step + Int.random(in: 1...4, using: &random)
         switch Int.random(in: 0..<5, using: &random) {
+        case 2 where namespace != nil:
+            // A partition: device 0's cable to the cluster is pulled out; the servers run on.
+            guard cutUntil == nil else { return }
+            try await namespace!.cut()
+            cutUntil = until
+            log.append("step \(step) (\(elapsed)): device 0 cut off (its link pulled out) until \(until)")
         case 2:
             // A partition: device 0's only server goes, the cluster keeps its other two.
             guard downServers[1] == nil else { return }
@@ -131,6 +164,11 @@ struct SyncFaultRun {
     var elapsed: String { "\((ContinuousClock.now - began).components.seconds) s" }
 
     mutating func heal(upTo step: Int, _ servers: NATSTestServers) async throws {
+        if let until = cutUntil, until <= step {
+            try await namespace!.heal()
+            cutUntil = nil
+            healed.append("step \(step) (\(elapsed)): device 0's link back")
+        }
         for (server, until) in downServers where until <= step {
             try await servers.restart(server)
             downServers[server] = nil
@@ -154,11 +192,10 @@ struct SyncFaultRun {
     /// drags one, and the requests go together. The actions are drawn first, one device after
     /// the other, so a seed names them whatever order the answers come in.
     mutating func act() async throws {
-        let http = HTTPClient.shared
         var planned: [(Served, Action)] = []
         for index in 0..<3 {
             guard let device = devices[index] else { continue }
-            let shown = (try await http.send(.GET, device.url + "api/state").json()["pins"] as? [[String: Any]] ?? [])
+            let shown = (try await device.send(.GET, "api/state").json()["pins"] as? [[String: Any]] ?? [])
                 .compactMap { $0["id"] as? String }
             let latitude = Double(Int.random(in: -6000...6000, using: &random)) / 100
             let longitude = Double(Int.random(in: -17000...17000, using: &random)) / 100
@@ -173,14 +210,14 @@ struct SyncFaultRun {
                 group.addTask {
                     switch action {
                     case .drop(let latitude, let longitude):
-                        let answer = try await http.send(.POST, device.url + "api/pins", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
+                        let answer = try await device.send(.POST, "api/pins", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
                         guard answer.status == 201 else { return (nil, nil) }
                         return (try answer.json()["id"] as? String, nil)
                     case .remove(let pin):
-                        let answer = try await http.send(.DELETE, device.url + "api/pins/\(pin)")
+                        let answer = try await device.send(.DELETE, "api/pins/\(pin)")
                         return (nil, answer.status == 200 ? pin : nil)
                     case .drag(let pin, let latitude, let longitude):
-                        _ = try await http.send(.POST, device.url + "api/pins/\(pin)/drag", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
+                        _ = try await device.send(.POST, "api/pins/\(pin)/drag", #"{"latitude": \#(latitude), "longitude": \#(longitude)}"#)
                         return (nil, nil)
                     }
                 }
@@ -199,13 +236,12 @@ struct SyncFaultRun {
     /// Waits until every device shows the same pins and has nothing left to send or receive,
     /// then checks what the person did.
     func converged() async throws -> [String] {
-        let http = HTTPClient.shared
         var last: [String] = []
         let settled = try await eventually(timeout: .seconds(240)) {
             var views: [String] = []
             var statuses: [String] = []
             for device in devices.compactMap({ $0 }) {
-                let sync = try await http.send(.GET, device.url + "api/replication").json()
+                let sync = try await device.send(.GET, "api/replication").json()
                 statuses.append("\(device.url): \(sync)")
                 // Connected too: cut off, "nothing to receive" is only what the cluster held last.
                 guard sync["connected"] as? Bool == true, sync["lag_events"] as? Int == 0, sync["receive_events"] as? Int == 0,
@@ -214,7 +250,7 @@ struct SyncFaultRun {
                     last = ["\(device.url): \(sync)"]
                     return false
                 }
-                let state = try await http.send(.GET, device.url + "api/state").json()
+                let state = try await device.send(.GET, "api/state").json()
                 let pins = state["pins"] as? [[String: Any]] ?? []
                 // The same events folded (every device's log taken whole), the same pins.
                 views.append("\(state["seq"] ?? "?"): " + pins.map { "\($0["id"]!)@\($0["latitude"]!),\($0["longitude"]!)" }.sorted().joined(separator: " "))
@@ -225,7 +261,7 @@ struct SyncFaultRun {
         }
         var problems: [String] = []
         if !settled { problems.append("the devices did not converge: \(last) after \(log), healed \(healed)") }
-        let pins = try await http.send(.GET, devices[0]!.url + "api/state").json()["pins"] as? [[String: Any]] ?? []
+        let pins = try await devices[0]!.send(.GET, "api/state").json()["pins"] as? [[String: Any]] ?? []
         let present = Set(pins.compactMap { $0["id"] as? String })
         let lost = dropped.subtracting(removed).subtracting(present)
         if !lost.isEmpty { problems.append("pins dropped and never removed are missing: \(lost.sorted())") }
