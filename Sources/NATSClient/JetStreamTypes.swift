@@ -58,6 +58,9 @@ public struct StreamInfo: Decodable, Equatable, Sendable {
     public var config: StreamConfig
     public var state: StreamState
     public var cluster: ClusterInfo?
+    /// When the stream was made (RFC 3339, as the server says it): a stream of the same name
+    /// made again (deleted, or lost with the cluster's storage) has another.
+    public var created: String?
 
     public struct StreamState: Decodable, Equatable, Sendable {
         public var messages: UInt64

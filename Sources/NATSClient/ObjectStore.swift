@@ -10,6 +10,10 @@ public struct ObjectStore: Sendable {
     public let jetStream: JetStream
     public let bucket: String
     public var chunkSize: Int = 128 << 10
+    /// When the bucket's stream was made, as ``createOrLookUp(_:bucket:replicas:storage:)``
+    /// found it (nil otherwise): what was put into a bucket of that name before is in this one
+    /// only if this did not change.
+    public private(set) var created: String?
 
     public var streamName: String { "OBJ_\(bucket)" }
 
@@ -25,11 +29,11 @@ public struct ObjectStore: Sendable {
         guard !bucket.isEmpty, bucket.utf8.allSatisfy({ isBucketCharacter($0) }) else {
             throw NATSError.invalidArgument("the bucket name '\(bucket)' may hold only letters, digits, '-' and '_'")
         }
-        let store = ObjectStore(jetStream: jetStream, bucket: bucket)
+        var store = ObjectStore(jetStream: jetStream, bucket: bucket)
         let config = StreamConfig(
             name: store.streamName, subjects: ["$O.\(bucket).C.>", "$O.\(bucket).M.>"], storage: storage,
             replicas: replicas, allowRollup: true, discard: "new")
-        _ = try await jetStream.createOrLookUpStream(config)
+        store.created = try await jetStream.createOrLookUpStream(config).created
         return store
     }
 

@@ -70,6 +70,16 @@ public final class DeviceStreamReader: @unchecked Sendable {
         do { info = try await StreamReading.info(stream, jetStream: jetStream) } catch ReplicationError.streamNotFound(_) {
             return nil
         }
+        // A stream that ends before what the store holds of it, with the store's head where it
+        // ends, is the same history cut short: its device ships into it again after the cluster
+        // lost it (docs/SYNC.md, "Faults"). Read it once it is back past the store's copy.
+        if let head, let last = try await StreamReading.lastBatch(of: stream, jetStream: jetStream), last.summary.last < head.sequence,
+            identity == nil || last.summary.identity == identity, try heldHead(last.summary.last)?.hash == last.summary.head
+        {
+            throw ReplicationError.rewriting(
+                "the stream \(stream.name) holds events up to \(last.summary.last) of the \(head.sequence) this store holds of device \(device):"
+                    + " it is being shipped again; reading it once it has more")
+        }
         // An empty stream is read from its start: the device made it and ships into it soon.
         let next = try await Follower.locate(after: head?.sequence ?? 0, info: info, jetStream: jetStream, stream: stream)
         let reader = DeviceStreamReader(

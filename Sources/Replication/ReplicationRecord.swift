@@ -25,6 +25,11 @@ public struct ReplicationRecord: Codable, Equatable, Sendable {
     /// moved since asks for a rewrite (docs/REPLICATION.md, "A store of several devices"). Nil
     /// in a store of one device, whose rewrites follow its own `PlaceForgotten`s.
     public var forgetsSeen: UInt64? = nil
+    /// When the photo bucket was made, as the cluster said when this store last started
+    /// shipping: a bucket made again since (the cluster lost its storage, or someone deleted it)
+    /// holds none of the photos the list names, so the list is emptied and they go again. Nil
+    /// in a record written before it was kept.
+    public var bucketCreated: String? = nil
 
     /// The folder a store keeps its records in.
     public static func folder(ofStore store: String) -> String { Path.join(store, "replication") }

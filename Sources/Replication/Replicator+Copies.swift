@@ -12,9 +12,7 @@ extension Replicator {
     /// or another store shipping this log), and throws a conflict otherwise.
     func settleRefusedPublish(of batch: ReplicationBatch, expected: UInt64) async throws {
         guard let (sequence, summary) = try await StreamReading.lastBatch(of: stream, jetStream: jetStream) else {
-            throw ReplicationError.conflict(
-                "the stream \(stream.name) is empty, though this store shipped \(expected) messages to it: it was deleted and made"
-                    + " again behind this replicator's back; nothing was overwritten")
+            throw try await Self.emptyStreamError(stream, jetStream: jetStream, shipped: expected)
         }
         if summary.identity == identity, summary.last == batch.lastSequence, summary.head == batch.head {
             return acknowledged(batch, streamSequence: sequence)
@@ -27,6 +25,24 @@ extension Replicator {
             "another writer appended to stream \(stream.name) (its last message \(sequence) holds events"
                 + " \(summary.first)…\(summary.last), where this store expected to add \(batch.firstSequence)…\(batch.lastSequence));"
                 + " nothing was overwritten. Is a copy of this store replicating to the same stream?")
+    }
+
+    /// What an empty stream that this store shipped `messages` messages to means. While its
+    /// safety copy exists, its device is rewriting it after a forget (the copy's events may
+    /// still hold what was forgotten): wait. Otherwise the cluster lost it (its storage gone, a
+    /// cluster made anew at the same address) or someone deleted it: a `.cluster` error, after
+    /// which the sync starts again (`vt serve --sync` retries a sync whose cluster fails), makes
+    /// the stream and ships the log into it from its first event, photos too
+    /// (``Replicator/start(store:connection:servers:options:)``; docs/SYNC.md, "Faults").
+    static func emptyStreamError(_ stream: ReplicationStream, jetStream: JetStream, shipped messages: UInt64) async throws -> ReplicationError {
+        do {
+            _ = try await StreamReading.info(stream.safetyCopy, jetStream: jetStream)
+            return .rewriting("the stream \(stream.name) is empty while its safety copy \(stream.safetyCopy.name) exists: its device is rewriting it; shipping waits")
+        } catch ReplicationError.streamNotFound(_) {
+            return .cluster(
+                "the stream \(stream.name) is empty, though this store shipped \(messages) messages to it: the cluster lost it, or it was deleted;"
+                    + " it is shipped again from the first event")
+        }
     }
 
     /// Whether the stream, up to its last message, is the history this log holds: the same head

@@ -1,5 +1,6 @@
 import DeviceLogs
 import EventLog
+import FileIO
 import NATSClient
 
 extension Replicator {
@@ -92,6 +93,33 @@ extension Replicator {
                     + " another copy of this store wrote to the stream. Nothing was overwritten")
         }
         return (local, sequence)
+    }
+
+    /// A stream found empty that this store had shipped to: shipped again from its first event,
+    /// unless its device is rewriting it (``emptyStreamError(_:jetStream:shipped:)``), which at
+    /// a start is the cluster's state to wait out.
+    static func waitOutRewrite(of stream: ReplicationStream, shipped: UInt64, jetStream: JetStream, options: ReplicationOptions) async throws {
+        let found = try await clusterCall("look up the safety copy \(stream.safetyCopy.name)") {
+            try await emptyStreamError(stream, jetStream: jetStream, shipped: shipped)
+        }
+        if case .rewriting(let reason) = found { throw ReplicationError.cluster(reason) }
+        options.onWait?("the stream \(stream.name) is empty, though this store shipped \(shipped) messages to it; shipping the log into it again")
+    }
+
+    /// The record once the photo bucket is found made anew: its list of uploads emptied, so that
+    /// every photo goes again (asking the bucket first where the stream already holds events).
+    static func forgetUploads(
+        _ old: ReplicationRecord, stream: ReplicationStream, store: String, fileSystem: any FileSystem, options: ReplicationOptions
+    ) throws -> ReplicationRecord {
+        let path = ReplicationRecord.photosPath(store: store, stream: stream.name)
+        do { try fileSystem.writeAtomically([], to: path) } catch {
+            throw ReplicationError.storage("cannot empty \(path): \(error)")
+        }
+        options.onWait?("the photo bucket \(stream.bucket) was made again since this store last shipped to it; uploading its photos again")
+        var record = old
+        record.photosUploaded = 0
+        record.photosMissing = 0
+        return record
     }
 
     /// Where shipping stood when a rewrite began replacing the stream: the safety copy's last

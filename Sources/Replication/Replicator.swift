@@ -120,7 +120,7 @@ public final class Replicator: @unchecked Sendable {
             }
         }
         let fileSystem = PosixFileSystem().confined(to: folder)
-        let old = try ReplicationRecord.load(store: folder, stream: stream.name, fileSystem: fileSystem)
+        var old = try ReplicationRecord.load(store: folder, stream: stream.name, fileSystem: fileSystem)
         // While a rewrite replaces the stream, the stream is short or new: the record, checked
         // against the log, says where shipping stands, and the rewrite goes on first.
         let (acknowledged, streamSequence) =
@@ -135,10 +135,16 @@ public final class Replicator: @unchecked Sendable {
         } catch {
             throw ReplicationError.storage("cannot create \(ReplicationRecord.folder(ofStore: folder)): \(error)")
         }
+        if streamSequence == 0, let shippedBefore = old, shippedBefore.streamSequence > 0, shippedBefore.rewrite != RewriteStep.replace {
+            try await Self.waitOutRewrite(of: stream, shipped: shippedBefore.streamSequence, jetStream: jetStream, options: options)
+        }
+        if let was = old, let made = was.bucketCreated, made != bucket.created {
+            old = try Self.forgetUploads(was, stream: stream, store: folder, fileSystem: fileSystem, options: options)
+        }
         let record = ReplicationRecord(
             stream: stream.name, servers: servers, acknowledgedEvent: acknowledged.sequence, streamSequence: streamSequence,
             head: acknowledged.hash.description, photosUploaded: old?.photosUploaded ?? 0, photosMissing: old?.photosMissing ?? 0,
-            acknowledgedAt: old?.acknowledgedAt, rewrite: old?.rewrite, forgetsSeen: old?.forgetsSeen)
+            acknowledgedAt: old?.acknowledgedAt, rewrite: old?.rewrite, forgetsSeen: old?.forgetsSeen, bucketCreated: bucket.created)
         let blobs: BlobStore
         do { blobs = try BlobStore(directory: Path.join(folder, "blobs"), fileSystem: fileSystem) } catch {
             throw ReplicationError.storage("the photos of \(folder) cannot be read: \(error)")
@@ -261,10 +267,25 @@ public final class Replicator: @unchecked Sendable {
                 break
             } catch let error where Self.isTransient(error) {
                 note(error)
+                try await throwIfStreamIsGone(after: error)
                 try? await Task.sleep(for: options.retryDelay)
             }
         }
         try? saveRecordIfChanged()
+    }
+
+    /// A publish that nobody answers may mean an election, or that the stream is gone (the
+    /// cluster lost its storage, or someone deleted it), which no retry here cures: then a
+    /// `.cluster` error, after which a sync starts again and makes the stream anew
+    /// (``emptyStreamError(_:jetStream:shipped:)``).
+    private func throwIfStreamIsGone(after error: any Error) async throws {
+        guard case NATSError.noResponders = error else { return }
+        do { _ = try await StreamReading.info(stream, jetStream: jetStream) } catch ReplicationError.streamNotFound(_) {
+            throw ReplicationError.cluster(
+                "the stream \(stream.name) is gone from the cluster (its storage lost, or deleted); starting again makes it and ships the log into it")
+        } catch {
+            return
+        }
     }
 
     private func claim() throws {

@@ -25,8 +25,8 @@ struct PartitionReplicationTests {
                 devices.append(phone)
                 let laptop = try Served(cli, ["--store", laptopStore, "--sync", servers.urls])
                 devices.append(laptop)
-                let first = try #require(try await pins(on: phone).first)
-                #expect(await converged(devices, on: [first]) == nil)
+                let first = try #require(try await phone.pins().first)
+                #expect(await Served.converged(devices, on: [first]) == nil)
 
                 try await namespace.cut()
                 let alone = try await phone.send(.POST, "api/pins", #"{"latitude": 35.6586, "longitude": 139.7454}"#)
@@ -43,10 +43,10 @@ struct PartitionReplicationTests {
                 let laptopDrop = try await laptop.send(.POST, "api/pins", #"{"latitude": 40.6892, "longitude": -74.0445}"#)
                 let laptopPin = try #require(try laptopDrop.json()["id"] as? String)
                 // Nothing can reach the phone: its cable is out.
-                #expect(try await pins(on: phone) == [phonePin])
+                #expect(try await phone.pins() == [phonePin])
 
                 try await namespace.heal()
-                let problem = await converged(devices, on: [phonePin, laptopPin])
+                let problem = await Served.converged(devices, on: [phonePin, laptopPin])
                 #expect(problem == nil, "\(problem ?? "")")
             }
         } catch {
@@ -56,32 +56,5 @@ struct PartitionReplicationTests {
             Issue.record("\(device.url) did not stop cleanly: \(device.errors.suffix(2000))")
         }
         await namespace.remove()
-    }
-
-    func pins(on device: Served) async throws -> [String] {
-        (try await device.send(.GET, "api/state").json()["pins"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }.sorted()
-    }
-
-    /// Nil once every device is connected with nothing to send or receive and shows exactly
-    /// `expected`; else what the last look saw.
-    func converged(_ devices: [Served], on expected: [String]) async -> String? {
-        var last = ""
-        let settled = await eventually(timeout: .seconds(180)) {
-            do {
-                for device in devices {
-                    let sync = try await device.send(.GET, "api/replication").json()
-                    let shown = try await pins(on: device)
-                    last = "\(device.url): \(shown) \(sync)"
-                    guard sync["connected"] as? Bool == true, sync["lag_events"] as? Int == 0, sync["receive_events"] as? Int == 0,
-                        shown == expected.sorted()
-                    else { return false }
-                }
-                return true
-            } catch {
-                last = "\(error)"
-                return false
-            }
-        }
-        return settled ? nil : "not converged on \(expected.sorted()): \(last)"
     }
 }

@@ -109,7 +109,8 @@ struct SyncFaultRun {
             let faults = log
             let count = { (kind: String) in faults.filter { $0.contains(kind) }.count }
             // A partition is a server kill too where no namespace could be made.
-            let partitions = namespace == nil ? "\(count("cut off")) of them partitions of device 0" : "\(count("cut off")) partitions of device 0 (its link pulled out)"
+            let cuts = count("cut off")
+            let partitions = namespace == nil ? "\(cuts) of them partitions of device 0" : "\(cuts) partition\(cuts == 1 ? "" : "s") of device 0 (its link pulled out)"
             print(
                 "sync fault seed \(seed): \(actions) actions, \(count("server")) server kills, \(partitions),"
                     + " \(count("device") - count("cut off")) device kills; \(problems.isEmpty ? "converged" : "FAILED")")
