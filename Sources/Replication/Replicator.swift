@@ -138,7 +138,7 @@ public final class Replicator: @unchecked Sendable {
         if streamSequence == 0, let shippedBefore = old, shippedBefore.streamSequence > 0, shippedBefore.rewrite != RewriteStep.replace {
             try await Self.waitOutRewrite(of: stream, shipped: shippedBefore.streamSequence, jetStream: jetStream, options: options)
         }
-        if let was = old, let made = was.bucketCreated, made != bucket.created {
+        if let was = old, let made = was.bucketCreated, let now = bucket.created, made != now {
             old = try Self.forgetUploads(was, stream: stream, store: folder, fileSystem: fileSystem, options: options)
         }
         let record = ReplicationRecord(

@@ -261,7 +261,11 @@ struct SyncFaultRun {
             return Set(views).count == 1
         }
         var problems: [String] = []
-        if !settled { problems.append("the devices did not converge: \(last) after \(log), healed \(healed)") }
+        if !settled {
+            // What each device said of its sync as it went (its "cannot be reached", its restarts).
+            let said = devices.enumerated().map { "device \($0.offset): \($0.element?.errors.suffix(1500) ?? "not running")" }
+            problems.append("the devices did not converge: \(last) after \(log), healed \(healed); \(said.joined(separator: "; "))")
+        }
         let pins = try await devices[0]!.send(.GET, "api/state").json()["pins"] as? [[String: Any]] ?? []
         let present = Set(pins.compactMap { $0["id"] as? String })
         let lost = dropped.subtracting(removed).subtracting(present)
