@@ -70,10 +70,11 @@ public final class DeviceStreamReader: @unchecked Sendable {
         do { info = try await StreamReading.info(stream, jetStream: jetStream) } catch ReplicationError.streamNotFound(_) {
             return nil
         }
+        let last = try await StreamReading.lastBatch(of: stream, jetStream: jetStream)
         // A stream that ends before what the store holds of it, with the store's head where it
         // ends, is the same history cut short: its device ships into it again after the cluster
         // lost it (docs/SYNC.md, "Faults"). Read it once it is back past the store's copy.
-        if let head, let last = try await StreamReading.lastBatch(of: stream, jetStream: jetStream), last.summary.last < head.sequence,
+        if let head, let last, last.summary.last < head.sequence,
             identity == nil || last.summary.identity == identity, try heldHead(last.summary.last)?.hash == last.summary.head
         {
             throw ReplicationError.rewriting(
@@ -86,7 +87,7 @@ public final class DeviceStreamReader: @unchecked Sendable {
             device: device, stream: stream, jetStream: jetStream,
             reading: StreamReading(jetStream: jetStream, stream: stream, identity: identity, after: head), nextMessage: next,
             heldHead: heldHead)
-        if let last = try await StreamReading.lastBatch(of: stream, jetStream: jetStream) { reader.streamEvents = last.summary.last }
+        if let last { reader.streamEvents = last.summary.last }
         return reader
     }
 

@@ -67,14 +67,9 @@ public final class NetworkNamespace: Sendable {
         let link = (host: "v\(pid)l\(serial)h", device: "v\(pid)l\(serial)n")
         let label = "lo:vt\(pid)n\(serial)"
         let taken = try await run(["-4", "-o", "addr", "show"]).output
-        var prefix = ""
         for _ in 0..<100 {
-            let candidate = "10.\(Int.random(in: 200...250)).\(Int.random(in: 0...255)).\(8 * Int.random(in: 0...31))"
-            let parts = candidate.split(separator: ".")
-            let subnet = parts.prefix(3).joined(separator: ".") + "."
-            if !taken.contains(" " + subnet) {
-                prefix = subnet
-                let base = Int(parts[3])!
+            let prefix = "10.\(Int.random(in: 200...250)).\(Int.random(in: 0...255)).", base = 8 * Int.random(in: 0...31)
+            if !taken.contains(" " + prefix) {
                 let namespace = NetworkNamespace(
                     name: name, deviceAddress: prefix + String(base + 2), clusterAddress: prefix + String(base + 6),
                     linkHostSide: link.host, loopbackLabel: label)
