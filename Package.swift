@@ -330,7 +330,11 @@ let package = Package(
         // The NATS client against real nats-server processes (scripts/nats-cluster).
         .testTarget(
             name: "NATSClientTests",
-            dependencies: ["NATSClient", "NATSTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]
+            dependencies: [
+                "NATSClient", "NATSTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // DeafNATSServer, a listener on loopback that answers PINGs and nothing else.
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         // Replication, restore and follow against a real three-server cluster (scripts/nats-cluster).
         .testTarget(

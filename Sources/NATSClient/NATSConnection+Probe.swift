@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 extension NATSConnection {
@@ -25,20 +26,28 @@ extension NATSConnection {
         }
     }
 
+    /// The probe's verdict, `probeTimeout` after its PING. A PONG keeps the connection, unless
+    /// requests have gone unanswered for ``NATSOptions/requestSilenceLimit`` and another server
+    /// is known: the server is alive but passes requests to nobody who answers.
     private func judgeProbe(on channel: any Channel) {
-        let dead = state.withLock { state -> NATSServerURL?? in
+        let name = { (server: NATSServerURL?) in server.map { "\($0)" } ?? "the server" }
+        let reason = state.withLock { state -> String? in
             guard state.channel === channel, state.status == .connected, state.probing else { return nil }
             state.probing = false
-            if state.probeAnswered {
-                state.probes.passed += 1
-                return nil
+            guard state.probeAnswered else {
+                state.probes.failed += 1
+                return "\(name(state.server)) answered no PING within \(options.probeTimeout.seconds) s after a request timed out"
             }
-            state.probes.failed += 1
-            return .some(state.server)
+            state.probes.passed += 1
+            guard let limit = options.requestSilenceLimit, let since = state.unansweredSince, ContinuousClock.now - since >= limit,
+                state.servers.contains(where: { $0 != state.server })
+            else { return nil }
+            state.silenceMoves += 1
+            return "\(name(state.server)) answered PINGs but no request for \((ContinuousClock.now - since).seconds.formatted(.number.precision(.fractionLength(1)))) s"
         }
-        guard let server = dead else { return }
+        guard let reason else { return }
         // Named before the close, which would otherwise read as the server's doing.
-        lost(channel, error: .connectionLost("\(server.map { "\($0)" } ?? "the server") answered no PING within \(options.probeTimeout.seconds) s after a request timed out"))
+        lost(channel, error: .connectionLost(reason))
         channel.close(promise: nil)
     }
 }

@@ -106,6 +106,8 @@ extension NATSConnection {
             state.server = server
             state.pingsOutstanding = 0
             state.probing = false
+            state.unansweredSince = nil
+            state.channelSince = .now
             Self.learn(info, &state)
             if bytes.readableBytes > 0 {
                 let toSend = bytes

@@ -25,10 +25,9 @@ extension NATSConnection {
             try await withCheckedThrowingContinuation { continuation in
                 state.withLock { state in
                     let scheduled = group.next().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [weak self] () -> Void in
-                        self?.finishRequest(token, with: .failure(NATSError.timeout(subject: subject, seconds: timeout.seconds)))
-                        self?.probeLiveness()
+                        self?.timedOut(token, after: timeout)
                     }
-                    state.requests[token] = RequestEntry(subject: subject, continuation: continuation, timeout: scheduled)
+                    state.requests[token] = RequestEntry(subject: subject, sent: .now, continuation: continuation, timeout: scheduled)
                 }
                 do {
                     try publish(subject, payload: payload, replyTo: "\(prefix).\(token)", headers: headers)
@@ -41,8 +40,28 @@ extension NATSConnection {
         }
     }
 
+    /// No reply within the request's timeout: the request fails, the silence on this channel is
+    /// noted, and the server is asked for a PONG (``probeLiveness()``), whose answer decides
+    /// whether the connection stays.
+    private func timedOut(_ token: String, after timeout: Duration) {
+        guard let entry = state.withLock({ state -> RequestEntry? in
+            guard let entry = state.requests.removeValue(forKey: token) else { return nil }
+            if state.status == .connected, state.unansweredSince == nil {
+                state.unansweredSince = max(entry.sent, state.channelSince)
+            }
+            return entry
+        }) else { return }
+        entry.continuation.resume(throwing: NATSError.timeout(subject: entry.subject, seconds: timeout.seconds))
+        probeLiveness()
+    }
+
     func finishRequest(_ token: String, with result: Result<NATSMessage, Error>) {
-        guard let entry = state.withLock({ $0.requests.removeValue(forKey: token) }) else { return }
+        guard let entry = state.withLock({ state -> RequestEntry? in
+            guard let entry = state.requests.removeValue(forKey: token) else { return nil }
+            // Any reply, "no responders" too, shows the server passes requests on.
+            if case .success = result { state.unansweredSince = nil }
+            return entry
+        }) else { return }
         entry.timeout?.cancel()
         if case .success(let message) = result, message.status == 503 {
             entry.continuation.resume(throwing: NATSError.noResponders(subject: entry.subject))

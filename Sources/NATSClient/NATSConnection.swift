@@ -47,6 +47,14 @@ public final class NATSConnection: Sendable {
         var probing = false
         var probeAnswered = false
         var probes = (passed: 0, failed: 0)
+        /// When the oldest request that timed out on the current channel, with no reply to any
+        /// request since, was sent (``NATSOptions/requestSilenceLimit``); nil after a reply.
+        var unansweredSince: ContinuousClock.Instant?
+        /// When the current channel was installed: a request sent before it, while reconnecting,
+        /// counts from here.
+        var channelSince = ContinuousClock.now
+        /// Moves to another server because requests went unanswered on one that answered PINGs.
+        var silenceMoves = 0
         var reconnects = 0
         var closeReason: NATSError?
 
@@ -64,6 +72,7 @@ public final class NATSConnection: Sendable {
 
     struct RequestEntry: Sendable {
         var subject: String
+        var sent: ContinuousClock.Instant
         var continuation: CheckedContinuation<NATSMessage, Error>
         var timeout: Scheduled<Void>?
     }
@@ -105,6 +114,9 @@ public final class NATSConnection: Sendable {
     /// Liveness probes after a request timed out: answered in time (the connection kept), or not
     /// (the connection taken for dead and remade).
     public var probeCounts: (passed: Int, failed: Int) { state.withLock { $0.probes } }
+    /// Times the connection moved to another server because its requests went unanswered for
+    /// ``NATSOptions/requestSilenceLimit`` on a server that answered PINGs.
+    public var silenceMoveCount: Int { state.withLock { $0.silenceMoves } }
     /// Why the connection closed for good, when it was not `close()`.
     public var closeReason: NATSError? { state.withLock { $0.closeReason } }
 

@@ -31,6 +31,14 @@ public struct NATSOptions: Sendable {
     /// 40–60 s; a server that is alive but slow to reply (JetStream electing a leader) answers
     /// the PING and keeps its connection.
     public var probeTimeout: Duration = .seconds(2)
+    /// How long requests may go unanswered on a server that answers PINGs before the client
+    /// moves to another server of the cluster: from the sending of the oldest request that timed
+    /// out with no reply to any request since. A server can go on answering its clients' PINGs
+    /// while the JetStream API behind it stays silent (nats-server 2.9 has been seen to do so
+    /// until it was restarted, nats-io/nats-server#4034); another server of the cluster then
+    /// answers. Longer than an election takes, so a leader being chosen does not move it. nil:
+    /// never; a connection that knows no other server stays.
+    public var requestSilenceLimit: Duration? = .seconds(15)
     /// The default timeout of `request` and of the JetStream calls.
     public var requestTimeout: Duration = .seconds(5)
     /// Whether the server sends this connection the messages it publishes itself.

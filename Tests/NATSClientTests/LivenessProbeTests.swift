@@ -5,8 +5,9 @@ import Testing
 
 /// A request that times out makes the client ask the server for a PONG at once
 /// (``NATSOptions/probeTimeout``): a hung connection is remade within seconds, while a server
-/// that is only slow to reply keeps its connection. The periodic pings are set to ten minutes,
-/// so only the probe can act here.
+/// that is only slow to reply keeps its connection, unless its requests have gone unanswered for
+/// ``NATSOptions/requestSilenceLimit``. The periodic pings are set to ten minutes, so only the
+/// probe can act here.
 @Suite("NATS liveness probe against a real nats-server")
 struct LivenessProbeTests {
     static func options() -> NATSOptions {
@@ -51,5 +52,72 @@ struct LivenessProbeTests {
             #expect(try await silent.next(timeout: .seconds(10)) != nil, "the request reached the listener")
             await nats.close()
         }
+    }
+
+    @Test func requestsUnansweredByAServerThatAnswersPingsMoveTheConnectionToAnother() async throws {
+        let deaf = try await DeafNATSServer()
+        try await withNATSServers { servers in
+            let (responder, answering) = try await Self.answer("help", on: servers.url(1))
+            var options = Self.options()
+            options.requestSilenceLimit = .seconds(1)
+            let nats = try await NATSConnection.connect("\(deaf.url),\(servers.url(1))", options: options)
+            #expect(nats.connectedServer?.port == deaf.port)
+            var timeouts = 0
+            let answered = await eventually {
+                do {
+                    return try await nats.request("help", payload: [5], timeout: .milliseconds(300)).payload == [5]
+                } catch {
+                    timeouts += 1
+                    return false
+                }
+            }
+            #expect(answered, "a request was answered at last, after \(timeouts) timeouts")
+            #expect(nats.connectedServer?.port == servers.port(1), "on \(String(describing: nats.connectedServer))")
+            #expect(nats.silenceMoveCount == 1 && nats.probeCounts.failed == 0, "moved for the silence, every probe answered: \(nats.probeCounts)")
+            #expect(timeouts >= 2, "it stayed while the silence was shorter than the limit")
+            answering.cancel()
+            await nats.close()
+            await responder.close()
+        }
+        await deaf.stop()
+    }
+
+    @Test func requestsTimingOutBetweenAnsweredOnesKeepTheConnection() async throws {
+        let deaf = try await DeafNATSServer()
+        try await withNATSServers { servers in
+            let (responder, answering) = try await Self.answer("help", on: servers.url(1))
+            let silent = try responder.subscribe("silent")
+            try await responder.flush()
+            var options = Self.options()
+            // Each silence lasts a request's timeout and a probe's, 0.8 s; six of them in a row,
+            // were they not broken by the answers, would pass the limit.
+            options.requestSilenceLimit = .seconds(3)
+            let nats = try await NATSConnection.connect("\(servers.url(1)),\(deaf.url)", options: options)
+            for round in 1...6 {
+                await #expect(throws: NATSError.self) { try await nats.request("silent", timeout: .milliseconds(300)) }
+                #expect(await eventually { nats.probeCounts.passed == round }, "probe \(round) was judged: \(nats.probeCounts)")
+                #expect(try await nats.request("help", payload: [UInt8(round)]).payload == [UInt8(round)])
+            }
+            #expect(nats.reconnectCount == 0 && nats.silenceMoveCount == 0, "the connection was kept")
+            #expect(nats.connectedServer?.port == servers.port(1))
+            #expect(try await silent.next(timeout: .seconds(10)) != nil, "the silent requests reached their listener")
+            answering.cancel()
+            await nats.close()
+            await responder.close()
+        }
+        await deaf.stop()
+    }
+
+    /// A connection to `url` that replies to every request on `subject` with its payload.
+    static func answer(_ subject: String, on url: String) async throws -> (NATSConnection, Task<Void, Error>) {
+        let responder = try await NATSConnection.connect(url, options: testOptions())
+        let requests = try responder.subscribe(subject)
+        try await responder.flush()
+        let answering = Task {
+            for try await request in requests {
+                if let reply = request.replyTo { try responder.publish(reply, payload: request.payload) }
+            }
+        }
+        return (responder, answering)
     }
 }
