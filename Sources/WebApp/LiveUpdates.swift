@@ -90,7 +90,9 @@ final class LiveUpdates: Sendable {
             if let pin = recorded.event.pin, seen.insert(pin).inserted { pins.append(pin.description) }
             if case .regionChanged = recorded.event { region = true }
         }
-        let first = change.events.first?.sequence ?? change.state.sequence
+        // Events that sorted before others changed the history from where the first of them
+        // lies: a page showing a point after it draws it again.
+        let first = change.historyChangedFrom ?? change.events.first?.sequence ?? change.state.sequence
         let list = pins.map { "\"\($0)\"" }.joined(separator: ",")
         return "id: \(change.state.sequence)\nevent: change\ndata: {\"first\":\(first),\"seq\":\(change.state.sequence),\"pins\":[\(list)],\"region\":\(region)}\n\n"
     }

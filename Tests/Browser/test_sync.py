@@ -139,3 +139,48 @@ def test_a_replica_of_a_map_of_two_devices_shows_both_devices_pins_live_and_offe
                 _, errors = process.communicate(timeout=30)
                 assert process.returncode == 0, f"vt serve did not stop cleanly on SIGTERM ({process.returncode}); stderr:\n{errors[-4000:]}"
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_time_travel_page_draws_its_point_again_when_another_devices_earlier_events_arrive(nats):  # noqa: F811
+    folder = tempfile.mkdtemp(prefix="vt-browser-sync-time-")
+    phone_store, laptop_store = folder + "/phone", folder + "/laptop"
+    vt("pin", "drop", "48.8584", "2.2945", "--store", phone_store)
+    vt("device", "--name", "phone", "--store", phone_store)
+    vt("clone", "--from", phone_store, "--to", laptop_store, "--name", "laptop")
+    # The laptop, not syncing, drops a pin before the phone's next ones: in the merged order of
+    # the two devices' events it comes before them, whenever it arrives.
+    vt("pin", "drop", "-33.86", "151.21", "--store", laptop_store)
+    laptop_pin = json.loads(vt("pins", "--json", "--store", laptop_store).splitlines()[-1])
+    assert laptop_pin["latitude"] == -33.86, laptop_pin
+    phone, phone_origin = serve(phone_store, "--sync", nats)
+    laptop = None
+    try:
+        tokyo = json.loads(call(phone_origin, "POST", "/api/pins", {"latitude": 35.68, "longitude": 139.69}))
+        call(phone_origin, "POST", "/api/pins", {"latitude": 40.71, "longitude": -74.0})
+        drops = api(phone_origin, "/api/events?from=1&limit=1000&type=PinDropped")["events"]
+        point = next(event["seq"] for event in drops if event["pin"] == tokyo["id"])
+        with browser_page() as page:
+            page.goto(phone_origin + "/time")
+            expect(page.locator("body[data-ready=true]")).to_have_count(1)
+            page.locator("#slider").fill(str(point))
+            expect(page.locator(f"#map[data-seq='{point}']")).to_have_count(1)
+            expect(page.locator(f".vt-pin[data-pin='{tokyo['id']}']")).to_have_count(1)
+            expect(page.locator(f".vt-pin[data-pin='{laptop_pin['id']}']")).to_have_count(0)
+
+            # The laptop syncs: its pin, made before the point, is now part of the history up
+            # to it, and the open page shows it there without being touched.
+            laptop, _ = serve(laptop_store, "--sync", nats)
+            expect(page.locator(f".vt-pin[data-pin='{laptop_pin['id']}']")).to_have_count(1, timeout=60_000)
+            expect(page.locator(f"#map[data-seq='{point}']")).to_have_count(1)
+            expect(page.locator("#events li[data-device='laptop']").first).to_be_visible()
+            state = api(phone_origin, f"/api/state?at={point}")
+            shown = sorted(page.locator(".vt-pin").evaluate_all("pins => pins.map(pin => pin.dataset.pin)"))
+            assert shown == sorted(pin["id"] for pin in state["pins"]), "the page shows the point as the server has it now"
+            page.screenshot(path=str(SHOTS / "sync-time-travel.png"))
+    finally:
+        for process in (laptop, phone):
+            if process and process.poll() is None:
+                process.terminate()
+                _, errors = process.communicate(timeout=30)
+                assert process.returncode == 0, f"vt serve did not stop cleanly on SIGTERM ({process.returncode}); stderr:\n{errors[-4000:]}"
+        shutil.rmtree(folder, ignore_errors=True)

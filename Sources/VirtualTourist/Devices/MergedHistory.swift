@@ -145,13 +145,17 @@ final class MergedHistory {
     /// The whole fold (from the newest merged snapshot that is still a prefix of this history),
     /// where this device's events lie in it, the time of its last one, and the newest time of
     /// the other devices' events (the hybrid clock's floor).
-    func fold(from checkpoints: [MergedCheckpoint] = []) throws -> Fold {
+    ///
+    /// With `noting`, the fold also notes the position of that device's first event after
+    /// sequence `after` (``Fold/firstNoted``): where events just taken lie in the order.
+    func fold(from checkpoints: [MergedCheckpoint] = [], noting device: DeviceID? = nil, after: UInt64 = 0) throws -> Fold {
         var (start, skipped) = try self.start(fromNewestOf: checkpoints).map { ($0, []) } ?? self.start(atOrBefore: count)
         var fold = Fold(state: start.takeState()!, runs: start.runs, snapshot: start.snapshot, skipped: skipped)
         for entry in start.frontier?.logs ?? [] where entry.last > 0 { fold.lastTimes[entry.device] = entry.lastTime }
         try forEach(from: start.position + 1, resuming: start.resumption) { recorded in
             let origin = recorded.origin!
             if origin.device == local { MergedNumbering.append(recorded.sequence, to: &fold.runs) }
+            if fold.firstNoted == nil, origin.device == device, origin.sequence > after { fold.firstNoted = recorded.sequence }
             fold.lastTimes[origin.device] = recorded.timestamp
             fold.state.apply(recorded)
         }
@@ -168,6 +172,8 @@ final class MergedHistory {
         var skipped: [SkippedSnapshot]
         /// Each log's last event's time (times never go back along a log).
         var lastTimes: [DeviceID: LogTimestamp] = [:]
+        /// The position of the noted device's first event after the sequence named.
+        var firstNoted: UInt64?
     }
 
     /// The other devices' logs as a fold of the whole history leaves them: a merged snapshot's

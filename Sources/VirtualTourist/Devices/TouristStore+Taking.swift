@@ -125,12 +125,13 @@ extension TouristStore {
         }
         let ownLast = log.lastSequence
         let merged = history.with(ownLast: ownLast)
-        let fold = try merged.fold(from: access.checkpoints)
+        let fold = try merged.fold(from: access.checkpoints, noting: device, after: (taken.first?.sequence ?? 1) - 1)
         if let newest = fold.lastTimes.filter({ $0.key != merged.local }).values.max() { clock.observe(newest) }
         let numbering = MergedNumbering(
             device: merged.local, offset: fold.state.sequence - ownLast, runs: fold.runs, lastTime: fold.lastTimes[merged.local])
         // The events taken, as the subscribers read them: at the end of the order (a page
-        // refreshes the pins they name wherever they sort).
+        // refreshes the pins they name wherever they sort); where they do sort is told apart
+        // (`historyChangedFrom`), for a page that shows a point of the history.
         var recorded: [RecordedEvent] = []
         var position = fold.state.sequence - UInt64(taken.count)
         for event in taken where !event.isErased {
@@ -140,6 +141,8 @@ extension TouristStore {
             decoded.origin = EventOrigin(device: device, sequence: event.sequence)
             recorded.append(decoded)
         }
-        await access.adopt(fold.state, numbering: numbering, copiedLogs: merged.copiedLogs(fold), snapshot: fold.snapshot, events: recorded)
+        await access.adopt(
+            fold.state, numbering: numbering, copiedLogs: merged.copiedLogs(fold), snapshot: fold.snapshot, events: recorded,
+            historyChangedFrom: fold.firstNoted)
     }
 }

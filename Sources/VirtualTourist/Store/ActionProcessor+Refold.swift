@@ -11,10 +11,12 @@ extension ActionProcessor.ExclusiveAccess {
     var checkpoints: [MergedCheckpoint] { processor.checkpoints }
 
     func adopt(
-        _ fold: TouristState, numbering: MergedNumbering, copiedLogs: [MergedFrontier.Log], snapshot: UInt64?, events: [RecordedEvent]
+        _ fold: TouristState, numbering: MergedNumbering, copiedLogs: [MergedFrontier.Log], snapshot: UInt64?, events: [RecordedEvent],
+        historyChangedFrom: UInt64?
     ) async {
         await snapshotsSettled()
-        processor.adopt(fold, numbering: numbering, copiedLogs: copiedLogs, snapshot: snapshot, events: events)
+        processor.adopt(
+            fold, numbering: numbering, copiedLogs: copiedLogs, snapshot: snapshot, events: events, historyChangedFrom: historyChangedFrom)
     }
 }
 
@@ -78,7 +80,8 @@ extension ActionProcessor {
     static let checkpointSpacing: UInt64 = 1_000
 
     fileprivate func adopt(
-        _ fold: TouristState, numbering: MergedNumbering, copiedLogs: [MergedFrontier.Log], snapshot: UInt64?, events: [RecordedEvent]
+        _ fold: TouristState, numbering: MergedNumbering, copiedLogs: [MergedFrontier.Log], snapshot: UInt64?, events: [RecordedEvent],
+        historyChangedFrom: UInt64?
     ) {
         precondition(fold.sequence >= state.sequence, "a refold covers every event the state did, and more")
         state = fold
@@ -89,7 +92,7 @@ extension ActionProcessor {
         // Positions moved by the events that sorted before others; the snapshots are counted
         // as before (a snapshot past the state's end would never be followed by another).
         shared.withLock { $0.lastSnapshot = min($0.lastSnapshot, fold.sequence) }
-        publish(StoreChange(events: events, state: fold), head: shared.withLock { $0.publishedHead })
+        publish(StoreChange(events: events, state: fold, historyChangedFrom: historyChangedFrom), head: shared.withLock { $0.publishedHead })
         startSnapshotIfDue()
     }
 }

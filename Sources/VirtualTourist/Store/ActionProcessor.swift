@@ -167,7 +167,7 @@ final class ActionProcessor: @unchecked Sendable, CommitSettler {
         scratch = replacement
         // History was read again (a forget erased events): a state kept from before is not its fold.
         checkpoints = []
-        publish(StoreChange(events: [], state: state), head: shared.withLock { $0.publishedHead })
+        publish(StoreChange(events: [], state: state, historyChangedFrom: 1), head: shared.withLock { $0.publishedHead })
     }
 
     /// Makes `change.state` the published state, bound to `head`, and tells every subscriber.

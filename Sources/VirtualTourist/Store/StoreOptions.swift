@@ -54,6 +54,10 @@ public struct StoreChange: Sendable {
     public var events: [RecordedEvent]
     public var state: TouristState
     public var photosArrived: Set<PhotoDigest> = []
+    /// When events taken from another device sorted before events folded earlier: the first
+    /// position of the merged order that changed (the history up to any later point is not what
+    /// it was). nil when the events come after every earlier one.
+    public var historyChangedFrom: UInt64?
 }
 
 /// An event an action proposes; its cause may point at an earlier event of the same action.

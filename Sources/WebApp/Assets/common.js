@@ -37,8 +37,9 @@ const VT = {
     VT.toastTimer = setTimeout(() => toast.classList.remove("shown"), 5000);
   },
 
-  // Follows /api/live: calls onChange(frame) for each change, and onResync() when frames
-  // may have been missed (first connection, reconnects, a gap in sequence numbers). While the
+  // Follows /api/live: calls onChange(frame) for each change, and onResync(seq) when frames
+  // may have been missed (first connection, reconnects, a gap in sequence numbers), with the
+  // last sequence number the server named. While the
   // server cannot be reached a banner says that what the page shows may be out of date; the
   // page keeps trying (the browser's own retry, or a new stream when the browser gives up)
   // and catches up as soon as the server answers again.
@@ -54,11 +55,11 @@ const VT = {
         lost = false;
         VT.connection(true);
         last = hello.seq;
-        if (missed) onResync();
+        if (missed) onResync(hello.seq);
       });
       source.addEventListener("change", (event) => {
         const frame = JSON.parse(event.data);
-        if (last !== null && frame.first > last + 1) { last = frame.seq; onResync(); return; }
+        if (last !== null && frame.first > last + 1) { last = frame.seq; onResync(frame.seq); return; }
         last = frame.seq;
         onChange(frame);
       });

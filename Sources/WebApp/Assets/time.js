@@ -173,12 +173,16 @@
   }
 
   slider.addEventListener("input", () => showState());
-  // The log grows while the page is open: the slider's end follows it.
-  VT.live((frame) => {
+  // The log grows while the page is open: the slider's end follows it. In a store of several
+  // devices another device's events can sort before the point shown (made earlier, taken now):
+  // the history up to it changed, so the point is drawn again. Frames missed: the same.
+  const follow = (last, first) => {
     const atEnd = Number(slider.value) === Number(slider.max);
-    slider.max = String(frame.seq);
-    if (atEnd) { slider.value = String(frame.seq); showState(); }
-  }, () => {});
+    slider.max = String(last);
+    if (atEnd) slider.value = String(last);
+    if (atEnd || first <= Number(slider.value)) showState();
+  };
+  VT.live((frame) => follow(frame.seq, frame.first), (last) => follow(last, 0));
   await showState();
   document.body.dataset.ready = "true";
 })();
