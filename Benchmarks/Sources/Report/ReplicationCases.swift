@@ -23,7 +23,7 @@ struct ReplicationCases {
     static let groups = ["lag", "commit", "backlog", "rewrite", "sync"]
     static let usage = """
         usage: vt-bench replication --nats URLS [--events N] [--photo-events N] [--rate N] [--seconds N] [--downloads N]
-                                   [--commits N] [--catch-up N] [--only lag,commit,backlog,rewrite,sync] [--smoke] [--seed N] [--json]
+                                   [--commits N] [--catch-up N] [--growing] [--only lag,commit,backlog,rewrite,sync] [--smoke] [--seed N] [--json]
         Measures replication into a JetStream cluster (use three servers: Benchmarks/scripts/replication starts them):
           lag      the app commits --rate events/s (1000) for --seconds (30), --downloads (6) at once as the album
                    pipeline downloads, while a Replicator runs; lag in events and seconds
@@ -34,7 +34,8 @@ struct ReplicationCases {
                    then the same on a store of --photo-events with its photos
           sync     three devices syncing live through the cluster: pins dropped at --rate in all for --seconds, the lag
                    until each other device shows each; a device offline while the others wrote --catch-up (100k) events,
-                   synced once; durable commits with and without its sync running (docs/SYNC.md)
+                   synced once; durable commits with and without its sync running (docs/SYNC.md); with --growing
+                   the map in the lag case only grows (every action a new pin) instead of keeping about 1,000 pins
         --smoke: 5,000 and 500 events, 1 s at the rate, 100 commits, a catch-up of 2,000 (CI).
         """
 
@@ -48,6 +49,8 @@ struct ReplicationCases {
     var photoEvents = 20_000
     /// Events the other devices write while one is offline, in the sync case.
     var catchUp = 100_000
+    /// The sync lag case's map only grows instead of keeping about 1,000 pins.
+    var growing = false
     var seed: UInt64 = 2026
     var json = false
     var groups = Set(ReplicationCases.groups)
@@ -78,6 +81,7 @@ struct ReplicationCases {
             case "--catch-up": catchUp = Int(try number(argument, 1_000...10_000_000))
             case "--seed": seed = UInt64(try number(argument, 0...1e15))
             case "--json": json = true
+            case "--growing": growing = true
             case "--smoke":
                 events = 5_000
                 photoEvents = 500
