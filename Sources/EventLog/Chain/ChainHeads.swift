@@ -13,11 +13,10 @@ enum ChainHeads {
     }
 
     /// The same, with the position after the event when it lies in a hot-tail segment and ends
-    /// a record there (``TailPosition``). With `fromTailCheckpoint`, a head in the active
-    /// segment after its tail checkpoint is hashed from there (``LogReader/headForCheck(at:)``).
+    /// a record there (``TailPosition``).
     static func headAndPosition(
         at sequence: UInt64, directory: String, fileSystem: any FileSystem, payloadCodec: (any BlockPayloadCodec)?,
-        headers: BlockHeaderCache? = nil, fromTailCheckpoint: Bool = false
+        headers: BlockHeaderCache? = nil
     ) throws -> (head: LogHead, position: TailPosition?)? {
         var files = LogDirectory(directory: directory, fileSystem: fileSystem, headers: headers)
         try files.refresh()
@@ -57,46 +56,26 @@ enum ChainHeads {
         case .segment:
             let scanner = try TailScanner.open(path: file.path, fileSystem: fileSystem, decompressor: decompressor)
             defer { scanner.close() }
-            // The writer's checkpoint, when it lies before the event: the records from its end
-            // of data on are hashed from its head. Anything short of a record boundary there
-            // and a clean read on from it, and the segment is hashed from its start.
-            if fromTailCheckpoint, let checkpoint = TailCheckpoint.read(for: scanner.header, in: directory, fileSystem: fileSystem),
-                checkpoint.nextSequence > scanner.header.firstSequence, checkpoint.nextSequence <= sequence + 1,
-                scanner.resume(at: scanner.position(at: checkpoint.end)),
-                let found = try? hash(scanner, from: EventChain(head: checkpoint.chain, after: checkpoint.nextSequence - 1), to: sequence)
-            {
-                return found
-            }
-            scanner.restart()
-            let start = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
-            return try hash(scanner, from: start, to: sequence, isLastSegment: position == files.files.count - 1)
-        }
-    }
-
-    /// Hashes the segment's events from where `scanner` stands (the chain there: `start`) up to
-    /// `sequence`: the head after it, with the position when a record ends there; nil when the
-    /// segment ends first. Damage throws unless it is the active segment's torn tail.
-    private static func hash(
-        _ scanner: TailScanner, from start: EventChain, to sequence: UInt64, isLastSegment: Bool = false
-    ) throws -> (head: LogHead, position: TailPosition?)? {
-        var chain = start
-        var standing = chain.sequence == sequence ? scanner.standing(chain: chain.head) : nil
-        while chain.sequence < sequence {
-            switch try scanner.next() {
-            case .record(let record, _):
-                var events = record.run.makeIterator(firstSequence: chain.sequence + 1)
-                while chain.sequence < sequence, let event = events.next() {
-                    chain.append(time: event.timestamp, payload: event.payload)
+            var chain = EventChain(head: scanner.header.chainBefore, after: scanner.header.firstSequence - 1)
+            var standing: TailPosition? = nil
+            while chain.sequence < sequence {
+                switch try scanner.next() {
+                case .record(let record, _):
+                    var events = record.run.makeIterator(firstSequence: chain.sequence + 1)
+                    while chain.sequence < sequence, let event = events.next() {
+                        chain.append(time: event.timestamp, payload: event.payload)
+                    }
+                    if chain.sequence == sequence, scanner.nextSequence == sequence + 1 { standing = scanner.standing(chain: chain.head) }
+                case .end:
+                    return nil
+                case .damaged(let offset, let reason, let definite):
+                    let isLast = position == files.files.count - 1
+                    if try scanner.isTornTail(at: offset, definite: definite, isLastSegment: isLast) { return nil }
+                    throw LogError.corrupt(reason, file: file.path, offset: offset, sequence: scanner.nextSequence)
                 }
-                if chain.sequence == sequence, scanner.nextSequence == sequence + 1 { standing = scanner.standing(chain: chain.head) }
-            case .end:
-                return nil
-            case .damaged(let offset, let reason, let definite):
-                if try scanner.isTornTail(at: offset, definite: definite, isLastSegment: isLastSegment) { return nil }
-                throw LogError.corrupt(reason, file: scanner.path, offset: offset, sequence: scanner.nextSequence)
             }
+            return (LogHead(sequence: sequence, hash: chain.head), standing)
         }
-        return (LogHead(sequence: sequence, hash: chain.head), standing)
     }
 
     /// The last complete event's sequence (0 for an empty log); a torn tail ends it.

@@ -39,9 +39,6 @@ final class LegacyReading: FormatReading {
         LegacyCursor(reading: self, start: start, lastSequence: lastSequence, lastTime: lastTime)
     }
 
-    /// Format 1 keeps no tail checkpoint: the same as ``head(at:)``.
-    func headForCheck(at sequence: UInt64) throws -> LogHead? { try head(at: sequence) }
-
     /// The hash of the batch whose last event is `sequence` (nil when no batch ends exactly there).
     func head(at sequence: UInt64) throws -> LogHead? {
         if segments.isEmpty { try refresh() }

@@ -36,12 +36,6 @@ final class BlockTailReading: FormatReading {
         try ChainHeads.head(at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec, headers: blockHeaders)
     }
 
-    func headForCheck(at sequence: UInt64) throws -> LogHead? {
-        try ChainHeads.headAndPosition(
-            at: sequence, directory: directory, fileSystem: fileSystem, payloadCodec: payloadCodec, headers: blockHeaders,
-            fromTailCheckpoint: true)?.head
-    }
-
     /// On another core, unless the file system wants its calls in one order
     /// (``FileIO/FileSystem/allowsReadAhead``): its heads are read from the files alone.
     func headInBackground(at sequence: UInt64) -> PendingHead {

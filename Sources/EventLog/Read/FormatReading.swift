@@ -9,8 +9,6 @@ protocol FormatReading: AnyObject {
     func cursor(start: LogCursor.Start, lastSequence: UInt64?, lastTime: LogTimestamp?, tailPosition: TailPosition?) -> any CursorEngine
     /// The head at `sequence` (``LogReader/head(at:)``).
     func head(at sequence: UInt64) throws -> LogHead?
-    /// The same for a check that fails safe (``LogReader/headForCheck(at:)``).
-    func headForCheck(at sequence: UInt64) throws -> LogHead?
     /// ``head(at:)`` begun now, on another core where the format allows it.
     func headInBackground(at sequence: UInt64) -> PendingHead
     /// The sequence number of the last complete event (0 for an empty log).

@@ -104,17 +104,6 @@ public final class LogReader {
         return try reading?.head(at: sequence)
     }
 
-    /// ``head(at:)`` for a check whose mismatch only costs work (a kept fold compared with the
-    /// log it came from: on a mismatch the caller folds from further back). Inside the active
-    /// segment it may start from the writer's tail checkpoint (FORMAT.md, "Tail checkpoint"),
-    /// derived data, instead of hashing every event of the segment before it; a false match
-    /// would need a checkpoint left beside a segment another history replaced, which no writer
-    /// leaves. Never the head to show, sign or prove.
-    public func headForCheck(at sequence: UInt64) throws -> LogHead? {
-        if reading == nil { try refresh() }
-        return try reading?.headForCheck(at: sequence)
-    }
-
     /// ``head(at:)`` begun now, on another core where the log allows it (format 2, whose heads
     /// are read from the files alone), so that a caller can load something beside it; `value()`
     /// waits for it. A format-1 log's head, or one on a file system whose calls must come in one

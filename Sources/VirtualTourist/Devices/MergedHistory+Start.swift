@@ -124,9 +124,7 @@ extension MergedHistory {
             guard logs[index].last >= entry.last else {
                 throw SnapshotProblem("it folded device \(entry.device)'s log through \(entry.last), and the log ends at \(logs[index].last)")
             }
-            // A mismatch only makes the fold start further back, so the head may come from the
-            // writer's tail checkpoint instead of the whole hot tail hashed (docs/SYNC.md).
-            guard try reader(logs[index]).headForCheck(at: entry.last)?.hash.bytes == entry.head else {
+            guard try reader(logs[index]).head(at: entry.last)?.hash.bytes == entry.head else {
                 throw SnapshotProblem("it was taken from another history of device \(entry.device)'s log (its head at \(entry.last) differs)")
             }
             folded[index] = entry.last
