@@ -89,8 +89,9 @@ struct LivenessProbeTests {
     }
 
     @Test func requestsTimingOutBetweenAnsweredOnesKeepTheConnection() async throws {
-        // Three real servers: the connection knows others to move to, and a probe that a stalled
-        // machine judges dead moves it to one that answers too, which this test does not count.
+        // Three real servers, so that the silence rule has another server to move to (with one,
+        // a broken rule could not show); a probe that a stalled machine judges dead also moves
+        // the connection to one that answers, which is not a silence move and is not counted.
         try await withNATSServers(count: 3) { servers in
             let (responder, answering) = try await Self.answer("help", on: servers.url(1))
             let silent = try responder.subscribe("silent")
