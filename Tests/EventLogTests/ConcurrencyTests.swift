@@ -73,10 +73,15 @@ import Testing
     }
 
     /// Many threads appending under `.always` get dense, distinct sequence numbers, each event
-    /// lands at the number its append returned, and appends that waited shared syncs.
+    /// lands at the number its append returned, and appends that waited shared syncs (each
+    /// sync taking 2 ms, as on a disk: see below).
     @Test func concurrentBlockingAppendersShareSyncs() throws {
         let directory = TemporaryFolder.made("group-threads")
         let fileSystem = InstrumentedFileSystem()
+        fileSystem.failure = { operation, path, _ in
+            if operation == "sync", path.hasSuffix(".seg") { Thread.sleep(forTimeInterval: 0.002) }
+            return nil
+        }
         let log = try EventLog.open(at: directory.path, configuration: configuration(), fileSystem: fileSystem)
         let threads = 8
         let perThread = 150
@@ -108,10 +113,17 @@ import Testing
     }
 
     /// The same with async appenders: they wait suspended, so far more appenders than threads
-    /// make progress together without blocking the pool.
+    /// make progress together without blocking the pool. Each sync of the log takes 2 ms, as on
+    /// a disk: in memory (where the suite's folders are, scripts/test) a sync returns before the
+    /// next appender arrives, and there would be nothing to share.
     @Test func concurrentAsyncAppendersShareSyncs() async throws {
         let directory = TemporaryFolder.made("group-tasks")
-        let log = try EventLog.open(at: directory.path, configuration: configuration())
+        let disk = InstrumentedFileSystem()
+        disk.failure = { operation, path, _ in
+            if operation == "sync", path.hasSuffix(".seg") { Thread.sleep(forTimeInterval: 0.002) }
+            return nil
+        }
+        let log = try EventLog.open(at: directory.path, configuration: configuration(), fileSystem: disk)
         let tasks = 64
         let perTask = 20
         let assigned = try await withThrowingTaskGroup(of: [(UInt64, [UInt8])].self) { group in

@@ -14,7 +14,7 @@ import Glibc
 /// nothing is damaged, reading goes on, and the store works again once space (or write
 /// access) is back. On a real small file system (tmpfs, when this machine lets the tests
 /// mount one) and through the file-system interface.
-@Suite(.serialized) struct FullDiskTests {
+@Suite(.serialized, .waitsForProcesses) struct FullDiskTests {
     @Test(.enabled(if: SmallDisk.canMount, "mounting a tmpfs needs root with CAP_SYS_ADMIN"))
     func aRealFullDiskRefusesClearlyAndTheStoreCarriesOnWhenSpaceIsBack() async throws {
         let disk = try #require(SmallDisk(megabytes: 4))

@@ -3,7 +3,7 @@ import StorageTestSupport
 import Testing
 
 /// The app's actions from the command line, and arguments that must be refused.
-@Suite struct ActionCommandTests {
+@Suite(.waitsForProcesses) struct ActionCommandTests {
     let vt = CLI()
 
     @Test func pinActionsAndTheRegionChangeTheStore() throws {

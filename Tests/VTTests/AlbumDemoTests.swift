@@ -4,7 +4,7 @@ import StorageTestSupport
 import Testing
 
 /// `vt demo`, the README's main job: a session with real downloads from a photo service.
-@Suite struct AlbumDemoTests {
+@Suite(.waitsForProcesses) struct AlbumDemoTests {
     let runner = DemoCommandTests()
 
     /// The environment without any key, so the run is offline whatever the machine has set.

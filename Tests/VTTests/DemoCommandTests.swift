@@ -3,7 +3,7 @@ import StorageTestSupport
 import Testing
 
 /// `vt` as people run it: the built binary, its output and its exit codes.
-@Suite struct DemoCommandTests {
+@Suite(.waitsForProcesses) struct DemoCommandTests {
     struct Run {
         var status: Int32
         var output: String

@@ -3,7 +3,7 @@ import StorageTestSupport
 import Testing
 
 /// `vt device`, `vt clone` and `vt sync` through the built program, as a person would use them.
-@Suite struct DeviceCommandTests {
+@Suite(.waitsForProcesses) struct DeviceCommandTests {
     let vt = CLI()
 
     @Test func aClonedDeviceWritesAndSyncsAndTheLogSaysWhichDeviceWroteWhat() throws {

@@ -5,7 +5,7 @@ import Testing
 /// `vt forget` and every reader after it (docs/CLI.md, "vt forget"): the seeded store's pin A
 /// (events 2 and 5–10, two photos) is forgotten; the readers show its events as forgotten and
 /// never fail on them, `vt verify` passes, and an export imports with them still forgotten.
-@Suite struct ForgetCommandTests {
+@Suite(.waitsForProcesses) struct ForgetCommandTests {
     let vt = CLI()
     let pinA = "1111000000000001"
     let pinB = "2222000000000002"

@@ -1,8 +1,9 @@
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// The read-only commands on a seeded store (see ``SeededStore``): text and JSON output.
-@Suite struct InspectionCommandTests {
+@Suite(.waitsForProcesses) struct InspectionCommandTests {
     let vt = CLI()
 
     @Test func logPrintsEveryEventAsTextAndAsJSONLines() async throws {

@@ -1,10 +1,11 @@
 import BlobStore
 import EventLog
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// `vt verify`, `repair`, `gc`, `snapshot`, `export`/`import` and `log --follow`.
-@Suite struct MaintenanceCommandTests {
+@Suite(.waitsForProcesses) struct MaintenanceCommandTests {
     let vt = CLI()
 
     func segment(_ store: String) -> String { store + "/log/00000000000000000001.seg" }

@@ -1,9 +1,10 @@
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// `vt serve`'s refusals, before anything listens or any store is made. (Serving itself is
 /// tested over HTTP in WebAppTests and in a browser in Tests/Browser.)
-@Suite struct ServeCommandTests {
+@Suite(.waitsForProcesses) struct ServeCommandTests {
     @Test(arguments: [
         (["--host", "0.0.0.0"], Int32(2), "needs an access token"),
         (["--host", "0.0.0.0", "--token", "short"], 2, "at least 16 characters"),

@@ -3,12 +3,13 @@ import Foundation
 import NATSTestSupport
 import NIOCore
 import NIOHTTP1
+import StorageTestSupport
 import Testing
 
 /// `vt serve --replicate` and `vt serve --follow` as people run them: two processes, a real
 /// nats-server, HTTP. (The suite's name ends in ReplicationTests so scripts/test runs it in the
 /// pass with the other cluster tests.)
-@Suite(.serialized) struct ServeReplicationTests {
+@Suite(.serialized, .waitsForProcesses) struct ServeReplicationTests {
     @Test("a served store is replicated as it changes, and a served replica follows it and refuses changes")
     func servedReplicaFollowsTheServedOriginal() async throws {
         let cli = CLI()

@@ -1,5 +1,6 @@
 import Foundation
 import NATSTestSupport
+import StorageTestSupport
 import Testing
 
 /// A live command told to stop the moment it says it runs stops, cleanly, every time: the
@@ -7,7 +8,7 @@ import Testing
 /// "following …" line once went on for good: the signal came while it was ignored and before
 /// the handler that turns it into a stop was armed.) The suite's name ends in
 /// ReplicationTests so scripts/test runs it with the other cluster tests.
-@Suite(.serialized) struct StopOnSignalReplicationTests {
+@Suite(.serialized, .waitsForProcesses) struct StopOnSignalReplicationTests {
     /// Starts `arguments`, sends SIGTERM the moment `line` comes on its standard error (read
     /// as it is written, on a thread of its own, so that the signal follows the line as closely
     /// as it can) and returns the exit status with what it said.

@@ -1,8 +1,9 @@
 import Foundation
+import StorageTestSupport
 import Testing
 
 /// `vt state`, `diff`, `replay` and `bisect` on the seeded store.
-@Suite struct TimeTravelCommandTests {
+@Suite(.waitsForProcesses) struct TimeTravelCommandTests {
     let vt = CLI()
 
     @Test func stateAtASequenceOrATimeShowsThePast() async throws {

@@ -6,7 +6,7 @@ import Testing
 /// "Tests and the cooperative pool"): a synchronous body, an asynchronous one after it
 /// suspends, and the child tasks it starts all run on the heavy tests' threads.
 @Suite(.heavy) struct HeavyTraitTests {
-    static func onHeavyThread() -> Bool { WorkerThreads.isCurrent }
+    static func onHeavyThread() -> Bool { WorkerThreads.currentName == "heavy tests" }
 
     @Test func aSynchronousBodyRunsOnTheHeavyThreads() {
         #expect(Self.onHeavyThread(), "ran on \(Thread.current.name ?? "an unnamed thread")")
@@ -24,9 +24,28 @@ import Testing
     }
 }
 
+/// The same for the tests that wait on other processes, on threads apart from the heavy ones.
+@Suite(.waitsForProcesses) struct ProcessWaitsTraitTests {
+    static func onWaitingThread() -> Bool { WorkerThreads.currentName == "process waits" }
+
+    @Test func aSynchronousBodyRunsOnTheWaitingThreads() {
+        #expect(Self.onWaitingThread(), "ran on \(Thread.current.name ?? "an unnamed thread")")
+    }
+
+    @Test func anAsynchronousBodyAndItsChildrenStayThere() async throws {
+        await Task.yield()
+        #expect(Self.onWaitingThread(), "ran on \(Thread.current.name ?? "an unnamed thread")")
+        let children = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<4 { group.addTask { Self.onWaitingThread() } }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(children == [true, true, true, true])
+    }
+}
+
 @Suite struct PoolTraitTests {
-    /// The control: without the trait a test is on the pool, so the check above can fail.
+    /// The control: without a trait a test is on the pool, so the checks above can fail.
     @Test func withoutTheTraitATestIsOnThePool() {
-        #expect(!HeavyTraitTests.onHeavyThread())
+        #expect(!WorkerThreads.isCurrent)
     }
 }
