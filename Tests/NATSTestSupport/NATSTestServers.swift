@@ -77,6 +77,14 @@ public final class NATSTestServers: Sendable {
         guard result.status == 0 else { throw NATSError.invalidArgument("restart failed: \(result.errors)") }
     }
 
+    /// The last `lines` warnings and errors server `server` (1-based) logged, for a failing
+    /// test's message: whether the cluster itself was stuck (no leader for a stream, a raft
+    /// group lost) or its clients were.
+    public func warnings(_ server: Int, lines: Int = 8) -> [String] {
+        let log = (try? String(contentsOfFile: "\(directory)/n\(server)/server.log", encoding: .utf8)) ?? ""
+        return Array(log.split(separator: "\n").filter { $0.contains("[WRN]") || $0.contains("[ERR]") }.suffix(lines).map(String.init))
+    }
+
     public func stop() async {
         _ = try? await Self.script(["stop", directory])
         try? FileManager.default.removeItem(atPath: directory)

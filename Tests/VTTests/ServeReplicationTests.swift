@@ -196,7 +196,7 @@ import Testing
             // whole map, and stops cleanly on SIGTERM.
             let replica = cli.home + "/replica"
             let errors = cli.home + "/follow.err"
-            FileManager.default.createFile(atPath: errors, contents: nil)
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
             let follow = Process()
             follow.executableURL = URL(fileURLWithPath: CLI.binary)
             follow.arguments = ["follow", "--from", servers.url(1), "--stream", "VT_\(phoneID)", "--store", replica]

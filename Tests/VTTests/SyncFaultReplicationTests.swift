@@ -105,7 +105,13 @@ struct SyncFaultRun {
                 try await act()
             }
             try await heal(upTo: .max, servers)
-            let problems = try await converged()
+            var problems = try await converged()
+            if !problems.isEmpty {
+                // The cluster's side of a failure: what each server last warned of.
+                for server in 1...3 {
+                    problems.append("server \(server) warned: \(servers.warnings(server))")
+                }
+            }
             let faults = log
             let count = { (kind: String) in faults.filter { $0.contains(kind) }.count }
             // A partition is a server kill too where no namespace could be made.
