@@ -3,9 +3,9 @@ import Testing
 /// Runs a test, or every test of a suite, on `WorkerThreads.processWaits` rather than the
 /// cooperative pool: for tests that wait, blocked, for another process (a `vt` run read to its
 /// end, a helper, `mount`). Each such wait held one of the pool's two threads for as long as
-/// the process ran; two at once stopped every network test, and a `vt` run that fetched from
-/// a double in the test process waited on a pool it was itself holding (docs/DEVELOPING.md,
-/// "Tests and the cooperative pool").
+/// the process ran; two at once stop every network test, and a `vt` run that fetches from a
+/// double in the test process holds a pool thread while the double answers on that same pool
+/// (docs/DEVELOPING.md, "Tests and the cooperative pool").
 ///
 /// Apart from the heavy tests' threads, so that a test waiting on a process never queues
 /// behind a power-cut simulation, nor delays one.
