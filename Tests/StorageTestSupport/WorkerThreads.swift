@@ -12,14 +12,14 @@ public final class WorkerThreads: TaskExecutor, @unchecked Sendable {
     /// One per core: the heavy tests together keep the machine busy and no busier.
     public static let shared = WorkerThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount), name: "heavy tests")
 
-    /// For the tests that wait, blocked, for other processes (`ProcessWaitsTrait`): two, as many
+    /// For the tests that wait, blocked, for other processes (`.waitsForProcesses`): two, as many
     /// of those processes at once as the pool let run before, when the waits held its threads.
     public static let processWaits = WorkerThreads(count: 2, name: "process waits")
 
     private static let marker = "WorkerThreads"
 
     /// Whether the calling code runs on one of the threads of a `WorkerThreads`.
-    public static var isCurrent: Bool { Thread.current.threadDictionary[marker] != nil }
+    public static var isCurrent: Bool { currentName != nil }
 
     /// The name of the `WorkerThreads` the calling code runs on, if any.
     public static var currentName: String? { Thread.current.threadDictionary[marker] as? String }
